@@ -1,0 +1,287 @@
+// llmprism-cli: the headless front end of the engine (simulate, analyze, evaluate).
+#include "analysis/evaluate.h"
+#include "analysis/pipeline.h"
+#include "io/capture.h"
+#include "io/report_json.h"
+#include "model/units.h"
+#include "sim/simulator.h"
+
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Exit codes (documented in README and --help).
+constexpr int kExitOk = 0;
+constexpr int kExitInput = 1;     // bad or missing input file, I/O error
+constexpr int kExitUsage = 2;     // bad command line
+constexpr int kExitImperfect = 3; // evaluate --expect-perfect found a difference
+
+const char* kMainHelp = R"(Usage: llmprism-cli COMMAND [OPTIONS]
+
+Black-box performance diagnosis of LLM training jobs from network flow captures.
+
+Commands:
+  simulate   generate a capture (flows.csv, topology.json) and its ground truth (truth.json)
+  analyze    read a capture, print its summary and write the report
+  evaluate   score a report against a truth file
+
+Run `llmprism-cli COMMAND --help` for the options of a command.
+
+Exit codes: 0 success, 1 bad or missing input (the message names file, line and what was expected),
+            2 bad command line, 3 `evaluate --expect-perfect` found a difference.
+)";
+
+const char* kSimulateHelp = R"(Usage: llmprism-cli simulate --preset NAME [--seed N] --out DIR [--gzip]
+       llmprism-cli simulate --list-presets
+
+Writes DIR/flows.csv (DIR/flows.csv.gz with --gzip), DIR/topology.json and DIR/truth.json.
+The same preset and seed always give the same files.
+
+Options:
+  --preset NAME     one of the presets (see --list-presets)
+  --seed N          random seed (default 1)
+  --out DIR         output folder (created if missing)
+  --gzip            compress flows.csv with gzip
+  --list-presets    print the preset names and exit
+)";
+
+const char* kAnalyzeHelp = R"(Usage: llmprism-cli analyze CAPTURE [--strict] [--json OUT] [--csv-steps OUT] [--quiet]
+
+CAPTURE is a folder holding flows.csv (or flows.csv.gz) and topology.json, or one of those files.
+Prints a summary of the capture and the jobs found; writes the report (llmprism-report v1).
+
+Options:
+  --strict          stop at the first bad input row (default: skip bad rows, count and report them)
+  --json OUT        write the report as JSON to OUT
+  --csv-steps OUT   write one row per job and step (job,index,start_ns,end_ns,duration_ns,slow) to OUT
+  --quiet           print nothing but errors
+)";
+
+const char* kEvaluateHelp = R"(Usage: llmprism-cli evaluate --report R.json --truth T.json [--json OUT] [--expect-perfect]
+
+Scores a report against ground truth: job recognition precision/recall, exact TP/PP/DP, DP-group and
+PP-pair precision/recall, PP chain order, step count and step-duration error, finding precision/recall.
+See docs/EVALUATION.md for the definition of every figure.
+
+Options:
+  --report R.json   the report (llmprism-cli analyze --json)
+  --truth T.json    the ground truth (llmprism-cli simulate writes truth.json)
+  --json OUT        also write every figure as JSON to OUT
+  --expect-perfect  exit with code 3 unless jobs, shapes, groups, chains and steps are all exact
+)";
+
+struct Args {
+    std::vector<std::string> positional;
+    std::map<std::string, std::string> values;
+    std::map<std::string, bool> flags;
+};
+
+// Parses `--name value` options (names in `withValue`) and `--flag` switches (names in `switches`).
+bool parseArgs(int argc, char** argv, int first, const std::vector<std::string>& withValue,
+               const std::vector<std::string>& switches, Args& out, std::string& error) {
+    for (int i = first; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a.rfind("--", 0) == 0 && a.size() > 2) {
+            std::string name = a.substr(2), value;
+            bool inlineValue = false;
+            if (auto eq = name.find('='); eq != std::string::npos) {
+                value = name.substr(eq + 1);
+                name = name.substr(0, eq);
+                inlineValue = true;
+            }
+            if (std::find(withValue.begin(), withValue.end(), name) != withValue.end()) {
+                if (!inlineValue) {
+                    if (i + 1 >= argc) {
+                        error = "option --" + name + " needs a value";
+                        return false;
+                    }
+                    value = argv[++i];
+                }
+                out.values[name] = value;
+            } else if (std::find(switches.begin(), switches.end(), name) != switches.end() && !inlineValue) {
+                out.flags[name] = true;
+            } else {
+                error = "unknown option " + a;
+                return false;
+            }
+        } else {
+            out.positional.push_back(a);
+        }
+    }
+    return true;
+}
+
+int usageError(const std::string& msg, const char* help) {
+    std::cerr << "llmprism-cli: " << msg << "\n\n" << help;
+    return kExitUsage;
+}
+
+int cmdSimulate(int argc, char** argv) {
+    Args args;
+    std::string err;
+    if (!parseArgs(argc, argv, 2, {"preset", "seed", "out"}, {"gzip", "list-presets", "help"}, args, err))
+        return usageError(err, kSimulateHelp);
+    if (args.flags["help"]) {
+        std::cout << kSimulateHelp;
+        return kExitOk;
+    }
+    if (args.flags["list-presets"]) {
+        for (const auto& name : prism::sim::presetNames()) std::cout << name << '\n';
+        return kExitOk;
+    }
+    if (!args.positional.empty()) return usageError("unexpected argument " + args.positional.front(), kSimulateHelp);
+    if (!args.values.count("preset")) return usageError("--preset is required", kSimulateHelp);
+    if (!args.values.count("out")) return usageError("--out is required", kSimulateHelp);
+    std::uint64_t seed = 1;
+    if (args.values.count("seed")) {
+        const std::string& s = args.values["seed"];
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), seed);
+        if (ec != std::errc() || p != s.data() + s.size())
+            return usageError("--seed expects a non-negative integer, found \"" + s + "\"", kSimulateHelp);
+    }
+    auto config = prism::sim::makePreset(args.values["preset"], seed);
+    if (!config) {
+        std::string names;
+        for (const auto& n : prism::sim::presetNames()) names += (names.empty() ? "" : ", ") + n;
+        return usageError("unknown preset \"" + args.values["preset"] + "\" (expected one of: " + names + ")",
+                          kSimulateHelp);
+    }
+    try {
+        auto result = prism::sim::simulate(*config);
+        prism::sim::writeCapture(result, args.values["out"], args.flags["gzip"]);
+        std::cout << "wrote " << args.values["out"] << ": " << prism::formatCount(result.flows.size())
+                  << " flow records, " << result.topology.hosts.size() << " hosts, " << result.truth.jobs.size()
+                  << " jobs\n";
+    } catch (const std::exception& e) {
+        std::cerr << "llmprism-cli: " << e.what() << '\n';
+        return kExitInput;
+    }
+    return kExitOk;
+}
+
+void printSummary(const prism::Report& report, const prism::Capture& capture) {
+    using namespace prism;
+    const CaptureSummary& s = *report.capture;
+    std::cout << "Capture    " << capture.source << '\n';
+    std::cout << "  flows    " << capture.flowsPath << '\n';
+    std::cout << "  topology " << (capture.topologyPath.empty() ? "(none)" : capture.topologyPath) << '\n';
+    std::cout << "Records    " << formatCount(s.records) << "  (RoCE " << formatCount(s.roceRecords) << ", "
+              << formatBytes(s.roceBytes) << "; other " << formatCount(s.otherRecords) << ", "
+              << formatBytes(s.otherBytes) << ")\n";
+    std::cout << "Topology   " << s.hosts << " hosts, " << s.nics << " NICs; " << s.endpoints
+              << " endpoints seen";
+    if (s.unknownRoceEndpoints) std::cout << ", " << s.unknownRoceEndpoints << " RoCE endpoints not in the topology";
+    std::cout << '\n';
+    if (s.records)
+        std::cout << "Span       " << formatTimestamp(s.firstNs) << "  +" << formatDuration(s.lastNs - s.firstNs)
+                  << '\n';
+    std::cout << "Input      " << formatCount(s.skippedRows) << " rows skipped, " << formatCount(s.warnings)
+              << " warnings\n";
+    for (const auto& m : s.messages) std::cout << "  " << m << '\n';
+    std::cout << "Jobs       " << report.jobs.size() << '\n';
+    for (const JobInfo& j : report.jobs) {
+        std::cout << "  " << j.id << ": " << j.gpus.size() << " GPUs on " << j.hosts.size() << " hosts, TP " << j.tp
+                  << " x PP " << j.pp << " x DP " << j.dp << ", " << j.steps.size() << " steps";
+        if (j.endNs > j.startNs)
+            std::cout << ", " << formatTimestamp(j.startNs) << " +" << formatDuration(j.endNs - j.startNs);
+        if (!j.findings.empty()) std::cout << ", " << j.findings.size() << " findings";
+        std::cout << '\n';
+        for (const auto& f : j.findings) std::cout << "    [" << f.kind << "] " << f.message << '\n';
+    }
+    for (const auto& n : report.notes) std::cout << "Note       " << n << '\n';
+}
+
+int cmdAnalyze(int argc, char** argv) {
+    Args args;
+    std::string err;
+    if (!parseArgs(argc, argv, 2, {"json", "csv-steps"}, {"strict", "quiet", "help"}, args, err))
+        return usageError(err, kAnalyzeHelp);
+    if (args.flags["help"]) {
+        std::cout << kAnalyzeHelp;
+        return kExitOk;
+    }
+    if (args.positional.size() != 1) return usageError("expected exactly one CAPTURE", kAnalyzeHelp);
+    try {
+        prism::LoadOptions lo;
+        lo.strict = args.flags["strict"];
+        prism::Capture capture = prism::loadCapture(args.positional.front(), lo);
+        prism::Report report = prism::analyzeCapture(capture);
+        if (!args.flags["quiet"]) printSummary(report, capture);
+        if (args.values.count("json")) prism::writeJsonFile(prism::reportToJson(report), args.values["json"]);
+        if (args.values.count("csv-steps")) {
+            const std::string& path = args.values["csv-steps"];
+            std::ofstream out(path + ".tmp", std::ios::trunc);
+            out << "job,index,start_ns,end_ns,duration_ns,slow\n";
+            for (const auto& j : report.jobs)
+                for (const auto& s : j.steps)
+                    out << j.id << ',' << s.index << ',' << s.startNs << ',' << s.endNs << ',' << s.durationNs() << ','
+                        << (s.slow ? 1 : 0) << '\n';
+            out.close();
+            if (!out || std::rename((path + ".tmp").c_str(), path.c_str()) != 0)
+                throw std::runtime_error(path + ": cannot write");
+        }
+    } catch (const prism::InputError& e) {
+        std::cerr << "llmprism-cli: error: " << e.what() << '\n';
+        return kExitInput;
+    } catch (const std::exception& e) {
+        std::cerr << "llmprism-cli: error: " << e.what() << '\n';
+        return kExitInput;
+    }
+    return kExitOk;
+}
+
+int cmdEvaluate(int argc, char** argv) {
+    Args args;
+    std::string err;
+    if (!parseArgs(argc, argv, 2, {"report", "truth", "json"}, {"expect-perfect", "help"}, args, err))
+        return usageError(err, kEvaluateHelp);
+    if (args.flags["help"]) {
+        std::cout << kEvaluateHelp;
+        return kExitOk;
+    }
+    if (!args.positional.empty()) return usageError("unexpected argument " + args.positional.front(), kEvaluateHelp);
+    if (!args.values.count("report") || !args.values.count("truth"))
+        return usageError("--report and --truth are required", kEvaluateHelp);
+    try {
+        prism::Report report = prism::readReportFile(args.values["report"]);
+        prism::Report truth = prism::readReportFile(args.values["truth"]);
+        prism::EvaluationResult result = prism::evaluate(report, truth);
+        std::cout << result.toText();
+        if (args.values.count("json")) prism::writeJsonFile(result.toJson(), args.values["json"]);
+        if (args.flags["expect-perfect"] && !result.perfect()) return kExitImperfect;
+    } catch (const std::exception& e) {
+        std::cerr << "llmprism-cli: error: " << e.what() << '\n';
+        return kExitInput;
+    }
+    return kExitOk;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::cerr << kMainHelp;
+        return kExitUsage;
+    }
+    std::string cmd = argv[1];
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+        std::cout << kMainHelp;
+        return kExitOk;
+    }
+    if (cmd == "--version") {
+        std::cout << "llmprism-cli " << LLMPRISM_VERSION << '\n';
+        return kExitOk;
+    }
+    if (cmd == "simulate") return cmdSimulate(argc, argv);
+    if (cmd == "analyze") return cmdAnalyze(argc, argv);
+    if (cmd == "evaluate") return cmdEvaluate(argc, argv);
+    return usageError("unknown command \"" + cmd + "\"", kMainHelp);
+}

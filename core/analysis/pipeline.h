@@ -1,0 +1,19 @@
+#pragma once
+// The analysis pipeline: a capture in, a report out. Each stage is a pure function of its inputs so it
+// can be tested alone and run in a worker thread; progress and cancellation go through a callback.
+#include "io/capture.h"
+#include "model/report.h"
+
+#include <functional>
+
+namespace prism {
+
+struct AnalysisOptions {
+    // Called with a fraction in [0,1]; return false to cancel (the analysis throws Cancelled).
+    std::function<bool(double)> progress;
+};
+
+// Runs every stage that exists on a loaded capture. The report always carries the capture summary.
+Report analyzeCapture(const Capture& capture, const AnalysisOptions& options = {});
+
+} // namespace prism

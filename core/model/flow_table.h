@@ -1,0 +1,80 @@
+#pragma once
+// Columnar store of flow records: one vector per field (struct of arrays), endpoints interned.
+// Memory per record: 8+8 (times) + 4+4 (endpoint ids) + 2+2 (ports) + 1 (proto) + 8 (bytes) + 8 (packets) = 45 B.
+#include "model/ip.h"
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace prism {
+
+using EndpointId = std::uint32_t;
+
+// Interns IP addresses: each distinct address gets a dense id 0..size()-1.
+class EndpointTable {
+public:
+    EndpointId intern(const IpAddr& ip);
+    // Returns size() when the address is unknown.
+    EndpointId find(const IpAddr& ip) const;
+    const IpAddr& at(EndpointId id) const { return m_addrs[id]; }
+    std::size_t size() const { return m_addrs.size(); }
+    void reserve(std::size_t n);
+    std::size_t memoryBytes() const;
+
+private:
+    std::vector<IpAddr> m_addrs;
+    std::unordered_map<IpAddr, EndpointId, IpAddrHash> m_index;
+};
+
+inline constexpr std::uint16_t kRoceV2Port = 4791;
+inline constexpr std::uint8_t kProtoUdp = 17;
+inline constexpr std::uint8_t kProtoTcp = 6;
+
+struct FlowRecord {
+    std::int64_t startNs = 0;
+    std::int64_t endNs = 0;
+    IpAddr src;
+    IpAddr dst;
+    std::uint16_t srcPort = 0;
+    std::uint16_t dstPort = 0;
+    std::uint8_t proto = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t packets = 0;
+};
+
+class FlowTable {
+public:
+    std::vector<std::int64_t> startNs;
+    std::vector<std::int64_t> endNs;
+    std::vector<EndpointId> src;
+    std::vector<EndpointId> dst;
+    std::vector<std::uint16_t> srcPort;
+    std::vector<std::uint16_t> dstPort;
+    std::vector<std::uint8_t> proto;
+    std::vector<std::uint64_t> bytes;
+    std::vector<std::uint64_t> packets;
+    EndpointTable endpoints;
+
+    std::size_t size() const { return startNs.size(); }
+    bool empty() const { return startNs.empty(); }
+    void reserve(std::size_t n);
+    void clear();
+    void append(const FlowRecord& r);
+    // Appends with already interned endpoints (the fast path of the readers).
+    void append(std::int64_t start, std::int64_t end, EndpointId s, EndpointId d, std::uint16_t sport,
+                std::uint16_t dport, std::uint8_t pr, std::uint64_t by, std::uint64_t pk);
+    FlowRecord record(std::size_t i) const;
+
+    // RoCEv2: UDP to port 4791.
+    bool isRoce(std::size_t i) const { return proto[i] == kProtoUdp && dstPort[i] == kRoceV2Port; }
+
+    bool isSortedByStart() const;
+    // Stable sort of every column by start time (then end time).
+    void sortByStart();
+    // Bytes held by the columns and the endpoint table (capacity, not size).
+    std::size_t memoryBytes() const;
+    static constexpr std::size_t kBytesPerRecord = 8 + 8 + 4 + 4 + 2 + 2 + 1 + 8 + 8;
+};
+
+} // namespace prism

@@ -1,0 +1,78 @@
+#pragma once
+// The report vocabulary (DESIGN.md "Output"), shared by analysis results and simulator ground truth
+// (truth.json), so that one can be scored against the other.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace prism {
+
+struct StepInfo {
+    int index = 0;
+    std::int64_t startNs = 0;
+    std::int64_t endNs = 0;
+    bool slow = false;
+    std::int64_t durationNs() const { return endNs - startNs; }
+};
+
+// A finding (report) or an injected anomaly (truth). Fields that do not apply are empty.
+struct Finding {
+    std::string kind; // slow_rank | slow_link | slow_step | slow_switch
+    std::string ip;
+    std::string srcIp;
+    std::string dstIp;
+    std::string switchName;
+    std::vector<std::string> group; // truth only: NIC ips that share the fate of `ip` (its TP group)
+    int firstStep = 0;
+    int lastStep = 0;
+    double score = 0.0;
+    double factor = 0.0; // truth only: slowdown factor that was injected
+    std::string message;
+};
+
+struct JobInfo {
+    std::string id;   // report: "job-0"; truth: the job name
+    std::string name; // optional human name
+    std::vector<std::string> gpus;
+    std::vector<std::string> hosts;
+    int tp = 0;
+    int pp = 0;
+    int dp = 0;
+    std::vector<std::vector<std::string>> dpGroups;
+    std::vector<std::vector<std::string>> ppChains;
+    std::vector<StepInfo> steps;
+    std::vector<Finding> findings;  // report
+    std::vector<Finding> anomalies; // truth
+    std::vector<std::string> notes;
+    std::int64_t startNs = 0; // first flow of the job (0 when unknown)
+    std::int64_t endNs = 0;   // last flow of the job
+};
+
+struct CaptureSummary {
+    std::string source;
+    std::uint64_t records = 0;
+    std::uint64_t roceRecords = 0;
+    std::uint64_t otherRecords = 0;
+    std::uint64_t roceBytes = 0;
+    std::uint64_t otherBytes = 0;
+    std::uint64_t hosts = 0;
+    std::uint64_t nics = 0;
+    std::uint64_t endpoints = 0;
+    std::uint64_t unknownRoceEndpoints = 0; // RoCE endpoints not in the topology
+    std::int64_t firstNs = 0;
+    std::int64_t lastNs = 0;
+    std::uint64_t skippedRows = 0;
+    std::uint64_t warnings = 0;
+    std::vector<std::string> messages; // first errors and warnings, for display
+};
+
+struct Report {
+    std::string format = "llmprism-report";
+    int version = 1;
+    std::optional<CaptureSummary> capture; // extension: the capture summary
+    std::vector<JobInfo> jobs;
+    std::vector<std::string> notes;
+};
+
+} // namespace prism

@@ -1,0 +1,56 @@
+#include "model/topology.h"
+
+namespace prism {
+
+
+
+void Topology::index() {
+    m_nicByIp.clear();
+    m_switchByName.clear();
+    m_hostByName.clear();
+    for (int s = 0; s < int(switches.size()); ++s) m_switchByName.emplace(switches[s].name, s);
+    for (int h = 0; h < int(hosts.size()); ++h) {
+        m_hostByName.emplace(hosts[h].name, h);
+        for (int n : hosts[h].nics) nics[n].host = h;
+    }
+    for (int n = 0; n < int(nics.size()); ++n) {
+        m_nicByIp.emplace(nics[n].ip, n);
+        auto it = m_switchByName.find(nics[n].switchName);
+        nics[n].switchIndex = it == m_switchByName.end() ? -1 : it->second;
+    }
+}
+
+std::optional<int> Topology::nicByIp(const IpAddr& ip) const {
+    auto it = m_nicByIp.find(ip);
+    if (it == m_nicByIp.end()) return std::nullopt;
+    return it->second;
+}
+
+std::optional<int> Topology::switchByName(const std::string& name) const {
+    auto it = m_switchByName.find(name);
+    if (it == m_switchByName.end()) return std::nullopt;
+    return it->second;
+}
+
+std::optional<int> Topology::hostByName(const std::string& name) const {
+    auto it = m_hostByName.find(name);
+    if (it == m_hostByName.end()) return std::nullopt;
+    return it->second;
+}
+
+std::string Topology::rankLabel(const IpAddr& ip) const {
+    auto n = nicByIp(ip);
+    if (!n || nics[*n].host < 0) return ip.toString();
+    const Nic& nic = nics[*n];
+    std::string label = hosts[nic.host].name + ":";
+    label += nic.gpus.empty() ? std::string("?") : std::to_string(nic.gpus.front());
+    return label;
+}
+
+int Topology::gpuCount() const {
+    int total = 0;
+    for (const Nic& n : nics) total += int(n.gpus.size());
+    return total;
+}
+
+} // namespace prism

@@ -1,0 +1,42 @@
+#pragma once
+// Loads and analyses a capture on a worker thread. Each load gets an id; starting a new load makes
+// the older one stale (it is cancelled and its result dropped), so only the newest load reports back.
+#include "analysis_session.h"
+
+#include <QObject>
+#include <atomic>
+#include <memory>
+
+namespace prism::ui {
+
+class CaptureLoader : public QObject {
+    Q_OBJECT
+public:
+    explicit CaptureLoader(QObject* parent = nullptr);
+    ~CaptureLoader() override;
+
+    // Starts loading `path` (capture folder or file); returns the load's id.
+    int load(const QString& path, bool strict = false);
+    void cancel();
+    bool isBusy() const { return m_busy; }
+    // Loads synchronously on the calling thread (for --screenshot and tests); throws like loadCapture.
+    static SessionPtr loadNow(const QString& path, bool strict = false);
+
+signals:
+    void started(int id, const QString& path);
+    void progress(int id, double fraction, const QString& stage);
+    void finished(int id, prism::ui::SessionPtr session);
+    void failed(int id, const QString& path, const QString& message);
+    void cancelled(int id);
+
+private:
+    struct Job {
+        int id = 0;
+        std::atomic<bool> cancel{false};
+    };
+    std::shared_ptr<Job> m_current;
+    std::atomic<int> m_nextId{1};
+    bool m_busy = false;
+};
+
+} // namespace prism::ui
