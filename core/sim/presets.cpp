@@ -1,0 +1,169 @@
+// Named scenarios for samples, tests and benchmarks. The seed varies jitter, loss, skew, placement details
+// and anomaly places; the shapes and sizes of a preset stay the same.
+#include "sim/random.h"
+#include "sim/simulator.h"
+
+#include <numeric>
+
+namespace prism::sim {
+
+namespace {
+
+constexpr std::uint64_t kPresetStream = 100;
+constexpr std::int64_t kMs = 1'000'000;
+constexpr std::uint64_t kMiB = std::uint64_t(1) << 20;
+
+std::vector<int> hostRange(int from, int count) {
+    std::vector<int> v(static_cast<std::size_t>(count));
+    std::iota(v.begin(), v.end(), from);
+    return v;
+}
+
+void shuffle(std::vector<int>& v, Rng& rng) {
+    for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[std::size_t(rng.integer(0, std::int64_t(i) - 1))]);
+}
+
+JobSpec job(std::string name, int tp, int pp, int dp, std::vector<int> hosts, int microBatches, int steps,
+            std::int64_t forwardNs) {
+    JobSpec j;
+    j.name = std::move(name);
+    j.tp = tp;
+    j.pp = pp;
+    j.dp = dp;
+    j.hosts = std::move(hosts);
+    j.microBatches = microBatches;
+    j.steps = steps;
+    j.forwardNs = forwardNs;
+    return j;
+}
+
+// A GPU of the job picked by the seed: (host, gpu) for an anomaly.
+std::pair<int, int> pickGpu(const JobSpec& j, Rng& rng, int avoidHost = -1) {
+    const int g = j.gpuCount() / int(j.hosts.size());
+    int host = avoidHost;
+    while (host == avoidHost) host = j.hosts[std::size_t(rng.integer(0, std::int64_t(j.hosts.size()) - 1))];
+    return {host, j.firstGpu + int(rng.integer(0, g - 1))};
+}
+
+} // namespace
+
+std::vector<std::string> presetNames() {
+    return {"tiny", "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline", "anomalies", "reuse", "large"};
+}
+
+std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed) {
+    SimConfig c;
+    c.preset = name;
+    c.seed = seed;
+    Rng rng(streamSeed(seed, kPresetStream));
+    auto shuffled = [&](int from, int count) {
+        std::vector<int> v = hostRange(from, count);
+        shuffle(v, rng);
+        return v;
+    };
+    auto offset = [&](std::int64_t base) { return base + rng.integer(0, 5 * kMs); };
+
+    if (name == "tiny") {
+        // CI-sized: 32 GPUs, one job, ~20 steps of ~50 ms.
+        c.hosts = 4;
+        JobSpec a = job("job-a", 8, 2, 2, shuffled(0, 4), 4, 20, 3 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.gradientBytes = 32 * kMiB;
+        c.jobs = {a};
+    } else if (name == "two-jobs") {
+        // Different shapes and step times; job-b starts late and ends early.
+        c.hosts = 8;
+        std::vector<int> hosts = shuffled(0, 8);
+        JobSpec a = job("job-a", 8, 2, 2, {hosts.begin(), hosts.begin() + 4}, 4, 25, 5 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.optimizerNs = 8 * kMs;
+        JobSpec b = job("job-b", 8, 1, 4, {hosts.begin() + 4, hosts.end()}, 4, 25, 4 * kMs);
+        b.startOffsetNs = offset(300 * kMs);
+        b.gradientBytes = 64 * kMiB;
+        b.buckets = 3;
+        b.channels = 3;
+        c.jobs = {a, b};
+    } else if (name == "shared-hosts") {
+        // Two TP-4 jobs on the same four hosts: GPUs 0-3 and 4-7, so on disjoint rails.
+        c.hosts = 4;
+        JobSpec a = job("job-a", 4, 2, 2, shuffled(0, 4), 4, 24, 4 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        JobSpec b = job("job-b", 4, 1, 4, shuffled(0, 4), 4, 20, 6 * kMs);
+        b.firstGpu = 4;
+        b.startOffsetNs = offset(40 * kMs);
+        b.gradientBytes = 32 * kMiB;
+        c.jobs = {a, b};
+    } else if (name == "pure-dp") {
+        c.hosts = 8;
+        c.lossRate = 0.0;
+        JobSpec a = job("job-a", 8, 1, 8, shuffled(0, 8), 4, 20, 5 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.gradientBytes = 96 * kMiB;
+        a.buckets = 3;
+        c.jobs = {a};
+    } else if (name == "pure-pp") {
+        c.hosts = 4;
+        JobSpec a = job("job-a", 8, 4, 1, shuffled(0, 4), 8, 20, 2 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.optimizerNs = 4 * kMs;
+        c.jobs = {a};
+    } else if (name == "deep-pipeline") {
+        // pp=8 across two host groups, so PP and DP traffic also crosses the spines.
+        c.hosts = 16;
+        c.hostsPerGroup = 8;
+        c.lossRate = 0.01;
+        JobSpec a = job("job-a", 8, 8, 2, shuffled(0, 16), 6, 10, 3 * kMs / 2);
+        a.startOffsetNs = offset(5 * kMs);
+        a.activationBytes = 8 * kMiB;
+        a.gradientBytes = 32 * kMiB;
+        c.jobs = {a};
+    } else if (name == "anomalies") {
+        // job-a carries a slow rank, a slow link and a slow step (disjoint step ranges); job-b is clean.
+        c.hosts = 10;
+        std::vector<int> hosts = shuffled(0, 10);
+        JobSpec a = job("job-a", 8, 2, 4, {hosts.begin(), hosts.begin() + 8}, 4, 30, 4 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.optimizerNs = 6 * kMs;
+        a.gradientBytes = 24 * kMiB;
+        JobSpec b = job("job-b", 8, 1, 2, {hosts.begin() + 8, hosts.end()}, 4, 25, 7 * kMs);
+        b.startOffsetNs = offset(20 * kMs);
+        c.jobs = {a, b};
+        const int shift = int(rng.integer(0, 2));
+        auto [rankHost, rankGpu] = pickGpu(a, rng);
+        auto [linkHost, linkGpu] = pickGpu(a, rng, rankHost);
+        AnomalySpec slowRank{"slow_rank", 0, rankHost, rankGpu, 8 + shift, 12 + shift, 1.6, 0};
+        AnomalySpec slowLink{"slow_link", 0, linkHost, linkGpu, 16 + shift, 20 + shift, 4.0, 0};
+        AnomalySpec slowStep{"slow_step", 0, 0, 0, 24 + shift, 24 + shift, 0.0, 150 * kMs};
+        c.anomalies = {slowRank, slowLink, slowStep};
+    } else if (name == "reuse") {
+        // job-a ends, then job-b (another shape) runs on the same GPUs after the platform tears one job
+        // down and schedules the next (90 s: longer than the analysis job gap of 60 s).
+        c.hosts = 4;
+        JobSpec a = job("job-a", 8, 2, 2, shuffled(0, 4), 4, 12, 3 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        JobSpec b = job("job-b", 8, 1, 4, shuffled(0, 4), 4, 15, 5 * kMs);
+        b.startAfterJob = 0;
+        b.startOffsetNs = offset(90'000 * kMs);
+        c.jobs = {a, b};
+        c.storageRatePerHost = 8.0; // quieter storage keeps the 90 s capture small
+        c.ipv6Rate = 4.0;
+    } else if (name == "large") {
+        // Benchmark scale: 1,280 GPUs in 5 host groups, a 1,024-GPU job and a 256-GPU job, > 5M records.
+        c.hosts = 160;
+        c.hostsPerGroup = 32;
+        c.spines = 8;
+        std::vector<int> hosts = shuffled(0, 160);
+        JobSpec a = job("job-a", 8, 4, 32, {hosts.begin(), hosts.begin() + 128}, 8, 130, 4 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.optimizerNs = 10 * kMs;
+        JobSpec b = job("job-b", 8, 2, 16, {hosts.begin() + 128, hosts.end()}, 8, 200, 3 * kMs);
+        b.startOffsetNs = offset(500 * kMs);
+        b.activationBytes = 8 * kMiB;
+        c.jobs = {a, b};
+    } else {
+        return std::nullopt;
+    }
+    return c;
+}
+
+} // namespace prism::sim

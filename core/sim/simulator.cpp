@@ -1,0 +1,708 @@
+#include "sim/simulator.h"
+
+#include "model/diagnostics.h"
+#include "sim/random.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace prism::sim {
+
+namespace {
+
+// Independent random streams, so that e.g. the noise never shifts the jobs' jitter.
+enum Stream : std::uint64_t { kJobStream = 1, kLossStream, kSkewStream, kPortStream, kNoiseStream };
+
+constexpr std::int64_t kUnknown = std::numeric_limits<std::int64_t>::min();
+constexpr int kMaxChannels = 16;
+
+[[noreturn]] void invalid(const std::string& what) { throw std::invalid_argument(what); }
+
+int gpusUsedPerHost(const JobSpec& j) { return j.hosts.empty() ? 0 : j.gpuCount() / int(j.hosts.size()); }
+
+// Topology NIC index of the job's global rank r (ranks fill hosts in order, GPUs firstGpu.. on each).
+int nicOfRank(const SimConfig& c, const JobSpec& j, int r) {
+    int g = gpusUsedPerHost(j);
+    return j.hosts[r / g] * c.gpusPerHost + j.firstGpu + r % g;
+}
+
+// Job rank of (host, gpu), or -1 when that GPU is not the job's.
+int rankOf(const SimConfig& c, const JobSpec& j, int host, int gpu) {
+    int g = gpusUsedPerHost(j);
+    auto it = std::find(j.hosts.begin(), j.hosts.end(), host);
+    if (it == j.hosts.end() || gpu < j.firstGpu || gpu >= j.firstGpu + g || gpu >= c.gpusPerHost) return -1;
+    return int(it - j.hosts.begin()) * g + (gpu - j.firstGpu);
+}
+
+std::string jobLabel(const JobSpec& j, std::size_t i) {
+    return "job " + (j.name.empty() ? std::to_string(i) : "\"" + j.name + "\"");
+}
+
+std::string leafName(int group, int rail) { return "leaf-g" + std::to_string(group) + "-r" + std::to_string(rail); }
+
+std::string hostName(int h) {
+    std::string n = std::to_string(h + 1);
+    return "node-" + std::string(n.size() < 4 ? 4 - n.size() : 0, '0') + n;
+}
+
+// Puts records into the table the way an exporter reports them: split by the active timeout, some lost,
+// stamped with the clock of the leaf that exports them.
+class Emitter {
+public:
+    Emitter(const SimConfig& c, const Topology& topo, FlowTable& table)
+        : m_c(c), m_topo(topo), m_table(table), m_loss(streamSeed(c.seed, kLossStream)),
+          m_nicEndpoint(topo.nics.size(), kNoEndpoint), m_nicSkew(topo.nics.size(), 0) {
+        Rng skew(streamSeed(c.seed, kSkewStream));
+        std::vector<std::int64_t> leafSkew(topo.switches.size());
+        for (std::int64_t& s : leafSkew) s = skew.integer(-c.maxSkewNs, c.maxSkewNs);
+        for (std::size_t n = 0; n < topo.nics.size(); ++n) {
+            int sw = topo.nics[n].switchIndex;
+            m_nicSkew[n] = sw >= 0 ? leafSkew[sw] : 0;
+        }
+    }
+
+    void roce(int srcNic, int dstNic, std::uint16_t srcPort, std::int64_t start, std::int64_t end,
+              std::uint64_t bytes) {
+        emit(nicEndpoint(srcNic), nicEndpoint(dstNic), srcPort, kRoceV2Port, kProtoUdp, start, end, bytes, 4096,
+             m_nicSkew[srcNic]);
+    }
+
+    // Non-RoCE traffic; stampNic is the topology NIC whose leaf exports the record (-1: none, no skew).
+    void other(const IpAddr& src, const IpAddr& dst, std::uint16_t srcPort, std::uint16_t dstPort,
+               std::uint8_t proto, std::int64_t start, std::int64_t end, std::uint64_t bytes, int stampNic) {
+        emit(m_table.endpoints.intern(src), m_table.endpoints.intern(dst), srcPort, dstPort, proto, start, end, bytes,
+             1448, stampNic >= 0 ? m_nicSkew[stampNic] : 0);
+    }
+
+private:
+    static constexpr EndpointId kNoEndpoint = std::numeric_limits<EndpointId>::max();
+
+    EndpointId nicEndpoint(int nic) {
+        EndpointId& id = m_nicEndpoint[nic];
+        if (id == kNoEndpoint) id = m_table.endpoints.intern(m_topo.nics[nic].ip);
+        return id;
+    }
+
+    void emit(EndpointId s, EndpointId d, std::uint16_t sport, std::uint16_t dport, std::uint8_t proto,
+              std::int64_t start, std::int64_t end, std::uint64_t bytes, std::uint64_t mtu, std::int64_t skew) {
+        const std::int64_t timeout = m_c.activeTimeoutNs;
+        const std::int64_t len = std::max<std::int64_t>(end - start, 0);
+        const std::int64_t pieces = len > timeout ? (len + timeout - 1) / timeout : 1;
+        std::uint64_t left = bytes;
+        for (std::int64_t k = 0; k < pieces; ++k) {
+            const bool last = k == pieces - 1;
+            const std::int64_t ps = start + k * timeout;
+            const std::int64_t pe = last ? start + len : ps + timeout - 1;
+            std::uint64_t b = last ? left : std::uint64_t(double(bytes) * double(timeout) / double(len));
+            b = std::min(b, left);
+            left -= b;
+            // One draw per record, whatever the rate, so the loss pattern depends on the seed only.
+            if (m_loss.chance(m_c.lossRate) || b == 0) continue;
+            m_table.append(ps + skew, pe + skew, s, d, sport, dport, proto, b, (b + mtu - 1) / mtu);
+        }
+    }
+
+    const SimConfig& m_c;
+    const Topology& m_topo;
+    FlowTable& m_table;
+    Rng m_loss;
+    std::vector<EndpointId> m_nicEndpoint;
+    std::vector<std::int64_t> m_nicSkew;
+};
+
+// One job over all its steps: the 1F1B pipelines of its DP replicas, then the DP ring all-reduce.
+class JobRun {
+public:
+    JobRun(const SimConfig& c, int index, Emitter& em)
+        : m_c(c), m_j(c.jobs[index]), m_index(index), m_em(em), m_rng(streamSeed(c.seed, kJobStream, index)),
+          m_ports(streamSeed(c.seed, kPortStream, index)), m_bytesPerNs(c.linkGbps / 8.0),
+          m_nvBytesPerNs(c.nvlinkGbps / 8.0) {
+        for (int r = 0; r < m_j.gpuCount(); ++r) m_nicOfRank.push_back(nicOfRank(c, m_j, r));
+        const int m = m_j.microBatches;
+        m_ops.resize(m_j.pp);
+        for (int p = 0; p < m_j.pp; ++p) {
+            // 1F1B: warm-up forwards, then one forward one backward, then the cool-down backwards.
+            const int warm = std::min(m_j.pp - p - 1, m);
+            for (int i = 0; i < warm; ++i) m_ops[p].push_back({true, i});
+            for (int i = 0; i < m - warm; ++i) {
+                m_ops[p].push_back({true, warm + i});
+                m_ops[p].push_back({false, i});
+            }
+            for (int i = m - warm; i < m; ++i) m_ops[p].push_back({false, i});
+        }
+        for (const AnomalySpec& a : c.anomalies) {
+            if (a.job != index) continue;
+            if (a.kind == "slow_rank") {
+                int r = rankOf(c, m_j, a.host, a.gpu);
+                m_slowRanks.push_back({a, (r / m_j.tp) % m_j.dp, r / (m_j.tp * m_j.dp)});
+            } else if (a.kind == "slow_link") {
+                m_slowLinks.push_back({a, a.host * c.gpusPerHost + a.gpu});
+            } else if (a.kind == "slow_step") {
+                m_slowSteps.push_back(a);
+            }
+        }
+    }
+
+    JobInfo run(std::int64_t startNs, const Topology& topo, const std::function<void()>& stepDone) {
+        JobInfo info;
+        info.id = m_j.name;
+        info.name = m_j.name;
+        info.tp = m_j.tp;
+        info.pp = m_j.pp;
+        info.dp = m_j.dp;
+        describe(info, topo);
+
+        std::int64_t t = startNs;
+        std::int64_t prevEnd = kUnknown;
+        std::vector<std::int64_t> lastBackward(std::size_t(m_j.pp) * m_j.dp);
+        for (int k = 0; k < m_j.steps; ++k) {
+            if (k > 0) t += pauseBefore(k);
+            m_stepLastPp = kUnknown;
+            m_stepLastDp = kUnknown;
+            for (int d = 0; d < m_j.dp; ++d) pipeline(d, k, t, lastBackward);
+            std::int64_t syncEnd = *std::max_element(lastBackward.begin(), lastBackward.end());
+            if (m_j.dp > 1) {
+                for (int p = 0; p < m_j.pp; ++p) {
+                    // A ring starts when its slowest member is ready: each stage syncs after its own last backward.
+                    std::int64_t ready = kUnknown;
+                    for (int d = 0; d < m_j.dp; ++d) ready = std::max(ready, lastBackward[std::size_t(p) * m_j.dp + d]);
+                    for (int tt = 0; tt < m_j.tp; ++tt) syncEnd = std::max(syncEnd, ring(p, tt, ready, k));
+                }
+            }
+            // DESIGN.md: a step ends with its last DP flow; without visible DP traffic, with its last PP flow.
+            const std::int64_t stepEnd = m_stepLastDp != kUnknown ? m_stepLastDp : m_stepLastPp;
+            if (stepEnd == kUnknown) throw std::logic_error(jobLabel(m_j, m_index) + ": a step without network flows");
+            info.steps.push_back({k, k == 0 ? m_firstFlow : prevEnd, stepEnd, false});
+            prevEnd = stepEnd;
+            m_endNs = syncEnd;
+            t = syncEnd + std::int64_t(double(m_j.optimizerNs) * m_rng.lognormal(m_j.computeJitter));
+            if (stepDone) stepDone();
+        }
+        info.startNs = m_firstFlow;
+        info.endNs = m_lastFlow;
+        return info;
+    }
+
+    // When the job's last step is really over (its last collective done), for jobs that follow it.
+    std::int64_t endNs() const { return m_endNs; }
+
+private:
+    struct Op {
+        bool forward;
+        int microBatch;
+    };
+    struct Conn {
+        std::array<std::uint16_t, kMaxChannels> ports{};
+        std::int64_t busyUntil = kUnknown;
+    };
+    struct SlowRank {
+        AnomalySpec spec;
+        int d, p;
+    };
+    struct SlowLink {
+        AnomalySpec spec;
+        int nic;
+    };
+
+    int nic(int t, int d, int p) const { return m_nicOfRank[std::size_t(t + m_j.tp * (d + m_j.dp * p))]; }
+    int hostOf(int nic) const { return nic / m_c.gpusPerHost; }
+    static bool inRange(const AnomalySpec& a, int step) { return step >= a.firstStep && step <= a.lastStep; }
+
+    void describe(JobInfo& info, const Topology& topo) const {
+        auto ip = [&](int n) { return topo.nics[std::size_t(n)].ip.toString(); };
+        for (int n : m_nicOfRank) info.gpus.push_back(ip(n));
+        for (int h : m_j.hosts) info.hosts.push_back(topo.hosts[std::size_t(h)].name);
+        for (int p = 0; p < m_j.pp; ++p)
+            for (int t = 0; t < m_j.tp; ++t) {
+                std::vector<std::string> group;
+                for (int d = 0; d < m_j.dp; ++d) group.push_back(ip(nic(t, d, p)));
+                info.dpGroups.push_back(std::move(group));
+            }
+        if (m_j.pp > 1)
+            for (int d = 0; d < m_j.dp; ++d)
+                for (int t = 0; t < m_j.tp; ++t) {
+                    std::vector<std::string> chain;
+                    for (int p = 0; p < m_j.pp; ++p) chain.push_back(ip(nic(t, d, p)));
+                    info.ppChains.push_back(std::move(chain));
+                }
+        for (const AnomalySpec& a : m_c.anomalies) {
+            if (a.job != m_index) continue;
+            Finding f;
+            f.kind = a.kind;
+            f.firstStep = a.firstStep;
+            f.lastStep = a.lastStep;
+            if (a.kind == "slow_rank") {
+                const int r = rankOf(m_c, m_j, a.host, a.gpu);
+                f.ip = ip(m_nicOfRank[std::size_t(r)]);
+                // TP syncs every layer, so the whole TP group shares the slow GPU's pace.
+                for (int t = 0; t < m_j.tp; ++t) f.group.push_back(ip(m_nicOfRank[std::size_t(r - r % m_j.tp + t)]));
+                f.factor = a.factor;
+                f.message = "GPU compute x" + std::to_string(a.factor).substr(0, 4);
+            } else if (a.kind == "slow_link") {
+                const int n = a.host * m_c.gpusPerHost + a.gpu;
+                f.ip = ip(n);
+                f.switchName = topo.nics[std::size_t(n)].switchName;
+                f.factor = a.factor;
+                f.message = "NIC link bandwidth / " + std::to_string(a.factor).substr(0, 4);
+            } else {
+                f.message = "job paused " + std::to_string(a.pauseNs / 1'000'000) + " ms before each step";
+            }
+            info.anomalies.push_back(std::move(f));
+        }
+    }
+
+    double computeFactor(int p, int d, int step) const {
+        double f = 1.0;
+        for (const SlowRank& s : m_slowRanks)
+            if (s.p == p && s.d == d && inRange(s.spec, step)) f = std::max(f, s.spec.factor);
+        return f;
+    }
+
+    double linkFactor(int n, int step) const {
+        double f = 1.0;
+        for (const SlowLink& s : m_slowLinks)
+            if (s.nic == n && inRange(s.spec, step)) f = std::max(f, s.spec.factor);
+        return f;
+    }
+
+    std::int64_t pauseBefore(int step) const {
+        std::int64_t pause = 0;
+        for (const AnomalySpec& a : m_slowSteps)
+            if (inRange(a, step)) pause += a.pauseNs;
+        return pause;
+    }
+
+    Conn& conn(int a, int b) {
+        auto [it, inserted] = m_conns.try_emplace((std::uint64_t(std::uint32_t(a)) << 32) | std::uint32_t(b));
+        if (inserted) {
+            // One QP per channel, each with its own UDP source port for the life of the job.
+            for (int c = 0; c < m_j.channels; ++c) {
+                std::uint16_t port = 0;
+                do {
+                    port = std::uint16_t(m_ports.integer(49152, 65535));
+                } while (std::find(it->second.ports.begin(), it->second.ports.begin() + c, port) !=
+                         it->second.ports.begin() + c);
+                it->second.ports[std::size_t(c)] = port;
+            }
+        }
+        return it->second;
+    }
+
+    // Time to move `bytes` from NIC a to NIC b, before jitter: NVLink inside a host, else the slower link.
+    double wireNs(int a, int b, std::uint64_t bytes, int step) const {
+        if (hostOf(a) == hostOf(b)) return 1'000.0 + double(bytes) / m_nvBytesPerNs;
+        const double slow = std::max(linkFactor(a, step), linkFactor(b, step));
+        return double(m_c.linkLatencyNs) + double(bytes) * slow / m_bytesPerNs;
+    }
+
+    void noteFlow(std::int64_t start, std::int64_t end, bool dp) {
+        m_firstFlow = std::min(m_firstFlow, start);
+        m_lastFlow = std::max(m_lastFlow, end);
+        std::int64_t& last = dp ? m_stepLastDp : m_stepLastPp;
+        last = std::max(last, end);
+    }
+
+    // Emits one record per channel for a transfer [start, start + dur]; returns when the last channel is done.
+    std::int64_t emitTransfer(int a, int b, std::uint64_t bytes, std::int64_t start, double dur, bool dp) {
+        Conn& c = conn(a, b);
+        const int channels = m_j.channels;
+        std::int64_t done = start;
+        for (int ch = 0; ch < channels; ++ch) {
+            const std::uint64_t share =
+                bytes / std::uint64_t(channels) + (ch == 0 ? bytes % std::uint64_t(channels) : 0);
+            // Channels run in parallel and finish a little apart.
+            const std::int64_t end =
+                start + std::max<std::int64_t>(1, std::llround(dur * (1.0 - 0.01 * m_rng.uniform())));
+            m_em.roce(a, b, c.ports[std::size_t(ch)], start, end, share);
+            noteFlow(start, end, dp);
+            done = std::max(done, end);
+        }
+        c.busyUntil = done;
+        return done;
+    }
+
+    // A point-to-point PP transfer ready at `ready`; returns its arrival time.
+    std::int64_t send(int a, int b, std::uint64_t bytes, std::int64_t ready, int step) {
+        const double dur = wireNs(a, b, bytes, step) * m_rng.lognormal(m_c.transferJitter);
+        if (hostOf(a) == hostOf(b)) return ready + std::llround(dur); // NVLink: never on the network
+        const std::int64_t start = std::max(ready, conn(a, b).busyUntil); // one message at a time per QP
+        return emitTransfer(a, b, bytes, start, dur, false);
+    }
+
+    void pipeline(int d, int step, std::int64_t t0, std::vector<std::int64_t>& lastBackward) {
+        const int pp = m_j.pp;
+        const int m = m_j.microBatches;
+        const std::uint64_t bytes = std::max<std::uint64_t>(1, m_j.activationBytes / std::uint64_t(m_j.tp));
+        std::vector<std::int64_t> actArrive(std::size_t(pp) * m, kUnknown);
+        std::vector<std::int64_t> gradArrive(std::size_t(pp) * m, kUnknown);
+        std::vector<std::size_t> next(std::size_t(pp), 0);
+        std::vector<std::int64_t> stageFree(std::size_t(pp), t0);
+        std::vector<double> factor(static_cast<std::size_t>(pp));
+        for (int p = 0; p < pp; ++p) factor[std::size_t(p)] = computeFactor(p, d, step);
+        std::size_t remaining = std::size_t(pp) * 2 * m;
+        while (remaining > 0) {
+            bool progressed = false;
+            for (int p = 0; p < pp; ++p) {
+                const std::vector<Op>& ops = m_ops[std::size_t(p)];
+                while (next[std::size_t(p)] < ops.size()) {
+                    const Op op = ops[next[std::size_t(p)]];
+                    const std::size_t at = std::size_t(p) * m + op.microBatch;
+                    // Real dependencies: a forward waits for its activations, a backward for its gradients.
+                    std::int64_t dep = t0;
+                    if (op.forward && p > 0) dep = actArrive[at];
+                    if (!op.forward && p < pp - 1) dep = gradArrive[at];
+                    if (dep == kUnknown) break;
+                    const double base = double(m_j.forwardNs) * (op.forward ? 1.0 : m_j.backwardRatio);
+                    const std::int64_t start = std::max(stageFree[std::size_t(p)], dep);
+                    const std::int64_t end = start + std::llround(base * factor[std::size_t(p)] *
+                                                                  m_rng.lognormal(m_j.computeJitter));
+                    stageFree[std::size_t(p)] = end;
+                    if (op.forward && p < pp - 1) {
+                        std::int64_t arrive = end;
+                        for (int t = 0; t < m_j.tp; ++t)
+                            arrive = std::max(arrive, send(nic(t, d, p), nic(t, d, p + 1), bytes, end, step));
+                        actArrive[at + std::size_t(m)] = arrive; // stage p+1 needs every TP rank's share
+                    }
+                    if (!op.forward && p > 0) {
+                        std::int64_t arrive = end;
+                        for (int t = 0; t < m_j.tp; ++t)
+                            arrive = std::max(arrive, send(nic(t, d, p), nic(t, d, p - 1), bytes, end, step));
+                        gradArrive[at - std::size_t(m)] = arrive;
+                    }
+                    ++next[std::size_t(p)];
+                    --remaining;
+                    progressed = true;
+                }
+            }
+            if (!progressed) throw std::logic_error("1F1B schedule deadlock");
+        }
+        for (int p = 0; p < pp; ++p) lastBackward[std::size_t(p) * m_j.dp + d] = stageFree[std::size_t(p)];
+    }
+
+    // Ring all-reduce of one (stage, TP rank) over its DP members, bucket after bucket; returns its end.
+    std::int64_t ring(int p, int t, std::int64_t ready, int step) {
+        const int dp = m_j.dp;
+        const int chunkSteps = 2 * (dp - 1);
+        std::vector<double> hop(std::size_t(dp), 0.0);
+        std::vector<std::int64_t> memberEnd(std::size_t(dp), 0);
+        const std::uint64_t perBucket = m_j.gradientBytes / std::uint64_t(m_j.buckets);
+        for (int b = 0; b < m_j.buckets; ++b) {
+            const std::uint64_t bucket = perBucket + (b == m_j.buckets - 1 ? m_j.gradientBytes % m_j.buckets : 0);
+            const std::uint64_t chunk = (bucket + std::uint64_t(dp) - 1) / std::uint64_t(dp);
+            double slowest = 0.0;
+            for (int d = 0; d < dp; ++d) {
+                hop[std::size_t(d)] = wireNs(nic(t, d, p), nic(t, (d + 1) % dp, p), chunk, step);
+                slowest = std::max(slowest, hop[std::size_t(d)]);
+            }
+            // Synchronous ring: every chunk step lasts as long as its slowest hop.
+            const std::int64_t start = ready + m_rng.integer(0, 2'000);
+            double lastStart = double(start);
+            for (int s = 0; s + 1 < chunkSteps; ++s) lastStart += slowest * m_rng.lognormal(m_c.transferJitter);
+            std::int64_t bucketEnd = start;
+            for (int d = 0; d < dp; ++d) {
+                memberEnd[std::size_t(d)] =
+                    std::llround(lastStart + hop[std::size_t(d)] * m_rng.lognormal(m_c.transferJitter));
+                bucketEnd = std::max(bucketEnd, memberEnd[std::size_t(d)]);
+            }
+            // Back-to-back chunks of one bucket on one QP make one record per channel.
+            for (int d = 0; d < dp; ++d) {
+                const int a = nic(t, d, p);
+                const int to = nic(t, (d + 1) % dp, p);
+                if (hostOf(a) == hostOf(to)) continue; // NVLink hop
+                emitTransfer(a, to, chunk * std::uint64_t(chunkSteps), start, double(memberEnd[std::size_t(d)] - start),
+                             true);
+            }
+            ready = bucketEnd;
+        }
+        return ready;
+    }
+
+    const SimConfig& m_c;
+    const JobSpec& m_j;
+    int m_index;
+    Emitter& m_em;
+    Rng m_rng;
+    Rng m_ports;
+    double m_bytesPerNs;
+    double m_nvBytesPerNs;
+    std::vector<int> m_nicOfRank;
+    std::vector<std::vector<Op>> m_ops;
+    std::vector<SlowRank> m_slowRanks;
+    std::vector<SlowLink> m_slowLinks;
+    std::vector<AnomalySpec> m_slowSteps;
+    std::unordered_map<std::uint64_t, Conn> m_conns;
+    std::int64_t m_stepLastPp = kUnknown;
+    std::int64_t m_stepLastDp = kUnknown;
+    std::int64_t m_firstFlow = std::numeric_limits<std::int64_t>::max();
+    std::int64_t m_lastFlow = kUnknown;
+    std::int64_t m_endNs = 0;
+};
+
+IpAddr parseIp(const std::string& text) {
+    auto ip = IpAddr::parse(text);
+    if (!ip) throw std::logic_error("bad simulator address " + text);
+    return *ip;
+}
+
+// Storage, management and IPv6 traffic: real captures have it, recognition must ignore it. Never UDP/4791.
+void addNoise(const SimConfig& c, const Topology& topo, Emitter& em, std::int64_t from, std::int64_t to) {
+    Rng rng(streamSeed(c.seed, kNoiseStream));
+    auto ephemeral = [&] { return std::uint16_t(rng.integer(32768, 60999)); };
+    auto at = [&](double ratePerSecond) { return std::int64_t(rng.exponential(1e9 / ratePerSecond)); };
+    const IpAddr bastion = IpAddr::v4(172, 16, 100, 1);
+    const IpAddr ntp = IpAddr::v4(172, 16, 200, 1);
+    const IpAddr dns = IpAddr::v4(172, 16, 200, 2);
+
+    for (int h = 0; h < c.hosts; ++h) {
+        const int nic0 = h * c.gpusPerHost;
+        if (c.storageRatePerHost > 0) {
+            const std::uint16_t nfsPort = std::uint16_t(rng.integer(700, 1023)); // one mount, one connection
+            for (std::int64_t t = from + at(c.storageRatePerHost); t < to; t += at(c.storageRatePerHost)) {
+                const int nic = nic0 + int(rng.integer(0, c.gpusPerHost - 1));
+                const IpAddr& client = topo.nics[std::size_t(nic)].ip;
+                const IpAddr server = IpAddr::v4(172, 16, 0, std::uint8_t(1 + rng.integer(0, 7)));
+                const bool iscsi = rng.chance(0.3);
+                const std::uint16_t port = iscsi ? 3260 : 2049;
+                const std::uint16_t clientPort = iscsi ? ephemeral() : nfsPort;
+                const auto big = std::uint64_t(std::min(16.0 * 1048576.0, 262144.0 * rng.lognormal(1.0)));
+                const auto small = std::uint64_t(rng.integer(200, 2000));
+                const bool read = rng.chance(0.6);
+                const std::int64_t dur = 20'000 + std::int64_t(double(big) / 3.0);
+                em.other(client, server, clientPort, port, kProtoTcp, t, t + dur, read ? small : big, nic);
+                em.other(server, client, port, clientPort, kProtoTcp, t + 5'000, t + dur + 5'000, read ? big : small,
+                         nic);
+            }
+        }
+        if (c.managementRatePerHost > 0) {
+            for (std::int64_t t = from + at(c.managementRatePerHost); t < to; t += at(c.managementRatePerHost)) {
+                const double kind = rng.uniform();
+                const IpAddr& self = topo.nics[std::size_t(nic0)].ip;
+                if (kind < 0.4) { // ssh from the bastion
+                    const std::uint16_t port = ephemeral();
+                    const std::int64_t dur = rng.integer(50'000, 800'000);
+                    em.other(bastion, self, port, 22, kProtoTcp, t, t + dur, std::uint64_t(rng.integer(200, 4000)),
+                             nic0);
+                    em.other(self, bastion, 22, port, kProtoTcp, t + 2'000, t + dur,
+                             std::uint64_t(rng.integer(200, 9000)), nic0);
+                } else if (kind < 0.6) { // NTP, one packet each way
+                    em.other(self, ntp, 123, 123, kProtoUdp, t, t, 90, nic0);
+                    em.other(ntp, self, 123, 123, kProtoUdp, t + 150'000, t + 150'000, 90, nic0);
+                } else { // DNS
+                    const std::uint16_t port = ephemeral();
+                    em.other(self, dns, port, 53, kProtoUdp, t, t, std::uint64_t(rng.integer(60, 90)), nic0);
+                    em.other(dns, self, 53, port, kProtoUdp, t + 200'000, t + 200'000,
+                             std::uint64_t(rng.integer(100, 300)), nic0);
+                }
+            }
+        }
+    }
+    if (c.ipv6Rate > 0 && c.hosts > 0) {
+        std::vector<IpAddr> servers;
+        for (int k = 1; k <= 4; ++k) servers.push_back(parseIp("fd00:0:0:ff::" + std::to_string(k)));
+        for (std::int64_t t = from + at(c.ipv6Rate); t < to; t += at(c.ipv6Rate)) {
+            const int h = int(rng.integer(0, c.hosts - 1));
+            const IpAddr self = parseIp("fd00:0:0:1::" + std::to_string(h + 1));
+            const IpAddr& server = servers[std::size_t(rng.integer(0, 3))];
+            const std::uint16_t port = ephemeral();
+            const std::int64_t dur = rng.integer(20'000, 400'000);
+            if (rng.chance(0.5)) { // metrics scrape (node exporter)
+                em.other(server, self, port, 9100, kProtoTcp, t, t + dur, std::uint64_t(rng.integer(300, 600)),
+                         h * c.gpusPerHost);
+                em.other(self, server, 9100, port, kProtoTcp, t + 1'000, t + dur,
+                         std::uint64_t(rng.integer(4000, 60000)), h * c.gpusPerHost);
+            } else { // ssh
+                em.other(server, self, port, 22, kProtoTcp, t, t + dur, std::uint64_t(rng.integer(200, 3000)),
+                         h * c.gpusPerHost);
+            }
+        }
+    }
+}
+
+// True when job `later` starts after `earlier` has ended, through its startAfterJob chain.
+bool follows(const SimConfig& c, int later, int earlier) {
+    for (int k = c.jobs[std::size_t(later)].startAfterJob; k >= 0; k = c.jobs[std::size_t(k)].startAfterJob)
+        if (k == earlier) return true;
+    return false;
+}
+
+} // namespace
+
+IpAddr nicAddress(int host, int rail) {
+    return IpAddr::v4(10, std::uint8_t(rail), std::uint8_t(host / 200), std::uint8_t(host % 200 + 1));
+}
+
+void validate(const SimConfig& c) {
+    if (c.hosts < 1) invalid("the cluster needs at least one host");
+    if (c.hosts > 200 * 256) invalid("at most 51200 hosts fit the 10.<rail>.x.y address plan");
+    if (c.gpusPerHost < 1 || c.gpusPerHost > 255) invalid("gpusPerHost must be in 1..255");
+    if (c.hostsPerGroup < 1) invalid("hostsPerGroup must be at least 1");
+    if (c.spines < 1) invalid("the fabric needs at least one spine");
+    if (!(c.linkGbps > 0) || !(c.nvlinkGbps > 0)) invalid("link bandwidths must be positive");
+    if (c.linkLatencyNs < 0) invalid("linkLatencyNs must not be negative");
+    if (c.activeTimeoutNs < 1) invalid("activeTimeoutNs must be positive");
+    if (!(c.lossRate >= 0 && c.lossRate < 1)) invalid("lossRate must be in [0, 1)");
+    if (c.maxSkewNs < 0) invalid("maxSkewNs must not be negative");
+    if (c.transferJitter < 0) invalid("transferJitter must not be negative");
+    if (c.storageRatePerHost < 0 || c.managementRatePerHost < 0 || c.ipv6Rate < 0)
+        invalid("noise rates must not be negative");
+
+    std::vector<std::set<int>> nicsOfJob;
+    for (std::size_t i = 0; i < c.jobs.size(); ++i) {
+        const JobSpec& j = c.jobs[i];
+        const std::string w = jobLabel(j, i) + ": ";
+        if (j.tp < 1 || j.pp < 1 || j.dp < 1) invalid(w + "tp, pp and dp must be at least 1");
+        if (j.hosts.empty()) invalid(w + "no hosts");
+        std::set<int> seen;
+        for (int h : j.hosts) {
+            if (h < 0 || h >= c.hosts) invalid(w + "host " + std::to_string(h) + " is not in the cluster");
+            if (!seen.insert(h).second) invalid(w + "host " + std::to_string(h) + " listed twice");
+        }
+        const int n = j.gpuCount();
+        const int hosts = int(j.hosts.size());
+        if (n % hosts != 0)
+            invalid(w + "tp*pp*dp = " + std::to_string(n) + " GPUs do not spread evenly over " +
+                    std::to_string(hosts) + " hosts");
+        const int g = n / hosts;
+        if (g % j.tp != 0)
+            invalid(w + "TP groups must stay inside a host: tp " + std::to_string(j.tp) + " does not divide the " +
+                    std::to_string(g) + " GPUs used per host");
+        if (j.firstGpu < 0 || j.firstGpu + g > c.gpusPerHost)
+            invalid(w + "GPUs " + std::to_string(j.firstGpu) + ".." + std::to_string(j.firstGpu + g - 1) +
+                    " do not exist on a host with " + std::to_string(c.gpusPerHost) + " GPUs");
+        if (hosts < 2) invalid(w + "a job on one host sends nothing over the network");
+        if (j.microBatches < 1) invalid(w + "microBatches must be at least 1");
+        if (j.steps < 1) invalid(w + "steps must be at least 1");
+        if (j.channels < 1 || j.channels > kMaxChannels)
+            invalid(w + "channels must be in 1.." + std::to_string(kMaxChannels));
+        if (j.buckets < 1) invalid(w + "buckets must be at least 1");
+        if (j.forwardNs < 1 || !(j.backwardRatio > 0) || j.optimizerNs < 0 || j.computeJitter < 0)
+            invalid(w + "compute times must be positive");
+        if (j.activationBytes == 0 || j.gradientBytes == 0) invalid(w + "transfer sizes must be positive");
+        if (j.startOffsetNs < 0) invalid(w + "startOffsetNs must not be negative");
+        if (j.startAfterJob >= int(i) || j.startAfterJob < -1)
+            invalid(w + "startAfterJob must name an earlier job");
+        std::set<int> nics;
+        for (int r = 0; r < n; ++r) nics.insert(nicOfRank(c, j, r));
+        for (std::size_t k = 0; k < i; ++k) {
+            const bool shared = std::any_of(nics.begin(), nics.end(), [&](int x) { return nicsOfJob[k].count(x); });
+            if (shared && !follows(c, int(i), int(k)))
+                invalid(w + "shares GPUs with " + jobLabel(c.jobs[k], k) + " while both run");
+        }
+        nicsOfJob.push_back(std::move(nics));
+    }
+    for (std::size_t i = 0; i < c.anomalies.size(); ++i) {
+        const AnomalySpec& a = c.anomalies[i];
+        const std::string w = "anomaly " + std::to_string(i) + " (" + a.kind + "): ";
+        if (a.job < 0 || a.job >= int(c.jobs.size())) invalid(w + "job " + std::to_string(a.job) + " does not exist");
+        const JobSpec& j = c.jobs[std::size_t(a.job)];
+        if (a.firstStep < 0 || a.lastStep < a.firstStep || a.lastStep >= j.steps)
+            invalid(w + "steps " + std::to_string(a.firstStep) + ".." + std::to_string(a.lastStep) +
+                    " are not inside the job's " + std::to_string(j.steps) + " steps");
+        if (a.kind == "slow_rank" || a.kind == "slow_link") {
+            if (rankOf(c, j, a.host, a.gpu) < 0)
+                invalid(w + "host " + std::to_string(a.host) + " GPU " + std::to_string(a.gpu) + " is not " +
+                        jobLabel(j, std::size_t(a.job)) + "'s");
+            if (!(a.factor >= 1.0)) invalid(w + "factor must be at least 1");
+        } else if (a.kind == "slow_step") {
+            if (a.pauseNs <= 0) invalid(w + "pauseNs must be positive");
+            if (a.firstStep < 1)
+                invalid(w + "step 0 starts at the job's first flow, so a pause before it is invisible");
+        } else {
+            invalid(w + "unknown kind (expected slow_rank, slow_link or slow_step)");
+        }
+    }
+}
+
+Topology buildTopology(const SimConfig& c) {
+    Topology topo;
+    const int groups = (c.hosts + c.hostsPerGroup - 1) / c.hostsPerGroup;
+    std::vector<std::string> spines;
+    for (int k = 0; k < c.spines; ++k) spines.push_back("spine-" + std::to_string(k));
+    for (int g = 0; g < groups; ++g)
+        for (int r = 0; r < c.gpusPerHost; ++r) topo.switches.push_back({leafName(g, r), "leaf", spines});
+    for (const std::string& s : spines) topo.switches.push_back({s, "spine", {}});
+    for (int h = 0; h < c.hosts; ++h) {
+        Host host;
+        host.name = hostName(h);
+        for (int r = 0; r < c.gpusPerHost; ++r) {
+            Nic nic;
+            nic.ip = nicAddress(h, r);
+            nic.gpus = {r};
+            nic.rail = r;
+            nic.switchName = leafName(h / c.hostsPerGroup, r);
+            host.nics.push_back(int(topo.nics.size()));
+            topo.nics.push_back(std::move(nic));
+        }
+        topo.hosts.push_back(std::move(host));
+    }
+    topo.index();
+    return topo;
+}
+
+std::uint64_t estimateRoceRecords(const SimConfig& c) {
+    const double bytesPerNs = c.linkGbps / 8.0;
+    const double timeout = double(std::max<std::int64_t>(c.activeTimeoutNs, 1));
+    // Records of one transfer per channel after active-timeout splits, at nominal speed.
+    auto pieces = [&](double durationNs) { return std::max(1.0, std::ceil(durationNs / timeout)); };
+    double total = 0.0;
+    for (const JobSpec& j : c.jobs) {
+        if (j.hosts.empty() || j.gpuCount() % int(j.hosts.size()) != 0 || j.buckets < 1) continue;
+        auto host = [&](int t, int d, int p) { return nicOfRank(c, j, t + j.tp * (d + j.dp * p)) / c.gpusPerHost; };
+        double pp = 0, dp = 0;
+        for (int p = 0; p < j.pp; ++p)
+            for (int d = 0; d < j.dp; ++d)
+                for (int t = 0; t < j.tp; ++t) {
+                    if (p + 1 < j.pp && host(t, d, p) != host(t, d, p + 1)) ++pp;
+                    if (j.dp > 1 && host(t, d, p) != host(t, (d + 1) % j.dp, p)) ++dp;
+                }
+        const double ppBytes = double(j.activationBytes) / j.tp;
+        const double chunk = double(j.gradientBytes) / j.buckets / j.dp;
+        const double ppRecords = pp * 2 * j.microBatches * pieces(double(c.linkLatencyNs) + ppBytes / bytesPerNs);
+        const double dpRecords =
+            dp * j.buckets * pieces(2.0 * (j.dp - 1) * (double(c.linkLatencyNs) + chunk / bytesPerNs));
+        total += (ppRecords + dpRecords) * j.channels * j.steps;
+    }
+    return std::uint64_t(std::llround(total));
+}
+
+SimResult simulate(const SimConfig& c, const std::function<bool(double)>& progress) {
+    validate(c);
+    SimResult res;
+    res.topology = buildTopology(c);
+    res.flows.reserve(std::size_t(double(estimateRoceRecords(c)) * 1.3) + 1024);
+    Emitter em(c, res.topology, res.flows);
+
+    double total = 2.0;
+    for (const JobSpec& j : c.jobs) total += j.steps;
+    double done = 0.0;
+    auto advance = [&](double units) {
+        done += units;
+        if (progress && !progress(std::min(1.0, done / total))) throw Cancelled();
+    };
+    if (progress && !progress(0.0)) throw Cancelled();
+
+    std::vector<std::int64_t> jobEnd(c.jobs.size(), c.captureStartNs);
+    std::int64_t lastFlow = c.captureStartNs;
+    for (std::size_t i = 0; i < c.jobs.size(); ++i) {
+        const JobSpec& j = c.jobs[i];
+        const std::int64_t base = j.startAfterJob >= 0 ? jobEnd[std::size_t(j.startAfterJob)] : c.captureStartNs;
+        JobRun run(c, int(i), em);
+        res.truth.jobs.push_back(run.run(base + j.startOffsetNs, res.topology, [&] { advance(1.0); }));
+        jobEnd[i] = run.endNs();
+        lastFlow = std::max(lastFlow, res.truth.jobs.back().endNs);
+    }
+    addNoise(c, res.topology, em, c.captureStartNs, lastFlow + c.tailNs);
+    advance(1.0);
+    res.flows.sortByStart();
+    res.truth.notes.push_back("simulated capture: preset " + (c.preset.empty() ? std::string("(custom)") : c.preset) +
+                              ", seed " + std::to_string(c.seed));
+    advance(1.0);
+    return res;
+}
+
+} // namespace prism::sim

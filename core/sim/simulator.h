@@ -1,0 +1,116 @@
+#pragma once
+// Cluster + LLM-training traffic simulator with ground truth: the test oracle of the whole engine.
+// It models a rail-optimized cluster (one NIC per GPU, one leaf per host group and rail), jobs with
+// TP/PP/DP in Megatron rank order, a 1F1B pipeline schedule with real dependencies, ring all-reduce in
+// buckets, NCCL-like channels (several QPs per connection), an exporter (active timeout, loss, per-leaf
+// clock skew), non-RoCE noise, and injected anomalies. Everything is deterministic by seed.
+#include "model/flow_table.h"
+#include "model/report.h"
+#include "model/topology.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace prism::sim {
+
+struct AnomalySpec {
+    std::string kind;         // slow_rank | slow_link | slow_step
+    int job = 0;              // index into SimConfig::jobs
+    int host = 0;             // cluster host index (slow_rank, slow_link); must hold one of the job's GPUs
+    int gpu = 0;              // GPU on that host; for slow_link its NIC is the slow one
+    int firstStep = 0;        // step range of the job, inclusive
+    int lastStep = 0;
+    double factor = 2.0;      // slow_rank: compute time x factor; slow_link: bandwidth / factor
+    std::int64_t pauseNs = 0; // slow_step: extra pause before each step of the range (firstStep >= 1)
+};
+
+struct JobSpec {
+    std::string name;
+    int tp = 8, pp = 1, dp = 1;
+    std::vector<int> hosts; // cluster host indices, in rank order (rank r lives on hosts[r / gpusPerHostUsed])
+    int firstGpu = 0;       // the job uses GPUs firstGpu .. firstGpu + tp*pp*dp/hosts.size() - 1 of each host
+    int microBatches = 8;
+    int steps = 20;
+    std::int64_t startOffsetNs = 0; // from the capture start, or from the end of startAfterJob
+    int startAfterJob = -1;         // index of an earlier job this one follows (only then may they share GPUs)
+
+    std::int64_t forwardNs = 3'000'000;                 // forward compute of one micro-batch on one stage
+    double backwardRatio = 2.0;                         // backward = ratio x forward
+    std::int64_t optimizerNs = 5'000'000;               // gap between the DP sync end and the next step
+    std::uint64_t activationBytes = std::uint64_t(16) << 20; // one micro-batch at a stage boundary (split over TP)
+    std::uint64_t gradientBytes = std::uint64_t(48) << 20;   // gradients of one (stage, TP rank), all-reduced
+    int buckets = 2;                                    // all-reduce buckets per step
+    int channels = 2;                                   // NCCL channels: parallel QPs per connection
+    double computeJitter = 0.02;                        // lognormal sigma of compute times
+
+    int gpuCount() const { return tp * pp * dp; }
+};
+
+struct SimConfig {
+    std::string preset;
+    std::uint64_t seed = 1;
+
+    // Cluster
+    int hosts = 4;
+    int gpusPerHost = 8;    // one NIC per GPU, on rail = GPU index
+    int hostsPerGroup = 16; // hosts sharing one leaf per rail
+    int spines = 2;
+    double linkGbps = 200.0;
+    std::int64_t linkLatencyNs = 4'000;
+    double nvlinkGbps = 2'400.0; // intra-host transfers: timed, never captured
+    double transferJitter = 0.01;
+
+    // Capture and exporter
+    std::int64_t captureStartNs = 1793491200000000000; // 2026-11-01T00:00:00Z
+    std::int64_t tailNs = 20'000'000;                  // the capture goes on this long after the last job
+    std::int64_t activeTimeoutNs = 1'000'000;          // a record longer than this is split
+    double lossRate = 0.005;                           // fraction of records lost
+    std::int64_t maxSkewNs = 20'000;                   // per-leaf clock offset, uniform in +-maxSkewNs
+
+    // Non-RoCE noise, records per second
+    double storageRatePerHost = 40.0;    // NFS / iSCSI over TCP to 172.16.0.x
+    double managementRatePerHost = 4.0;  // ssh, NTP, DNS
+    double ipv6Rate = 20.0;              // fd00::/8 management traffic, whole cluster
+
+    std::vector<JobSpec> jobs;
+    std::vector<AnomalySpec> anomalies;
+
+    int gpuCount() const { return hosts * gpusPerHost; }
+};
+
+std::vector<std::string> presetNames();
+// nullopt when the name is unknown.
+std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed);
+
+// Throws std::invalid_argument saying what is wrong (a job that does not fit, GPUs shared by concurrent
+// jobs, an anomaly outside its job, ...). simulate() calls it first.
+void validate(const SimConfig& config);
+
+// The cluster of a config: hosts node-0001.., NIC i = host * gpusPerHost + gpu, leaf-g<G>-r<R>, spine-<k>.
+Topology buildTopology(const SimConfig& config);
+// 10.<rail>.<host / 200>.<host % 200 + 1>
+IpAddr nicAddress(int host, int rail);
+
+// RoCE records the config should produce before loss, at nominal speed, active-timeout splits included
+// (for sizing, e.g. benchmarks, without running the simulation).
+std::uint64_t estimateRoceRecords(const SimConfig& config);
+
+struct SimResult {
+    FlowTable flows;   // sorted by start time, like a loaded capture
+    Topology topology; // indexed
+    Report truth;      // jobs in config order, with steps and anomalies
+};
+
+// Progress gets a fraction in [0,1] now and then; returning false cancels (throws prism::Cancelled).
+SimResult simulate(const SimConfig& config, const std::function<bool(double)>& progress = {});
+
+// Writes DIR/flows.csv (or flows.csv.gz when gzip), DIR/topology.json, DIR/truth.json (truthToJson).
+// Creates DIR. flows.csv rows in export order (sorted by end time, as exporters emit them), header
+// start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets. Each file is written atomically;
+// a stale flows.csv / flows.csv.gz of the other kind is removed. Throws std::runtime_error on I/O failure.
+void writeCapture(const SimResult& result, const std::string& dir, bool gzip = false);
+
+} // namespace prism::sim
