@@ -1,6 +1,8 @@
 #pragma once
 // The analysis pipeline: a capture in, a report out. Each stage is a pure function of its inputs so it
 // can be tested alone and run in a worker thread; progress and cancellation go through a callback.
+#include "analysis/parallelism.h"
+#include "analysis/recognition.h"
 #include "io/capture.h"
 #include "model/report.h"
 
@@ -9,11 +11,21 @@
 namespace prism {
 
 struct AnalysisOptions {
+    RecognitionParams recognition;
+    ParallelismParams parallelism;
     // Called with a fraction in [0,1]; return false to cancel (the analysis throws Cancelled).
     std::function<bool(double)> progress;
 };
 
-// Runs every stage that exists on a loaded capture. The report always carries the capture summary.
+// Everything the stages produced, for views that need more than the report.
+struct Analysis {
+    Report report;
+    RecognitionResult recognition;
+    std::vector<ParallelismResult> parallelism; // one per recognized job, same order as report.jobs
+};
+
+Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options = {});
+// Runs every stage on a loaded capture. The report always carries the capture summary.
 Report analyzeCapture(const Capture& capture, const AnalysisOptions& options = {});
 
 } // namespace prism

@@ -1,0 +1,304 @@
+#include "analysis/parallelism.h"
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/connected_components.hpp>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+namespace prism {
+
+namespace {
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+// Record lists in compressed-sparse-row form: list k is idx[off[k] .. off[k+1]).
+struct Csr {
+    std::vector<std::uint32_t> off, idx;
+    std::size_t size(std::size_t k) const { return off[k + 1] - off[k]; }
+    const std::uint32_t* begin(std::size_t k) const { return idx.data() + off[k]; }
+    const std::uint32_t* end(std::size_t k) const { return idx.data() + off[k + 1]; }
+};
+
+// Number of records of `x` that start within ± tol of the start of some record of `y`; both sorted by start.
+// A collective between two peers (a two-member ring) sends both ways at once; pipeline neighbours send
+// activations and gradients at different moments of the schedule.
+std::size_t simultaneous(const FlowTable& f, const std::uint32_t* xb, const std::uint32_t* xe, const std::uint32_t* yb,
+                         const std::uint32_t* ye, std::int64_t tol) {
+    std::size_t hits = 0;
+    const std::uint32_t* j = yb;
+    for (auto p = xb; p != xe; ++p) {
+        std::int64_t s = f.startNs[*p];
+        while (j != ye && f.startNs[*j] < s - tol) ++j;
+        if (j != ye && f.startNs[*j] <= s + tol) ++hits;
+    }
+    return hits;
+}
+
+// Silences in a set of records sorted by start: (length, time the silence ends, time it began).
+struct Silence {
+    std::int64_t gap, end, begin;
+};
+std::vector<Silence> silences(const FlowTable& f, const std::vector<std::uint32_t>& recs) {
+    std::vector<Silence> out;
+    std::int64_t maxEnd = std::numeric_limits<std::int64_t>::min();
+    for (std::uint32_t r : recs) {
+        if (maxEnd != std::numeric_limits<std::int64_t>::min() && f.startNs[r] > maxEnd)
+            out.push_back({f.startNs[r] - maxEnd, f.startNs[r], maxEnd});
+        maxEnd = std::max(maxEnd, f.endNs[r]);
+    }
+    return out;
+}
+
+std::int64_t medianGap(const std::vector<Silence>& gaps) {
+    if (gaps.empty()) return 0;
+    std::vector<std::int64_t> v;
+    v.reserve(gaps.size());
+    for (const auto& g : gaps) v.push_back(g.gap);
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+}
+
+} // namespace
+
+ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                                   const ParallelismParams& params) {
+    ParallelismResult res;
+    const std::size_t n = job.nics.size();
+    std::unordered_map<EndpointId, std::uint32_t> local;
+    for (std::size_t i = 0; i < n; ++i) local.emplace(job.nics[i], std::uint32_t(i));
+
+    // Pair ids: dense matrix for usual job sizes, hash map beyond.
+    const bool dense = n <= 4096;
+    std::vector<std::uint32_t> pairIndex(dense ? n * n : 0, kNone);
+    std::unordered_map<std::uint64_t, std::uint32_t> pairHash;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairEnds;
+    const std::size_t m = job.records.size();
+    std::vector<std::uint32_t> slot(m); // pair*2 + direction of each job record
+    std::vector<std::uint32_t> srcLocal(m), dstLocal(m);
+    for (std::size_t k = 0; k < m; ++k) {
+        std::uint32_t r = job.records[k];
+        std::uint32_t s = local.at(flows.src[r]), d = local.at(flows.dst[r]);
+        srcLocal[k] = s;
+        dstLocal[k] = d;
+        std::uint32_t a = std::min(s, d), b = std::max(s, d);
+        std::uint32_t* id;
+        if (dense)
+            id = &pairIndex[std::size_t(a) * n + b];
+        else
+            id = &pairHash.try_emplace((std::uint64_t(a) << 32) | b, kNone).first->second;
+        if (*id == kNone) {
+            *id = std::uint32_t(pairEnds.size());
+            pairEnds.push_back({a, b});
+        }
+        slot[k] = *id * 2 + (s == a ? 0 : 1);
+    }
+    const std::size_t pairs = pairEnds.size();
+
+    // Record lists per pair direction and per endpoint (CSR).
+    Csr byDir, byNode;
+    byDir.off.assign(pairs * 2 + 1, 0);
+    byNode.off.assign(n + 1, 0);
+    for (std::size_t k = 0; k < m; ++k) {
+        ++byDir.off[slot[k] + 1];
+        ++byNode.off[srcLocal[k] + 1];
+        ++byNode.off[dstLocal[k] + 1];
+    }
+    for (std::size_t i = 1; i < byDir.off.size(); ++i) byDir.off[i] += byDir.off[i - 1];
+    for (std::size_t i = 1; i < byNode.off.size(); ++i) byNode.off[i] += byNode.off[i - 1];
+    byDir.idx.resize(m);
+    byNode.idx.resize(2 * m);
+    {
+        std::vector<std::uint32_t> fillDir(byDir.off.begin(), byDir.off.end() - 1);
+        std::vector<std::uint32_t> fillNode(byNode.off.begin(), byNode.off.end() - 1);
+        for (std::size_t k = 0; k < m; ++k) {
+            std::uint32_t r = job.records[k];
+            byDir.idx[fillDir[slot[k]]++] = r;
+            byNode.idx[fillNode[srcLocal[k]]++] = r;
+            byNode.idx[fillNode[dstLocal[k]]++] = r;
+        }
+    }
+
+    // Signature of each pair.
+    res.pairs.resize(pairs);
+    for (std::size_t p = 0; p < pairs; ++p) {
+        PairInfo& pi = res.pairs[p];
+        pi.a = job.nics[pairEnds[p].first];
+        pi.b = job.nics[pairEnds[p].second];
+        const std::size_t ab = p * 2, ba = p * 2 + 1;
+        pi.recordsAB = std::uint32_t(byDir.size(ab));
+        pi.recordsBA = std::uint32_t(byDir.size(ba));
+        std::vector<std::uint64_t> sizes;
+        for (auto q = byDir.begin(ab); q != byDir.end(ab); ++q) pi.bytesAB += flows.bytes[*q], sizes.push_back(flows.bytes[*q]);
+        for (auto q = byDir.begin(ba); q != byDir.end(ba); ++q) pi.bytesBA += flows.bytes[*q], sizes.push_back(flows.bytes[*q]);
+        std::sort(sizes.begin(), sizes.end());
+        pi.distinctSizes = std::uint32_t(std::unique(sizes.begin(), sizes.end()) - sizes.begin());
+        std::uint64_t hi = std::max(pi.bytesAB, pi.bytesBA), lo = std::min(pi.bytesAB, pi.bytesBA);
+        pi.asymmetry = hi ? double(lo) / double(hi) : 0.0;
+        std::size_t total = pi.recordsAB + pi.recordsBA;
+        std::size_t hits =
+            simultaneous(flows, byDir.begin(ab), byDir.end(ab), byDir.begin(ba), byDir.end(ba), params.overlapToleranceNs) +
+            simultaneous(flows, byDir.begin(ba), byDir.end(ba), byDir.begin(ab), byDir.end(ab), params.overlapToleranceNs);
+        pi.simultaneity = total ? double(hits) / double(total) : 0.0;
+        pi.kind = (pi.asymmetry < params.asymmetryThreshold || pi.simultaneity > params.simultaneityThreshold)
+                      ? PairKind::DP
+                      : PairKind::PP;
+    }
+
+    // DP groups: connected components of the DP pairs.
+    using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
+    Graph g(n);
+    for (std::size_t p = 0; p < pairs; ++p)
+        if (res.pairs[p].kind == PairKind::DP) boost::add_edge(pairEnds[p].first, pairEnds[p].second, g);
+    std::vector<int> comp(n);
+    int comps = boost::connected_components(g, comp.data());
+    res.dpGroups.assign(std::size_t(comps), {});
+    for (std::size_t i = 0; i < n; ++i) res.dpGroups[std::size_t(comp[i])].push_back(job.nics[i]);
+
+    // PP pairs: orient each pair by the direction that speaks first after a step boundary. In every
+    // step a stage ends with its DP gradient sync, after all of its PP transfers; so the first PP transfer
+    // on a pair after a DP burst of either end is forward (an activation). Without DP traffic (dp = 1) the
+    // boundaries are the long silences of the two endpoints' combined activity.
+    std::vector<std::vector<std::int64_t>> burstEnds(n);
+    {
+        std::vector<std::vector<std::uint32_t>> dpRecs(n);
+        for (std::size_t p = 0; p < pairs; ++p) {
+            if (res.pairs[p].kind != PairKind::DP) continue;
+            for (std::size_t dir = 0; dir < 2; ++dir)
+                for (auto q = byDir.begin(p * 2 + dir); q != byDir.end(p * 2 + dir); ++q) {
+                    dpRecs[pairEnds[p].first].push_back(*q);
+                    dpRecs[pairEnds[p].second].push_back(*q);
+                }
+        }
+        for (std::size_t v = 0; v < n; ++v) {
+            auto& recs = dpRecs[v];
+            if (recs.empty()) continue;
+            std::sort(recs.begin(), recs.end()); // record index order is start order
+            auto gaps = silences(flows, recs);
+            std::int64_t threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(gaps), 1));
+            for (auto& [gap, t, before] : gaps)
+                if (gap > threshold) burstEnds[v].push_back(before);
+            std::int64_t last = 0;
+            for (std::uint32_t r : recs) last = std::max(last, flows.endNs[r]);
+            burstEnds[v].push_back(last);
+        }
+    }
+    std::vector<std::vector<std::uint32_t>> forwardOut(n), forwardIn(n);
+    for (std::size_t p = 0; p < pairs; ++p) {
+        PairInfo& pi = res.pairs[p];
+        if (pi.kind != PairKind::PP) continue;
+        auto [x, y] = pairEnds[p];
+        std::vector<std::uint32_t> pairRecs;
+        std::merge(byDir.begin(p * 2), byDir.end(p * 2), byDir.begin(p * 2 + 1), byDir.end(p * 2 + 1),
+                   std::back_inserter(pairRecs));
+        int votes = 0;
+        double score = 0; // votes weighted by the silence before them
+        auto vote = [&](std::int64_t t, double weight) {
+            auto it = std::lower_bound(pairRecs.begin(), pairRecs.end(), t,
+                                       [&](std::uint32_t r, std::int64_t v) { return flows.startNs[r] < v; });
+            if (it == pairRecs.end()) return;
+            int sign = local.at(flows.src[*it]) == x ? 1 : -1;
+            votes += sign;
+            score += sign * weight;
+        };
+        if (!burstEnds[x].empty() || !burstEnds[y].empty()) {
+            for (std::int64_t t : burstEnds[x]) vote(t, 1.0);
+            for (std::int64_t t : burstEnds[y]) vote(t, 1.0);
+        } else {
+            std::vector<std::uint32_t> act;
+            std::merge(byNode.begin(x), byNode.end(x), byNode.begin(y), byNode.end(y), std::back_inserter(act));
+            act.erase(std::unique(act.begin(), act.end()), act.end());
+            auto gaps = silences(flows, act);
+            double threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(gaps), 1));
+            for (auto& [gap, t, before] : gaps)
+                if (double(gap) > threshold) vote(t, double(gap));
+        }
+        if (score == 0 && !pairRecs.empty()) vote(flows.startNs[pairRecs.front()], 1.0); // the first is forward
+        pi.forwardVotes = votes;
+        pi.forwardScore = score;
+        std::uint32_t from = score >= 0 ? x : y, to = score >= 0 ? y : x;
+        forwardOut[from].push_back(to);
+        forwardIn[to].push_back(from);
+    }
+
+    // Chains: DFS from every stage-0 candidate (PP out-degree > 0, in-degree 0) along forward edges.
+    bool branching = false;
+    for (std::size_t v = 0; v < n; ++v) {
+        if (forwardOut[v].size() > 1 || forwardIn[v].size() > 1) branching = true;
+        if (forwardOut[v].empty() || !forwardIn[v].empty()) continue;
+        std::vector<EndpointId> chain;
+        std::vector<bool> seen(n, false);
+        std::uint32_t cur = std::uint32_t(v);
+        while (!seen[cur]) {
+            seen[cur] = true;
+            chain.push_back(job.nics[cur]);
+            if (forwardOut[cur].empty()) break;
+            cur = forwardOut[cur].front();
+        }
+        res.ppChains.push_back(std::move(chain));
+    }
+    std::size_t ppPairs = 0;
+    for (const auto& pi : res.pairs) ppPairs += pi.kind == PairKind::PP;
+    if (branching) res.notes.push_back("the PP graph branches (a stage sends forward to more than one peer): "
+                                       "pipeline chains are uncertain");
+    if (ppPairs && res.ppChains.empty())
+        res.notes.push_back("PP pairs form a cycle: no pipeline start (stage 0) could be found");
+
+    // Sizes: most common DP group size and chain length.
+    auto mode = [](const std::vector<std::size_t>& v) {
+        std::map<std::size_t, int> count;
+        for (std::size_t x : v) ++count[x];
+        std::size_t best = 0;
+        int bestCount = 0;
+        for (auto [k, c] : count)
+            if (c > bestCount) best = k, bestCount = c;
+        return std::pair<std::size_t, bool>(best, count.size() <= 1);
+    };
+    std::vector<std::size_t> groupSizes, chainLengths;
+    for (const auto& gr : res.dpGroups) groupSizes.push_back(gr.size());
+    for (const auto& ch : res.ppChains) chainLengths.push_back(ch.size());
+    auto [dp, dpUniform] = mode(groupSizes);
+    res.dp = int(std::max<std::size_t>(dp, 1));
+    if (!dpUniform) res.notes.push_back("DP groups have different sizes; DP is the most common size");
+    if (res.ppChains.empty())
+        res.pp = 1;
+    else {
+        auto [pp, ppUniform] = mode(chainLengths);
+        res.pp = int(pp);
+        if (!ppUniform) res.notes.push_back("pipeline chains have different lengths; PP is the most common length");
+    }
+
+    // GPUs and TP.
+    std::map<int, int> gpusPerHost;
+    for (EndpointId e : job.nics) {
+        auto nic = topology.nicByIp(flows.endpoints.at(e));
+        int gpus = nic ? std::max<int>(1, int(topology.nics[*nic].gpus.size())) : 1;
+        res.gpus += gpus;
+        gpusPerHost[nic ? topology.nics[*nic].host : -1 - int(e)] += gpus;
+    }
+    const int shards = res.dp * res.pp;
+    if (shards > 0 && res.gpus % shards == 0)
+        res.tp = res.gpus / shards;
+    else {
+        res.tp = std::max(1, res.gpus / std::max(shards, 1));
+        res.notes.push_back("the job's " + std::to_string(res.gpus) + " GPUs do not divide into DP " +
+                            std::to_string(res.dp) + " x PP " + std::to_string(res.pp) + ": TP is a guess");
+    }
+    int perHost = 0;
+    bool uniformHosts = true;
+    for (auto [h, c] : gpusPerHost) {
+        if (perHost && c != perHost) uniformHosts = false;
+        perHost = c;
+    }
+    if (uniformHosts && perHost && res.tp != perHost)
+        res.notes.push_back("TP " + std::to_string(res.tp) + " differs from the " + std::to_string(perHost) +
+                            " GPUs the job uses per host");
+    if (res.tp > 1)
+        res.notes.push_back("traffic inside a host never reaches the network: intra-host parallelism is reported "
+                            "as TP (" + std::to_string(res.tp) + ")");
+    return res;
+}
+
+} // namespace prism

@@ -1,0 +1,48 @@
+#pragma once
+// Stage 2: parallelism inference for one recognized job. Each communicating NIC pair is classified DP or
+// PP from its signature; DP groups are the connected components of DP pairs (Boost.Graph); PP pairs are
+// oriented (the forward direction is the one that speaks first after each step's silence) and chained by
+// DFS on the directed PP graph, stage 0 first; TP = job GPUs / (DP × PP), cross-checked against the GPUs
+// the job uses per host. What happens inside a host never reaches the network, so intra-host parallelism
+// is reported as TP (the paper's convention) and a note says so.
+#include "analysis/recognition.h"
+
+#include <string>
+#include <vector>
+
+namespace prism {
+
+struct ParallelismParams {
+    double asymmetryThreshold = 0.2;    // min/max bytes of the two directions below this: one-way ring → DP
+    double simultaneityThreshold = 0.7; // share of transfers starting with one the other way above this → DP
+    std::int64_t overlapToleranceNs = 50'000; // clock skew allowance when comparing start times
+    double boundaryGapFactor = 3.0;     // a silence this many times the median gap on a pair is a step boundary
+};
+
+enum class PairKind { DP, PP };
+
+struct PairInfo {
+    EndpointId a = 0, b = 0; // a < b
+    PairKind kind = PairKind::PP;
+    std::uint64_t bytesAB = 0, bytesBA = 0;
+    std::uint32_t recordsAB = 0, recordsBA = 0;
+    double asymmetry = 0;    // min/max of the byte counts of the two directions (1 = symmetric)
+    double simultaneity = 0; // share of transfers that start together with one in the reverse direction
+    int forwardVotes = 0;    // PP: step starts where a→b spoke first minus where b→a did
+    double forwardScore = 0; // PP: the same votes, weighted (positive: a→b is forward)
+    std::uint32_t distinctSizes = 0;
+};
+
+struct ParallelismResult {
+    int gpus = 0; // GPUs of the job (topology; an unknown endpoint counts as one)
+    int tp = 0, pp = 0, dp = 0;
+    std::vector<std::vector<EndpointId>> dpGroups; // each in job NIC order
+    std::vector<std::vector<EndpointId>> ppChains; // stage 0 first
+    std::vector<PairInfo> pairs;
+    std::vector<std::string> notes; // inconsistencies and conventions, for the report
+};
+
+ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                                   const ParallelismParams& params = {});
+
+} // namespace prism

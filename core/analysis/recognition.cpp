@@ -1,0 +1,220 @@
+#include "analysis/recognition.h"
+
+#include "model/diagnostics.h"
+
+#include <algorithm>
+#include <boost/pending/disjoint_sets.hpp>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+
+namespace prism {
+
+namespace {
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+struct Cluster {
+    std::vector<std::uint32_t> records; // RoCE record indices, by start time
+    std::vector<EndpointId> endpoints;
+    std::vector<long> hostKeys; // topology host index, or -1-endpoint for an unknown endpoint
+    std::int64_t first = std::numeric_limits<std::int64_t>::max();
+    std::int64_t last = std::numeric_limits<std::int64_t>::min();
+};
+
+double jaccard(const std::vector<long>& a, const std::vector<long>& b) {
+    std::size_t inter = 0, i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        if (a[i] == b[j]) {
+            ++inter;
+            ++i;
+            ++j;
+        } else if (a[i] < b[j])
+            ++i;
+        else
+            ++j;
+    }
+    std::size_t uni = a.size() + b.size() - inter;
+    return uni ? double(inter) / double(uni) : 0.0;
+}
+
+// Pearson correlation of the bytes-per-bin series of two clusters over their common time window.
+double rhythmCorrelation(const FlowTable& flows, const Cluster& a, const Cluster& b, std::size_t bins) {
+    std::int64_t lo = std::max(a.first, b.first), hi = std::min(a.last, b.last);
+    if (hi <= lo) return 0.0;
+    double width = double(hi - lo) / double(bins);
+    if (width < 1000.0) { // never finer than 1 µs per bin
+        width = 1000.0;
+        bins = std::size_t(double(hi - lo) / width) + 1;
+    }
+    auto fill = [&](const Cluster& c) {
+        std::vector<double> s(bins, 0.0);
+        auto begin = std::lower_bound(c.records.begin(), c.records.end(), lo,
+                                      [&](std::uint32_t r, std::int64_t t) { return flows.startNs[r] < t; });
+        for (auto it = begin; it != c.records.end() && flows.startNs[*it] < hi; ++it) {
+            auto k = std::size_t(double(flows.startNs[*it] - lo) / width);
+            s[std::min(k, bins - 1)] += double(flows.bytes[*it]);
+        }
+        return s;
+    };
+    std::vector<double> x = fill(a), y = fill(b);
+    double mx = std::accumulate(x.begin(), x.end(), 0.0) / double(bins);
+    double my = std::accumulate(y.begin(), y.end(), 0.0) / double(bins);
+    double sxy = 0, sxx = 0, syy = 0;
+    for (std::size_t i = 0; i < bins; ++i) {
+        double dx = x[i] - mx, dy = y[i] - my;
+        sxy += dx * dy;
+        sxx += dx * dx;
+        syy += dy * dy;
+    }
+    if (sxx <= 0 || syy <= 0) return 0.0;
+    return sxy / std::sqrt(sxx * syy);
+}
+
+} // namespace
+
+RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology, const RecognitionParams& params,
+                                const std::function<bool(double)>& progress) {
+    RecognitionResult result;
+    const std::size_t n = flows.size();
+    const std::size_t endpoints = flows.endpoints.size();
+
+    // Pass 1: split each endpoint's activity into epochs at long silences; an (endpoint, epoch) is a node.
+    std::vector<std::uint32_t> current(endpoints, kNone);
+    std::vector<std::int64_t> lastEnd(endpoints, 0);
+    std::vector<EndpointId> nodeEndpoint;
+    std::vector<std::uint32_t> roce, srcNode, dstNode;
+    auto nodeOf = [&](EndpointId e, std::int64_t start, std::int64_t end) {
+        if (current[e] == kNone || start - lastEnd[e] > params.jobGapNs) {
+            current[e] = std::uint32_t(nodeEndpoint.size());
+            nodeEndpoint.push_back(e);
+            lastEnd[e] = end;
+        } else
+            lastEnd[e] = std::max(lastEnd[e], end);
+        return current[e];
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!flows.isRoce(i)) continue;
+        roce.push_back(std::uint32_t(i));
+        srcNode.push_back(nodeOf(flows.src[i], flows.startNs[i], flows.endNs[i]));
+        dstNode.push_back(nodeOf(flows.dst[i], flows.startNs[i], flows.endNs[i]));
+        if (progress && (i & 0xFFFFF) == 0 && !progress(0.4 * double(i) / double(n))) throw Cancelled();
+    }
+
+    // Union-find over the nodes: cross-machine clusters.
+    const std::size_t nodes = nodeEndpoint.size();
+    std::vector<std::size_t> rank(nodes), parent(nodes);
+    boost::disjoint_sets<std::size_t*, std::size_t*> sets(rank.data(), parent.data());
+    for (std::size_t v = 0; v < nodes; ++v) sets.make_set(v);
+    for (std::size_t k = 0; k < roce.size(); ++k) sets.union_set(srcNode[k], dstNode[k]);
+
+    std::vector<std::uint32_t> clusterOfRoot(nodes, kNone);
+    std::vector<Cluster> clusters;
+    std::vector<std::uint32_t> clusterOfNode(nodes);
+    for (std::size_t v = 0; v < nodes; ++v) {
+        std::size_t root = sets.find_set(v);
+        if (clusterOfRoot[root] == kNone) {
+            clusterOfRoot[root] = std::uint32_t(clusters.size());
+            clusters.emplace_back();
+        }
+        clusterOfNode[v] = clusterOfRoot[root];
+        Cluster& c = clusters[clusterOfNode[v]];
+        EndpointId e = nodeEndpoint[v];
+        c.endpoints.push_back(e);
+        auto nic = topology.nicByIp(flows.endpoints.at(e));
+        c.hostKeys.push_back(nic && topology.nics[*nic].host >= 0 ? long(topology.nics[*nic].host) : -1L - long(e));
+    }
+    for (std::size_t k = 0; k < roce.size(); ++k) {
+        Cluster& c = clusters[clusterOfNode[srcNode[k]]];
+        std::uint32_t r = roce[k];
+        c.records.push_back(r);
+        c.first = std::min(c.first, flows.startNs[r]);
+        c.last = std::max(c.last, flows.endNs[r]);
+        if (progress && (k & 0xFFFFF) == 0 && !progress(0.4 + 0.3 * double(k) / double(roce.size())))
+            throw Cancelled();
+    }
+    for (Cluster& c : clusters) {
+        std::sort(c.endpoints.begin(), c.endpoints.end());
+        c.endpoints.erase(std::unique(c.endpoints.begin(), c.endpoints.end()), c.endpoints.end());
+        std::sort(c.hostKeys.begin(), c.hostKeys.end());
+        c.hostKeys.erase(std::unique(c.hostKeys.begin(), c.hostKeys.end()), c.hostKeys.end());
+    }
+
+    // Topology-aware merging: overlapping host sets and one shared step rhythm.
+    const std::size_t cn = clusters.size();
+    std::vector<std::size_t> rank2(cn), parent2(cn);
+    boost::disjoint_sets<std::size_t*, std::size_t*> jobs(rank2.data(), parent2.data());
+    for (std::size_t c = 0; c < cn; ++c) jobs.make_set(c);
+    for (std::size_t a = 0; a < cn; ++a) {
+        for (std::size_t b = a + 1; b < cn; ++b) {
+            const Cluster &A = clusters[a], &B = clusters[b];
+            std::int64_t overlap = std::min(A.last, B.last) - std::max(A.first, B.first);
+            std::int64_t shorter = std::min(A.last - A.first, B.last - B.first);
+            if (overlap <= 0 || double(overlap) < 0.5 * double(shorter)) continue;
+            if (jaccard(A.hostKeys, B.hostKeys) < params.jaccardThreshold) continue;
+            if (rhythmCorrelation(flows, A, B, params.rhythmBins) < params.rhythmThreshold) continue;
+            jobs.union_set(a, b);
+        }
+        if (progress && !progress(0.7 + 0.25 * double(a + 1) / double(cn))) throw Cancelled();
+    }
+
+    std::map<std::size_t, std::vector<std::size_t>> members;
+    for (std::size_t c = 0; c < cn; ++c) members[jobs.find_set(c)].push_back(c);
+    std::size_t unknownTotal = 0;
+    for (auto& [root, list] : members) {
+        RecognizedJob job;
+        job.clusters = int(list.size());
+        job.startNs = std::numeric_limits<std::int64_t>::max();
+        job.endNs = std::numeric_limits<std::int64_t>::min();
+        for (std::size_t c : list) {
+            const Cluster& C = clusters[c];
+            job.nics.insert(job.nics.end(), C.endpoints.begin(), C.endpoints.end());
+            job.records.insert(job.records.end(), C.records.begin(), C.records.end());
+            job.startNs = std::min(job.startNs, C.first);
+            job.endNs = std::max(job.endNs, C.last);
+        }
+        std::sort(job.records.begin(), job.records.end());
+        for (std::uint32_t r : job.records) job.bytes += flows.bytes[r];
+        std::sort(job.nics.begin(), job.nics.end());
+        job.nics.erase(std::unique(job.nics.begin(), job.nics.end()), job.nics.end());
+        // Order NICs by (host, first GPU); unknown endpoints last, by address.
+        struct Key {
+            int host;
+            int gpu;
+            IpAddr ip;
+        };
+        std::vector<std::pair<Key, EndpointId>> keyed;
+        for (EndpointId e : job.nics) {
+            const IpAddr& ip = flows.endpoints.at(e);
+            auto nic = topology.nicByIp(ip);
+            if (nic && topology.nics[*nic].host >= 0) {
+                const Nic& N = topology.nics[*nic];
+                keyed.push_back({{N.host, N.gpus.empty() ? 0 : N.gpus.front(), ip}, e});
+                job.hosts.push_back(N.host);
+            } else {
+                keyed.push_back({{std::numeric_limits<int>::max(), 0, ip}, e});
+                job.unknownNics.push_back(e);
+            }
+        }
+        std::sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) {
+            return std::tie(x.first.host, x.first.gpu, x.first.ip) < std::tie(y.first.host, y.first.gpu, y.first.ip);
+        });
+        for (std::size_t i = 0; i < keyed.size(); ++i) job.nics[i] = keyed[i].second;
+        std::sort(job.hosts.begin(), job.hosts.end());
+        job.hosts.erase(std::unique(job.hosts.begin(), job.hosts.end()), job.hosts.end());
+        unknownTotal += job.unknownNics.size();
+        result.jobs.push_back(std::move(job));
+    }
+    std::sort(result.jobs.begin(), result.jobs.end(), [&](const RecognizedJob& a, const RecognizedJob& b) {
+        if (a.startNs != b.startNs) return a.startNs < b.startNs;
+        return flows.endpoints.at(a.nics.front()) < flows.endpoints.at(b.nics.front());
+    });
+    if (unknownTotal)
+        result.notes.push_back(std::to_string(unknownTotal) +
+                               " RoCE endpoints are not NICs of topology.json; each is treated as its own host");
+    if (progress && !progress(1.0)) throw Cancelled();
+    return result;
+}
+
+} // namespace prism

@@ -1,0 +1,44 @@
+#pragma once
+// Stage 1: job recognition. Union-find over RoCE flow endpoints gives cross-machine clusters (one per
+// rail for a rail-optimized job, since TP traffic never reaches the network); clusters of one job are
+// merged when their host sets overlap (Jaccard) AND they share one step rhythm (two jobs on the same
+// hosts with disjoint GPUs have identical host sets but do not step together). An endpoint silent for
+// longer than `jobGapNs` starts a new epoch, so a GPU set reused by a later job becomes a new job.
+#include "model/flow_table.h"
+#include "model/topology.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace prism {
+
+struct RecognitionParams {
+    double jaccardThreshold = 0.5; // host-set similarity needed to merge two clusters
+    double rhythmThreshold = 0.5;  // correlation of binned traffic needed to merge two clusters
+    std::int64_t jobGapNs = 60'000'000'000; // silence that separates two jobs on the same endpoints
+    std::size_t rhythmBins = 8192;          // bins of the traffic series compared between clusters
+};
+
+struct RecognizedJob {
+    std::vector<EndpointId> nics; // endpoints of the job, ordered by (host, GPU) where known
+    std::vector<int> hosts;       // topology host indices (sorted); unknown endpoints are not listed
+    std::vector<EndpointId> unknownNics; // endpoints of the job that the topology does not know
+    std::int64_t startNs = 0;
+    std::int64_t endNs = 0;
+    std::vector<std::uint32_t> records; // indices of the job's RoCE records in the FlowTable, by start time
+    int clusters = 0;                   // cross-machine clusters merged into this job
+    std::uint64_t bytes = 0;
+};
+
+struct RecognitionResult {
+    std::vector<RecognizedJob> jobs; // ordered by start time, then first NIC
+    std::vector<std::string> notes;
+};
+
+RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology,
+                                const RecognitionParams& params = {},
+                                const std::function<bool(double)>& progress = {});
+
+} // namespace prism
