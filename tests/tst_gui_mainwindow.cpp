@@ -39,7 +39,7 @@ private slots:
         w.openPath(m_capture);
         QVERIFY(done.wait(60000));
         QVERIFY(w.session());
-        const auto& s = *w.session()->report.capture;
+        const auto& s = *w.session()->report().capture;
         QVERIFY(s.records > 0);
         QVERIFY(s.roceRecords > 0);
         QVERIFY(s.otherRecords > 0);
@@ -48,7 +48,7 @@ private slots:
         QVERIFY(w.summaryView()->fieldText("Hosts").startsWith(QString::number(s.hosts) + " hosts"));
         QVERIFY(w.windowTitle().contains("tiny"));
         QVERIFY(w.recentFiles().contains(QFileInfo(m_capture).absoluteFilePath()));
-        QCOMPARE(w.summaryView()->jobTable()->rowCount(), int(w.session()->report.jobs.size()));
+        QCOMPARE(w.summaryView()->jobTable()->rowCount(), int(w.session()->report().jobs.size()));
     }
 
     void aMissingCaptureShowsAnErrorAndTheWindowLives() {
@@ -81,7 +81,7 @@ private slots:
         QSignalSpy done(w.loader(), &CaptureLoader::finished);
         w.openPath(dir);
         QVERIFY(done.wait(60000));
-        QCOMPARE(w.session()->report.capture->skippedRows, 1u);
+        QCOMPARE(w.session()->report().capture->skippedRows, 1u);
         bool listed = false;
         for (int i = 0; i < w.problemsList()->count(); ++i)
             listed |= w.problemsList()->item(i)->text().contains("not-an-ip");

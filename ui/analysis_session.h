@@ -1,7 +1,7 @@
 #pragma once
 // What one load produces: the capture and the analysis report, shared read-only by every view.
+#include "analysis/pipeline.h"
 #include "io/capture.h"
-#include "model/report.h"
 
 #include <QMetaType>
 #include <QString>
@@ -12,7 +12,8 @@ namespace prism::ui {
 struct AnalysisSession {
     QString source;
     Capture capture;
-    Report report;
+    Analysis analysis; // analysis.report is what the CLI would write
+    const Report& report() const { return analysis.report; }
 };
 
 using SessionPtr = std::shared_ptr<const AnalysisSession>;

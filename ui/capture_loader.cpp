@@ -21,7 +21,7 @@ SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) {
     LoadOptions lo;
     lo.strict = strict;
     session->capture = loadCapture(path.toStdString(), lo);
-    session->report = analyzeCapture(session->capture);
+    session->analysis = runAnalysis(session->capture);
     return session;
 }
 
@@ -60,7 +60,7 @@ int CaptureLoader::load(const QString& path, bool strict) {
             session->capture = loadCapture(path.toStdString(), lo);
             AnalysisOptions ao;
             ao.progress = [report](double f) { return report(0.8 + 0.2 * f, "Analysing"); };
-            session->report = analyzeCapture(session->capture, ao);
+            session->analysis = runAnalysis(session->capture, ao);
             if (job->cancel) throw Cancelled();
             SessionPtr done = session;
             post([id = job->id, done](CaptureLoader* l) {

@@ -177,7 +177,7 @@ void MainWindow::setSession(const SessionPtr& session) {
     m_reloadAction->setEnabled(bool(session));
     if (!session) return;
     setWindowTitle(tr("%1 — LLMPrism").arg(QFileInfo(session->source).fileName()));
-    for (const JobInfo& j : session->report.jobs)
+    for (const JobInfo& j : session->report().jobs)
         m_jobList->addItem(tr("%1   %2 GPUs · TP %3 × PP %4 × DP %5")
                                .arg(QString::fromStdString(j.id))
                                .arg(j.gpus.size())
@@ -197,10 +197,10 @@ void MainWindow::setSession(const SessionPtr& session) {
                                                 QString::fromStdString(w.toString())));
     if (d.warningCount > d.warnings.size())
         m_problems->addItem(tr("… and %1 more warnings").arg(d.warningCount - d.warnings.size()));
-    const auto& s = *session->report.capture;
+    const auto& s = *session->report().capture;
     m_statusLabel->setText(tr("%1 records, %2 jobs, %3 rows skipped")
                                .arg(QString::fromStdString(formatCount(s.records)))
-                               .arg(session->report.jobs.size())
+                               .arg(session->report().jobs.size())
                                .arg(s.skippedRows));
 }
 

@@ -82,11 +82,11 @@ void SummaryView::clear() {
 }
 
 void SummaryView::setSession(const SessionPtr& session) {
-    if (!session || !session->report.capture) {
+    if (!session || !session->report().capture) {
         clear();
         return;
     }
-    const CaptureSummary& s = *session->report.capture;
+    const CaptureSummary& s = *session->report().capture;
     const Capture& c = session->capture;
     m_placeholder->hide();
     for (int i = 0; i < m_form->rowCount(); ++i) m_form->setRowVisible(i, true);
@@ -115,7 +115,7 @@ void SummaryView::setSession(const SessionPtr& session) {
                                     .arg(q(formatCount(s.skippedRows)), q(formatCount(s.warnings)))
                               : tr("none"));
 
-    const auto& jobs = session->report.jobs;
+    const auto& jobs = session->report().jobs;
     m_jobs->setRowCount(int(jobs.size()));
     for (int r = 0; r < int(jobs.size()); ++r) {
         const JobInfo& j = jobs[r];

@@ -43,6 +43,7 @@ Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options) {
         if (!rj.unknownNics.empty())
             info.notes.push_back(std::to_string(rj.unknownNics.size()) +
                                  " endpoints of this job are not in topology.json; each counts as its own host");
+        out.timelines.push_back(buildTimeline(flows, topo, rj, par, info.steps));
         report.jobs.push_back(std::move(info));
         out.parallelism.push_back(std::move(par));
         if (options.progress && !options.progress(0.6 + 0.4 * double(j + 1) / double(jobs.size())))

@@ -3,6 +3,7 @@
 // can be tested alone and run in a worker thread; progress and cancellation go through a callback.
 #include "analysis/parallelism.h"
 #include "analysis/recognition.h"
+#include "analysis/timeline.h"
 #include "io/capture.h"
 #include "model/report.h"
 
@@ -22,6 +23,7 @@ struct Analysis {
     Report report;
     RecognitionResult recognition;
     std::vector<ParallelismResult> parallelism; // one per recognized job, same order as report.jobs
+    std::vector<JobTimeline> timelines;         // one per recognized job, same order as report.jobs
 };
 
 Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options = {});
