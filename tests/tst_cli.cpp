@@ -1,0 +1,163 @@
+// llmprism-cli end to end: simulate -> analyze -> evaluate, help texts, exit codes, errors.
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonArray>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+struct Run {
+    int code = -1;
+    QString out, err;
+};
+
+static Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(LLMPRISM_CLI, args);
+    p.waitForFinished(300000);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+static QByteArray readAll(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+class TestCli : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    void everyCommandHasHelp_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("main") << QStringList{"--help"} << "Commands:";
+        QTest::newRow("simulate") << QStringList{"simulate", "--help"} << "--preset NAME";
+        QTest::newRow("analyze") << QStringList{"analyze", "--help"} << "--csv-steps";
+        QTest::newRow("evaluate") << QStringList{"evaluate", "--help"} << "--expect-perfect";
+    }
+    void everyCommandHasHelp() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, expected);
+        Run r = cli(args);
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.out.contains(expected));
+        QVERIFY(r.out.contains("Usage:"));
+    }
+
+    void badCommandLinesExitWithCodeTwo_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no command") << QStringList{} << "Usage:";
+        QTest::newRow("unknown command") << QStringList{"frobnicate"} << "unknown command";
+        QTest::newRow("unknown option") << QStringList{"analyze", "x", "--bogus"} << "unknown option --bogus";
+        QTest::newRow("no preset") << QStringList{"simulate", "--out", "x"} << "--preset is required";
+        QTest::newRow("unknown preset") << QStringList{"simulate", "--preset", "huge", "--out", "x"}
+                                        << "expected one of: tiny";
+        QTest::newRow("bad seed") << QStringList{"simulate", "--preset", "tiny", "--seed", "-4", "--out", "x"}
+                                  << "--seed expects a non-negative integer";
+        QTest::newRow("missing value") << QStringList{"evaluate", "--report"} << "needs a value";
+        QTest::newRow("two captures") << QStringList{"analyze", "a", "b"} << "exactly one CAPTURE";
+    }
+    void badCommandLinesExitWithCodeTwo() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        Run r = cli(args);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    }
+
+    void presetsAreListed() {
+        Run r = cli({"simulate", "--list-presets"});
+        QCOMPARE(r.code, 0);
+        for (const char* p : {"tiny", "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline", "anomalies",
+                              "reuse", "large"})
+            QVERIFY2(r.out.split('\n').contains(p), p);
+    }
+
+    void simulateAnalyzeEvaluateRoundTrip() {
+        const QString cap = m_dir.filePath("two-jobs");
+        Run sim = cli({"simulate", "--preset", "two-jobs", "--seed", "4", "--out", cap});
+        QCOMPARE(sim.code, 0);
+        for (const char* f : {"flows.csv", "topology.json", "truth.json"}) QVERIFY(QFile::exists(cap + "/" + f));
+        QByteArray flowsBefore = readAll(cap + "/flows.csv");
+
+        Run an = cli({"analyze", cap, "--json", cap + "/report.json", "--csv-steps", cap + "/steps.csv"});
+        QCOMPARE(an.code, 0);
+        QVERIFY(an.out.contains("Records"));
+        QVERIFY(an.out.contains("job-0:"));
+        QVERIFY(an.out.contains("job-1:"));
+        QCOMPARE(readAll(cap + "/flows.csv"), flowsBefore); // inputs are never modified
+        QJsonObject report = QJsonDocument::fromJson(readAll(cap + "/report.json")).object();
+        QCOMPARE(report["format"].toString(), QString("llmprism-report"));
+        QCOMPARE(report["jobs"].toArray().size(), 2);
+        QVERIFY(readAll(cap + "/steps.csv").startsWith("job,index,start_ns,end_ns,duration_ns,slow\n"));
+
+        Run ev = cli({"evaluate", "--report", cap + "/report.json", "--truth", cap + "/truth.json", "--json",
+                      cap + "/eval.json"});
+        QCOMPARE(ev.code, 0);
+        QJsonObject e = QJsonDocument::fromJson(readAll(cap + "/eval.json")).object();
+        QJsonObject jobs = e["totals"].toObject()["jobs"].toObject();
+        QCOMPARE(jobs["precision"].toDouble(), 1.0);
+        QCOMPARE(jobs["recall"].toDouble(), 1.0);
+    }
+
+    void aGzipCaptureAnalyzesLikeThePlainOne() {
+        const QString plain = m_dir.filePath("plain"), gz = m_dir.filePath("gz");
+        QCOMPARE(cli({"simulate", "--preset", "tiny", "--out", plain}).code, 0);
+        QCOMPARE(cli({"simulate", "--preset", "tiny", "--gzip", "--out", gz}).code, 0);
+        QVERIFY(QFile::exists(gz + "/flows.csv.gz"));
+        Run a = cli({"analyze", plain, "--json", plain + "/r.json"});
+        Run b = cli({"analyze", gz, "--json", gz + "/r.json"});
+        QCOMPARE(a.code, 0);
+        QCOMPARE(b.code, 0);
+        QJsonObject ra = QJsonDocument::fromJson(readAll(plain + "/r.json")).object();
+        QJsonObject rb = QJsonDocument::fromJson(readAll(gz + "/r.json")).object();
+        QCOMPARE(ra["jobs"], rb["jobs"]);
+    }
+
+    void badInputExitsWithCodeOneAndNamesTheProblem() {
+        Run missing = cli({"analyze", m_dir.filePath("nowhere")});
+        QCOMPARE(missing.code, 1);
+        QVERIFY(missing.err.contains("nowhere"));
+
+        const QString bad = m_dir.filePath("bad");
+        QVERIFY(QDir().mkpath(bad));
+        QFile f(bad + "/flows.csv");
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes\n1,2,10.0.0.1,10.0.0.2,1,4791,17,5\n"
+                "3,4,10.0.0.1,10.0.0.999,1,4791,17,5\n");
+        f.close();
+        Run lenient = cli({"analyze", bad});
+        QCOMPARE(lenient.code, 0);
+        QVERIFY(lenient.out.contains("1 rows skipped"));
+        Run strict = cli({"analyze", bad, "--strict"});
+        QCOMPARE(strict.code, 1);
+        QVERIFY2(strict.err.contains("flows.csv:3:4"), qPrintable(strict.err));
+        QVERIFY(strict.err.contains("10.0.0.999"));
+
+        Run ev = cli({"evaluate", "--report", bad + "/flows.csv", "--truth", bad + "/flows.csv"});
+        QCOMPARE(ev.code, 1);
+        QVERIFY(ev.err.contains("flows.csv"));
+    }
+
+    void expectPerfectFailsWithCodeThreeOnAWrongReport() {
+        const QString cap = m_dir.filePath("tiny-perfect");
+        QCOMPARE(cli({"simulate", "--preset", "tiny", "--out", cap}).code, 0);
+        // The truth scored against itself is perfect; a report without jobs is not.
+        QCOMPARE(cli({"evaluate", "--report", cap + "/truth.json", "--truth", cap + "/truth.json",
+                      "--expect-perfect"}).code, 0);
+        QFile f(cap + "/empty.json");
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"format":"llmprism-report","version":1,"jobs":[]})");
+        f.close();
+        Run r = cli({"evaluate", "--report", cap + "/empty.json", "--truth", cap + "/truth.json", "--expect-perfect"});
+        QCOMPARE(r.code, 3);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
