@@ -17,6 +17,10 @@ constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 // Record lists in compressed-sparse-row form: list k is idx[off[k] .. off[k+1]).
 struct Csr {
     std::vector<std::uint32_t> off, idx;
+    // Per-pair lists also carry their records' times and sizes in list order, so the per-pair passes read
+    // memory sequentially instead of jumping across the whole capture.
+    std::vector<std::int64_t> startNs, endNs;
+    std::vector<std::uint64_t> bytes;
     std::size_t size(std::size_t k) const { return off[k + 1] - off[k]; }
     const std::uint32_t* begin(std::size_t k) const { return idx.data() + off[k]; }
     const std::uint32_t* end(std::size_t k) const { return idx.data() + off[k + 1]; }
@@ -25,14 +29,13 @@ struct Csr {
 // Number of records of `x` that start within ± tol of the start of some record of `y`; both sorted by start.
 // A collective between two peers (a two-member ring) sends both ways at once; pipeline neighbours send
 // activations and gradients at different moments of the schedule.
-std::size_t simultaneous(const FlowTable& f, const std::uint32_t* xb, const std::uint32_t* xe, const std::uint32_t* yb,
-                         const std::uint32_t* ye, std::int64_t tol) {
+std::size_t simultaneous(const std::int64_t* xb, const std::int64_t* xe, const std::int64_t* yb, const std::int64_t* ye,
+                         std::int64_t tol) {
     std::size_t hits = 0;
-    const std::uint32_t* j = yb;
+    const std::int64_t* j = yb;
     for (auto p = xb; p != xe; ++p) {
-        std::int64_t s = f.startNs[*p];
-        while (j != ye && f.startNs[*j] < s - tol) ++j;
-        if (j != ye && f.startNs[*j] <= s + tol) ++hits;
+        while (j != ye && *j < *p - tol) ++j;
+        if (j != ye && *j <= *p + tol) ++hits;
     }
     return hits;
 }
@@ -41,13 +44,14 @@ std::size_t simultaneous(const FlowTable& f, const std::uint32_t* xb, const std:
 struct Silence {
     std::int64_t gap, end, begin;
 };
-std::vector<Silence> silences(const FlowTable& f, const std::vector<std::uint32_t>& recs) {
+// `recs` index `start` and `end`, in start order.
+std::vector<Silence> silences(const std::int64_t* start, const std::int64_t* end, const std::vector<std::uint32_t>& recs) {
     std::vector<Silence> out;
     std::int64_t maxEnd = std::numeric_limits<std::int64_t>::min();
     for (std::uint32_t r : recs) {
-        if (maxEnd != std::numeric_limits<std::int64_t>::min() && f.startNs[r] > maxEnd)
-            out.push_back({f.startNs[r] - maxEnd, f.startNs[r], maxEnd});
-        maxEnd = std::max(maxEnd, f.endNs[r]);
+        if (maxEnd != std::numeric_limits<std::int64_t>::min() && start[r] > maxEnd)
+            out.push_back({start[r] - maxEnd, start[r], maxEnd});
+        maxEnd = std::max(maxEnd, end[r]);
     }
     return out;
 }
@@ -67,8 +71,9 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                                    const ParallelismParams& params) {
     ParallelismResult res;
     const std::size_t n = job.nics.size();
-    std::unordered_map<EndpointId, std::uint32_t> local;
-    for (std::size_t i = 0; i < n; ++i) local.emplace(job.nics[i], std::uint32_t(i));
+    std::vector<std::uint32_t> localOf(flows.endpoints.size(), kNone); // endpoint -> index in job.nics
+    for (std::size_t i = 0; i < n; ++i) localOf[job.nics[i]] = std::uint32_t(i);
+    auto local = [&](EndpointId e) { return localOf[e]; };
 
     // Pair ids: dense matrix for usual job sizes, hash map beyond.
     const bool dense = n <= 4096;
@@ -80,7 +85,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     std::vector<std::uint32_t> srcLocal(m), dstLocal(m);
     for (std::size_t k = 0; k < m; ++k) {
         std::uint32_t r = job.records[k];
-        std::uint32_t s = local.at(flows.src[r]), d = local.at(flows.dst[r]);
+        std::uint32_t s = local(flows.src[r]), d = local(flows.dst[r]);
         srcLocal[k] = s;
         dstLocal[k] = d;
         std::uint32_t a = std::min(s, d), b = std::max(s, d);
@@ -98,28 +103,40 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     const std::size_t pairs = pairEnds.size();
 
     // Record lists per pair direction and per endpoint (CSR).
-    Csr byDir, byNode;
+    Csr byDir, byNode; // byNode is built only when needed (jobs without DP traffic)
     byDir.off.assign(pairs * 2 + 1, 0);
-    byNode.off.assign(n + 1, 0);
-    for (std::size_t k = 0; k < m; ++k) {
-        ++byDir.off[slot[k] + 1];
-        ++byNode.off[srcLocal[k] + 1];
-        ++byNode.off[dstLocal[k] + 1];
-    }
+    for (std::size_t k = 0; k < m; ++k) ++byDir.off[slot[k] + 1];
     for (std::size_t i = 1; i < byDir.off.size(); ++i) byDir.off[i] += byDir.off[i - 1];
-    for (std::size_t i = 1; i < byNode.off.size(); ++i) byNode.off[i] += byNode.off[i - 1];
     byDir.idx.resize(m);
-    byNode.idx.resize(2 * m);
+    byDir.startNs.resize(m);
+    byDir.endNs.resize(m);
+    byDir.bytes.resize(m);
     {
         std::vector<std::uint32_t> fillDir(byDir.off.begin(), byDir.off.end() - 1);
-        std::vector<std::uint32_t> fillNode(byNode.off.begin(), byNode.off.end() - 1);
         for (std::size_t k = 0; k < m; ++k) {
             std::uint32_t r = job.records[k];
-            byDir.idx[fillDir[slot[k]]++] = r;
-            byNode.idx[fillNode[srcLocal[k]]++] = r;
-            byNode.idx[fillNode[dstLocal[k]]++] = r;
+            std::uint32_t pos = fillDir[slot[k]]++;
+            byDir.idx[pos] = r;
+            byDir.startNs[pos] = flows.startNs[r];
+            byDir.endNs[pos] = flows.endNs[r];
+            byDir.bytes[pos] = flows.bytes[r];
         }
     }
+    auto buildByNode = [&] {
+        if (!byNode.off.empty()) return;
+        byNode.off.assign(n + 1, 0);
+        for (std::size_t k = 0; k < m; ++k) {
+            ++byNode.off[srcLocal[k] + 1];
+            ++byNode.off[dstLocal[k] + 1];
+        }
+        for (std::size_t i = 1; i < byNode.off.size(); ++i) byNode.off[i] += byNode.off[i - 1];
+        byNode.idx.resize(2 * m);
+        std::vector<std::uint32_t> fillNode(byNode.off.begin(), byNode.off.end() - 1);
+        for (std::size_t k = 0; k < m; ++k) {
+            byNode.idx[fillNode[srcLocal[k]]++] = std::uint32_t(k); // job-local index
+            byNode.idx[fillNode[dstLocal[k]]++] = std::uint32_t(k);
+        }
+    };
 
     // Signature of each pair.
     res.pairs.resize(pairs);
@@ -130,17 +147,28 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         const std::size_t ab = p * 2, ba = p * 2 + 1;
         pi.recordsAB = std::uint32_t(byDir.size(ab));
         pi.recordsBA = std::uint32_t(byDir.size(ba));
-        std::vector<std::uint64_t> sizes;
-        for (auto q = byDir.begin(ab); q != byDir.end(ab); ++q) pi.bytesAB += flows.bytes[*q], sizes.push_back(flows.bytes[*q]);
-        for (auto q = byDir.begin(ba); q != byDir.end(ba); ++q) pi.bytesBA += flows.bytes[*q], sizes.push_back(flows.bytes[*q]);
-        std::sort(sizes.begin(), sizes.end());
-        pi.distinctSizes = std::uint32_t(std::unique(sizes.begin(), sizes.end()) - sizes.begin());
+        // Distinct record sizes, counted up to kMaxDistinct (pipelines repeat a few sizes).
+        constexpr std::size_t kMaxDistinct = 32;
+        std::uint64_t sizes[kMaxDistinct];
+        std::size_t distinct = 0;
+        auto count = [&](std::uint64_t v) {
+            for (std::size_t i = 0; i < distinct; ++i)
+                if (sizes[i] == v) return;
+            if (distinct < kMaxDistinct) sizes[distinct++] = v;
+        };
+        for (std::size_t q = byDir.off[ab]; q < byDir.off[ab + 1]; ++q) pi.bytesAB += byDir.bytes[q], count(byDir.bytes[q]);
+        for (std::size_t q = byDir.off[ba]; q < byDir.off[ba + 1]; ++q) pi.bytesBA += byDir.bytes[q], count(byDir.bytes[q]);
+        pi.distinctSizes = std::uint32_t(distinct);
         std::uint64_t hi = std::max(pi.bytesAB, pi.bytesBA), lo = std::min(pi.bytesAB, pi.bytesBA);
         pi.asymmetry = hi ? double(lo) / double(hi) : 0.0;
         std::size_t total = pi.recordsAB + pi.recordsBA;
         std::size_t hits =
-            simultaneous(flows, byDir.begin(ab), byDir.end(ab), byDir.begin(ba), byDir.end(ba), params.overlapToleranceNs) +
-            simultaneous(flows, byDir.begin(ba), byDir.end(ba), byDir.begin(ab), byDir.end(ab), params.overlapToleranceNs);
+            simultaneous(byDir.startNs.data() + byDir.off[ab], byDir.startNs.data() + byDir.off[ab + 1],
+                         byDir.startNs.data() + byDir.off[ba], byDir.startNs.data() + byDir.off[ba + 1],
+                         params.overlapToleranceNs) +
+            simultaneous(byDir.startNs.data() + byDir.off[ba], byDir.startNs.data() + byDir.off[ba + 1],
+                         byDir.startNs.data() + byDir.off[ab], byDir.startNs.data() + byDir.off[ab + 1],
+                         params.overlapToleranceNs);
         pi.simultaneity = total ? double(hits) / double(total) : 0.0;
         pi.kind = (pi.asymmetry < params.asymmetryThreshold || pi.simultaneity > params.simultaneityThreshold)
                       ? PairKind::DP
@@ -163,25 +191,34 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     // boundaries are the long silences of the two endpoints' combined activity.
     std::vector<std::vector<std::int64_t>> burstEnds(n);
     {
+        // DP records of each node, in start order: its records (job-local indices) on DP pairs.
+        // (Merging the few sorted DP pair lists of a node is cache-friendly; filtering its records is not.)
         std::vector<std::vector<std::uint32_t>> dpRecs(n);
         for (std::size_t p = 0; p < pairs; ++p) {
             if (res.pairs[p].kind != PairKind::DP) continue;
-            for (std::size_t dir = 0; dir < 2; ++dir)
-                for (auto q = byDir.begin(p * 2 + dir); q != byDir.end(p * 2 + dir); ++q) {
-                    dpRecs[pairEnds[p].first].push_back(*q);
-                    dpRecs[pairEnds[p].second].push_back(*q);
+            for (std::uint32_t v : {pairEnds[p].first, pairEnds[p].second})
+                for (std::size_t dir = 0; dir < 2; ++dir) {
+                    std::vector<std::uint32_t> merged;
+                    merged.reserve(dpRecs[v].size() + byDir.size(p * 2 + dir));
+                    const std::uint32_t first = byDir.off[p * 2 + dir], last = byDir.off[p * 2 + dir + 1];
+                    auto it = dpRecs[v].begin();
+                    for (std::uint32_t q = first; q < last; ++q) { // merge positions by start time
+                        while (it != dpRecs[v].end() && byDir.startNs[*it] <= byDir.startNs[q]) merged.push_back(*it++);
+                        merged.push_back(q);
+                    }
+                    merged.insert(merged.end(), it, dpRecs[v].end());
+                    dpRecs[v].swap(merged);
                 }
         }
         for (std::size_t v = 0; v < n; ++v) {
             auto& recs = dpRecs[v];
             if (recs.empty()) continue;
-            std::sort(recs.begin(), recs.end()); // record index order is start order
-            auto gaps = silences(flows, recs);
+            auto gaps = silences(byDir.startNs.data(), byDir.endNs.data(), recs);
             std::int64_t threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(gaps), 1));
             for (auto& [gap, t, before] : gaps)
                 if (gap > threshold) burstEnds[v].push_back(before);
             std::int64_t last = 0;
-            for (std::uint32_t r : recs) last = std::max(last, flows.endNs[r]);
+            for (std::uint32_t q : recs) last = std::max(last, byDir.endNs[q]);
             burstEnds[v].push_back(last);
         }
     }
@@ -190,16 +227,23 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         PairInfo& pi = res.pairs[p];
         if (pi.kind != PairKind::PP) continue;
         auto [x, y] = pairEnds[p];
+        // Positions of the pair's records in both directions, by start; positions below `reverse` are a→b.
+        const std::uint32_t forwardBegin = byDir.off[p * 2], reverse = byDir.off[p * 2 + 1],
+                            reverseEnd = byDir.off[p * 2 + 2];
         std::vector<std::uint32_t> pairRecs;
-        std::merge(byDir.begin(p * 2), byDir.end(p * 2), byDir.begin(p * 2 + 1), byDir.end(p * 2 + 1),
-                   std::back_inserter(pairRecs));
+        pairRecs.reserve(reverseEnd - forwardBegin);
+        {
+            std::uint32_t i = forwardBegin, j = reverse;
+            while (i < reverse || j < reverseEnd)
+                pairRecs.push_back(j >= reverseEnd || (i < reverse && byDir.startNs[i] <= byDir.startNs[j]) ? i++ : j++);
+        }
         int votes = 0;
         double score = 0; // votes weighted by the silence before them
         auto vote = [&](std::int64_t t, double weight) {
             auto it = std::lower_bound(pairRecs.begin(), pairRecs.end(), t,
-                                       [&](std::uint32_t r, std::int64_t v) { return flows.startNs[r] < v; });
+                                       [&](std::uint32_t q, std::int64_t v) { return byDir.startNs[q] < v; });
             if (it == pairRecs.end()) return;
-            int sign = local.at(flows.src[*it]) == x ? 1 : -1;
+            int sign = *it < reverse ? 1 : -1;
             votes += sign;
             score += sign * weight;
         };
@@ -207,15 +251,17 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             for (std::int64_t t : burstEnds[x]) vote(t, 1.0);
             for (std::int64_t t : burstEnds[y]) vote(t, 1.0);
         } else {
+            buildByNode();
             std::vector<std::uint32_t> act;
             std::merge(byNode.begin(x), byNode.end(x), byNode.begin(y), byNode.end(y), std::back_inserter(act));
             act.erase(std::unique(act.begin(), act.end()), act.end());
-            auto gaps = silences(flows, act);
+            for (std::uint32_t& k : act) k = job.records[k];
+            auto gaps = silences(flows.startNs.data(), flows.endNs.data(), act);
             double threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(gaps), 1));
             for (auto& [gap, t, before] : gaps)
                 if (double(gap) > threshold) vote(t, double(gap));
         }
-        if (score == 0 && !pairRecs.empty()) vote(flows.startNs[pairRecs.front()], 1.0); // the first is forward
+        if (score == 0 && !pairRecs.empty()) vote(byDir.startNs[pairRecs.front()], 1.0); // the first is forward
         pi.forwardVotes = votes;
         pi.forwardScore = score;
         std::uint32_t from = score >= 0 ? x : y, to = score >= 0 ? y : x;

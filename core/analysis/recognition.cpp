@@ -16,7 +16,9 @@ namespace {
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 struct Cluster {
-    std::vector<std::uint32_t> records; // RoCE record indices, by start time
+    std::size_t records = 0;
+    std::vector<float> series; // bytes per bin of the global grid, from bin `firstBin` on (candidates only)
+    std::int64_t firstBin = 0;
     std::vector<EndpointId> endpoints;
     std::vector<long> hostKeys; // topology host index, or -1-endpoint for an unknown endpoint
     std::int64_t first = std::numeric_limits<std::int64_t>::max();
@@ -39,30 +41,20 @@ double jaccard(const std::vector<long>& a, const std::vector<long>& b) {
     return uni ? double(inter) / double(uni) : 0.0;
 }
 
-// Pearson correlation of the bytes-per-bin series of two clusters over their common time window.
-double rhythmCorrelation(const FlowTable& flows, const Cluster& a, const Cluster& b, std::size_t bins) {
-    std::int64_t lo = std::max(a.first, b.first), hi = std::min(a.last, b.last);
-    if (hi <= lo) return 0.0;
-    double width = double(hi - lo) / double(bins);
-    if (width < 1000.0) { // never finer than 1 µs per bin
-        width = 1000.0;
-        bins = std::size_t(double(hi - lo) / width) + 1;
-    }
-    auto fill = [&](const Cluster& c) {
-        std::vector<double> s(bins, 0.0);
-        auto begin = std::lower_bound(c.records.begin(), c.records.end(), lo,
-                                      [&](std::uint32_t r, std::int64_t t) { return flows.startNs[r] < t; });
-        for (auto it = begin; it != c.records.end() && flows.startNs[*it] < hi; ++it) {
-            auto k = std::size_t(double(flows.startNs[*it] - lo) / width);
-            s[std::min(k, bins - 1)] += double(flows.bytes[*it]);
-        }
-        return s;
-    };
-    std::vector<double> x = fill(a), y = fill(b);
-    double mx = std::accumulate(x.begin(), x.end(), 0.0) / double(bins);
-    double my = std::accumulate(y.begin(), y.end(), 0.0) / double(bins);
+// Pearson correlation of the bytes-per-bin series of two clusters over their common bins.
+double rhythmCorrelation(const Cluster& a, const Cluster& b) {
+    std::int64_t lo = std::max(a.firstBin, b.firstBin);
+    std::int64_t hi = std::min(a.firstBin + std::int64_t(a.series.size()), b.firstBin + std::int64_t(b.series.size()));
+    if (hi - lo < 2) return 0.0;
+    const float* x = a.series.data() + (lo - a.firstBin);
+    const float* y = b.series.data() + (lo - b.firstBin);
+    const std::size_t n = std::size_t(hi - lo);
+    double mx = 0, my = 0;
+    for (std::size_t i = 0; i < n; ++i) mx += x[i], my += y[i];
+    mx /= double(n);
+    my /= double(n);
     double sxy = 0, sxx = 0, syy = 0;
-    for (std::size_t i = 0; i < bins; ++i) {
+    for (std::size_t i = 0; i < n; ++i) {
         double dx = x[i] - mx, dy = y[i] - my;
         sxy += dx * dy;
         sxx += dx * dx;
@@ -125,15 +117,17 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
         auto nic = topology.nicByIp(flows.endpoints.at(e));
         c.hostKeys.push_back(nic && topology.nics[*nic].host >= 0 ? long(topology.nics[*nic].host) : -1L - long(e));
     }
+    std::vector<std::uint32_t> clusterOfRecord(roce.size());
     for (std::size_t k = 0; k < roce.size(); ++k) {
-        Cluster& c = clusters[clusterOfNode[srcNode[k]]];
+        std::uint32_t ci = clusterOfNode[srcNode[k]];
+        clusterOfRecord[k] = ci;
+        Cluster& c = clusters[ci];
         std::uint32_t r = roce[k];
-        c.records.push_back(r);
+        ++c.records;
         c.first = std::min(c.first, flows.startNs[r]);
         c.last = std::max(c.last, flows.endNs[r]);
-        if (progress && (k & 0xFFFFF) == 0 && !progress(0.4 + 0.3 * double(k) / double(roce.size())))
-            throw Cancelled();
     }
+    if (progress && !progress(0.5)) throw Cancelled();
     for (Cluster& c : clusters) {
         std::sort(c.endpoints.begin(), c.endpoints.end());
         c.endpoints.erase(std::unique(c.endpoints.begin(), c.endpoints.end()), c.endpoints.end());
@@ -146,18 +140,39 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
     std::vector<std::size_t> rank2(cn), parent2(cn);
     boost::disjoint_sets<std::size_t*, std::size_t*> jobs(rank2.data(), parent2.data());
     for (std::size_t c = 0; c < cn; ++c) jobs.make_set(c);
-    for (std::size_t a = 0; a < cn; ++a) {
+    std::vector<std::pair<std::size_t, std::size_t>> candidates;
+    for (std::size_t a = 0; a < cn; ++a)
         for (std::size_t b = a + 1; b < cn; ++b) {
             const Cluster &A = clusters[a], &B = clusters[b];
             std::int64_t overlap = std::min(A.last, B.last) - std::max(A.first, B.first);
             std::int64_t shorter = std::min(A.last - A.first, B.last - B.first);
             if (overlap <= 0 || double(overlap) < 0.5 * double(shorter)) continue;
             if (jaccard(A.hostKeys, B.hostKeys) < params.jaccardThreshold) continue;
-            if (rhythmCorrelation(flows, A, B, params.rhythmBins) < params.rhythmThreshold) continue;
-            jobs.union_set(a, b);
+            candidates.emplace_back(a, b);
         }
-        if (progress && !progress(0.7 + 0.25 * double(a + 1) / double(cn))) throw Cancelled();
+    if (!candidates.empty()) {
+        // Traffic series on one global grid, only for clusters that may merge: one pass over the records.
+        std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+        for (const Cluster& c : clusters) lo = std::min(lo, c.first), hi = std::max(hi, c.last);
+        const std::int64_t width =
+            std::max<std::int64_t>(params.minRhythmBinNs, (hi - lo) / std::int64_t(std::max<std::size_t>(params.rhythmBins, 1)) + 1);
+        for (auto [a, b] : candidates)
+            for (std::size_t c : {a, b}) {
+                Cluster& C = clusters[c];
+                if (!C.series.empty()) continue;
+                C.firstBin = (C.first - lo) / width;
+                C.series.assign(std::size_t((C.last - lo) / width - C.firstBin + 1), 0.0f);
+            }
+        for (std::size_t k = 0; k < roce.size(); ++k) {
+            Cluster& C = clusters[clusterOfRecord[k]];
+            if (C.series.empty()) continue;
+            std::uint32_t r = roce[k];
+            C.series[std::size_t((flows.startNs[r] - lo) / width - C.firstBin)] += float(flows.bytes[r]);
+        }
+        for (auto [a, b] : candidates)
+            if (rhythmCorrelation(clusters[a], clusters[b]) >= params.rhythmThreshold) jobs.union_set(a, b);
     }
+    if (progress && !progress(0.7)) throw Cancelled();
 
     std::map<std::size_t, std::vector<std::size_t>> members;
     for (std::size_t c = 0; c < cn; ++c) members[jobs.find_set(c)].push_back(c);
@@ -170,12 +185,9 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
         for (std::size_t c : list) {
             const Cluster& C = clusters[c];
             job.nics.insert(job.nics.end(), C.endpoints.begin(), C.endpoints.end());
-            job.records.insert(job.records.end(), C.records.begin(), C.records.end());
             job.startNs = std::min(job.startNs, C.first);
             job.endNs = std::max(job.endNs, C.last);
         }
-        std::sort(job.records.begin(), job.records.end());
-        for (std::uint32_t r : job.records) job.bytes += flows.bytes[r];
         std::sort(job.nics.begin(), job.nics.end());
         job.nics.erase(std::unique(job.nics.begin(), job.nics.end()), job.nics.end());
         // Order NICs by (host, first GPU); unknown endpoints last, by address.
@@ -205,6 +217,20 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
         job.hosts.erase(std::unique(job.hosts.begin(), job.hosts.end()), job.hosts.end());
         unknownTotal += job.unknownNics.size();
         result.jobs.push_back(std::move(job));
+    }
+    // The records of each job, in start order: one pass.
+    {
+        std::map<std::size_t, std::size_t> jobOfRoot;
+        for (auto& [root, list] : members) jobOfRoot.emplace(root, jobOfRoot.size());
+        std::vector<std::uint32_t> jobOfCluster(cn);
+        for (std::size_t c = 0; c < cn; ++c) jobOfCluster[c] = std::uint32_t(jobOfRoot.at(jobs.find_set(c)));
+        for (std::size_t c = 0; c < cn; ++c) result.jobs[jobOfCluster[c]].records.reserve(
+            result.jobs[jobOfCluster[c]].records.capacity() + clusters[c].records);
+        for (std::size_t k = 0; k < roce.size(); ++k) {
+            RecognizedJob& job = result.jobs[jobOfCluster[clusterOfRecord[k]]];
+            job.records.push_back(roce[k]);
+            job.bytes += flows.bytes[roce[k]];
+        }
     }
     std::sort(result.jobs.begin(), result.jobs.end(), [&](const RecognizedJob& a, const RecognizedJob& b) {
         if (a.startNs != b.startNs) return a.startNs < b.startNs;

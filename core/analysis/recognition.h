@@ -18,7 +18,8 @@ struct RecognitionParams {
     double jaccardThreshold = 0.5; // host-set similarity needed to merge two clusters
     double rhythmThreshold = 0.5;  // correlation of binned traffic needed to merge two clusters
     std::int64_t jobGapNs = 60'000'000'000; // silence that separates two jobs on the same endpoints
-    std::size_t rhythmBins = 8192;          // bins of the traffic series compared between clusters
+    std::size_t rhythmBins = 1 << 18;        // at most this many bins of traffic over the whole capture...
+    std::int64_t minRhythmBinNs = 500'000;   // ...each at least this wide (clock skew must not decorrelate)
 };
 
 struct RecognizedJob {
