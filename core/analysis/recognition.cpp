@@ -86,6 +86,13 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
             lastEnd[e] = std::max(lastEnd[e], end);
         return current[e];
     };
+    {
+        std::size_t roceCount = 0;
+        for (std::size_t i = 0; i < n; ++i) roceCount += flows.isRoce(i);
+        roce.reserve(roceCount);
+        srcNode.reserve(roceCount);
+        dstNode.reserve(roceCount);
+    }
     for (std::size_t i = 0; i < n; ++i) {
         if (!flows.isRoce(i)) continue;
         roce.push_back(std::uint32_t(i));
