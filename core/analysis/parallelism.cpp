@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <span>
 #include <unordered_map>
 
 namespace prism {
@@ -80,11 +81,17 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     std::vector<std::uint32_t> pairIndex(dense ? n * n : 0, kNone);
     std::unordered_map<std::uint64_t, std::uint32_t> pairHash;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> pairEnds;
-    const std::size_t m = job.records.size();
+    // The signatures are read over the job's steady state: at most `windowRecords` consecutive records from
+    // the middle of the job (a time window, since records are in start order). This keeps the stage
+    // bounded on hour-long captures; the window still spans many steps.
+    std::span<const std::uint32_t> records(job.records);
+    if (params.windowRecords && records.size() > params.windowRecords)
+        records = records.subspan((records.size() - params.windowRecords) / 2, params.windowRecords);
+    const std::size_t m = records.size();
     std::vector<std::uint32_t> slot(m); // pair*2 + direction of each job record
     std::vector<std::uint32_t> srcLocal(m), dstLocal(m);
     for (std::size_t k = 0; k < m; ++k) {
-        std::uint32_t r = job.records[k];
+        std::uint32_t r = records[k];
         std::uint32_t s = local(flows.src[r]), d = local(flows.dst[r]);
         srcLocal[k] = s;
         dstLocal[k] = d;
@@ -114,7 +121,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     {
         std::vector<std::uint32_t> fillDir(byDir.off.begin(), byDir.off.end() - 1);
         for (std::size_t k = 0; k < m; ++k) {
-            std::uint32_t r = job.records[k];
+            std::uint32_t r = records[k];
             std::uint32_t pos = fillDir[slot[k]]++;
             byDir.idx[pos] = r;
             byDir.startNs[pos] = flows.startNs[r];
@@ -255,7 +262,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             std::vector<std::uint32_t> act;
             std::merge(byNode.begin(x), byNode.end(x), byNode.begin(y), byNode.end(y), std::back_inserter(act));
             act.erase(std::unique(act.begin(), act.end()), act.end());
-            for (std::uint32_t& k : act) k = job.records[k];
+            for (std::uint32_t& k : act) k = records[k];
             auto gaps = silences(flows.startNs.data(), flows.endNs.data(), act);
             double threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(gaps), 1));
             for (auto& [gap, t, before] : gaps)

@@ -17,6 +17,7 @@ struct ParallelismParams {
     double simultaneityThreshold = 0.7; // share of transfers starting with one the other way above this → DP
     std::int64_t overlapToleranceNs = 50'000; // clock skew allowance when comparing start times
     double boundaryGapFactor = 3.0;     // a silence this many times the median gap on a pair is a step boundary
+    std::size_t windowRecords = 1 << 20; // records of the job's middle read for the signatures (0 = all)
 };
 
 enum class PairKind { DP, PP };
