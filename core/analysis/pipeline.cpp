@@ -2,7 +2,10 @@
 
 namespace prism {
 
-Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options) {
+namespace {
+
+// reportOnly: the timelines are not kept, so only the statistics diagnosis needs are built.
+Analysis run(const Capture& capture, const AnalysisOptions& options, bool reportOnly) {
     Analysis out;
     Report& report = out.report;
     report.capture = summarize(capture);
@@ -43,18 +46,38 @@ Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options) {
         if (!rj.unknownNics.empty())
             info.notes.push_back(std::to_string(rj.unknownNics.size()) +
                                  " endpoints of this job are not in topology.json; each counts as its own host");
-        out.timelines.push_back(buildTimeline(flows, topo, rj, par, info.steps));
+        // Stages 3-5: steps from the DP sync bursts, the per-rank timeline in their aligned time, diagnosis.
+        const double base = 0.6 + 0.4 * double(j) / double(jobs.size()), span = 0.4 / double(jobs.size());
+        StepDivision division = divideSteps(flows, topo, rj, par, options.steps, report.capture->firstNs);
+        info.steps = division.steps;
+        for (const std::string& n : division.notes) info.notes.push_back(n);
+        if (options.progress && !options.progress(base + 0.3 * span)) throw Cancelled();
+        JobTimeline timeline = reportOnly ? buildTimelineStats(flows, topo, rj, par, division)
+                                          : buildTimeline(flows, topo, rj, par, division);
+        if (options.progress && !options.progress(base + 0.7 * span)) throw Cancelled();
+        Diagnosis diagnosis = diagnose(flows, topo, rj, par, division, timeline, options.diagnosis);
+        for (std::size_t k = 0; k < info.steps.size(); ++k) info.steps[k].slow = diagnosis.slow[k] != 0;
+        timeline.steps = info.steps;
+        info.findings = std::move(diagnosis.findings);
+        for (const std::string& n : diagnosis.notes) info.notes.push_back(n);
+        if (!reportOnly) {
+            out.timelines.push_back(std::move(timeline));
+            out.steps.push_back(std::move(division));
+        }
         report.jobs.push_back(std::move(info));
         out.parallelism.push_back(std::move(par));
-        if (options.progress && !options.progress(0.6 + 0.4 * double(j + 1) / double(jobs.size())))
-            throw Cancelled();
+        if (options.progress && !options.progress(base + span)) throw Cancelled();
     }
     if (options.progress && !options.progress(1.0)) throw Cancelled();
     return out;
 }
 
+} // namespace
+
+Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options) { return run(capture, options, false); }
+
 Report analyzeCapture(const Capture& capture, const AnalysisOptions& options) {
-    return runAnalysis(capture, options).report;
+    return run(capture, options, true).report;
 }
 
 } // namespace prism

@@ -1,8 +1,11 @@
 #pragma once
-// The analysis pipeline: a capture in, a report out. Each stage is a pure function of its inputs so it
+// The analysis pipeline: a capture in, a report out (DESIGN.md stages 1-5: jobs, parallelism, steps, timeline,
+// diagnosis). Each stage is a pure function of its inputs so it
 // can be tested alone and run in a worker thread; progress and cancellation go through a callback.
+#include "analysis/diagnosis.h"
 #include "analysis/parallelism.h"
 #include "analysis/recognition.h"
+#include "analysis/steps.h"
 #include "analysis/timeline.h"
 #include "io/capture.h"
 #include "model/report.h"
@@ -14,6 +17,8 @@ namespace prism {
 struct AnalysisOptions {
     RecognitionParams recognition;
     ParallelismParams parallelism;
+    StepParams steps;
+    DiagnosisParams diagnosis;
     // Called with a fraction in [0,1]; return false to cancel (the analysis throws Cancelled).
     std::function<bool(double)> progress;
 };
@@ -24,6 +29,7 @@ struct Analysis {
     RecognitionResult recognition;
     std::vector<ParallelismResult> parallelism; // one per recognized job, same order as report.jobs
     std::vector<JobTimeline> timelines;         // one per recognized job, same order as report.jobs
+    std::vector<StepDivision> steps;            // one per recognized job: boundaries, clock offsets, BOCD changes
 };
 
 Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options = {});

@@ -1,10 +1,367 @@
 #include "analysis/timeline.h"
 
+#include "analysis/steps.h"
+
 #include <algorithm>
-#include <map>
-#include <unordered_map>
+#include <limits>
 
 namespace prism {
+
+namespace {
+
+constexpr std::int64_t kMergeGapNs = 2'000; // records of one transfer: channels overlap, timeout splits touch
+constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
+
+// One transfer on one rank: the records of one message (channels, active-timeout pieces) merged.
+struct Transfer {
+    std::int64_t s, e;
+    std::uint64_t bytes;
+    std::uint32_t peer;
+    SegmentKind kind;
+    std::uint16_t microBatch = kNoMicroBatch;
+    std::uint32_t step = kNoIndex;
+};
+
+struct Busy {
+    std::int64_t s, e;
+    bool lead = false; // the first op after the step start or the DP sync (optimizer + forward)
+};
+
+JobTimeline build(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                  const ParallelismResult& par, const std::vector<StepInfo>& steps,
+                  const std::vector<std::int64_t>& offsets, bool segments) {
+    JobTimeline tl;
+    tl.steps = steps;
+    tl.startNs = job.startNs;
+    tl.endNs = job.endNs;
+    const JobIndex ix(flows, topology, job, par);
+    const std::size_t n = ix.size();
+
+    std::vector<int> order(n);
+    for (std::size_t l = 0; l < n; ++l) order[l] = int(l);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return std::pair(ix.stage(a), ix.dpGroup(a)) < std::pair(ix.stage(b), ix.dpGroup(b));
+    });
+    std::vector<std::uint32_t> rankOfLocal(n);
+    for (int l : order) {
+        RankTimeline r;
+        r.nic = ix.endpoint(l);
+        r.ip = flows.endpoints.at(r.nic).toString();
+        r.label = topology.rankLabel(flows.endpoints.at(r.nic));
+        r.stage = ix.stage(l);
+        r.dpGroup = std::max(0, ix.dpGroup(l));
+        r.host = ix.host(l);
+        rankOfLocal[std::size_t(l)] = std::uint32_t(tl.ranks.size());
+        tl.ranks.push_back(std::move(r));
+    }
+    const std::size_t R = tl.ranks.size();
+    const std::size_t S = steps.size();
+
+    // Transfers per rank, merged online: records come by start time, and within one (kind, peer) the clock
+    // offset is the same, so a record either extends the last transfer of its (kind, peer) or starts one.
+    // A rank's DP sync is one activity whichever ring neighbour a record is with: one stream for all peers.
+    std::vector<std::vector<Transfer>> transfers(R);
+    struct Open {
+        SegmentKind kind;
+        std::uint32_t peer;
+        std::size_t index;
+    };
+    std::vector<std::vector<Open>> open(R);
+    auto add = [&](std::uint32_t rank, SegmentKind kind, std::uint32_t peer, std::int64_t s, std::int64_t e,
+                   std::uint64_t bytes) {
+        auto& list = transfers[rank];
+        for (Open& o : open[rank]) {
+            if (o.kind != kind || (o.peer != peer && kind != SegmentKind::DpSync)) continue;
+            Transfer& t = list[o.index];
+            if (s <= t.e + kMergeGapNs) {
+                t.e = std::max(t.e, e);
+                t.s = std::min(t.s, s);
+                t.bytes += bytes;
+            } else {
+                o.index = list.size();
+                list.push_back({s, e, bytes, peer, kind});
+            }
+            return;
+        }
+        open[rank].push_back({kind, peer, list.size()});
+        list.push_back({s, e, bytes, peer, kind});
+    };
+    std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
+    for (std::uint32_t r : job.records) {
+        const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+        if (a < 0 || b < 0) continue;
+        const std::int64_t off = flows.src[r] < offsets.size() ? offsets[flows.src[r]] : 0;
+        const std::int64_t s = flows.startNs[r] - off;
+        const std::int64_t e = std::max(flows.endNs[r] - off, s + 1);
+        first = std::min(first, s);
+        last = std::max(last, e);
+        const std::uint32_t ra = rankOfLocal[std::size_t(a)], rb = rankOfLocal[std::size_t(b)];
+        if (ix.kind(a, b) == PairKind::DP) {
+            add(ra, SegmentKind::DpSync, rb, s, e, flows.bytes[r]);
+            add(rb, SegmentKind::DpSync, ra, s, e, flows.bytes[r]);
+        } else {
+            add(ra, SegmentKind::PpSend, rb, s, e, flows.bytes[r]);
+            add(rb, SegmentKind::PpRecv, ra, s, e, flows.bytes[r]);
+        }
+    }
+    open.clear();
+    if (first <= last) {
+        tl.startNs = std::min(first, S ? steps.front().startNs : first);
+        tl.endNs = last;
+    }
+
+    // Per rank: steps, micro-batches, busy times before sends and before the DP sync.
+    for (RankTimeline& r : tl.ranks) r.stepStats.assign(S, {});
+    std::vector<std::vector<Busy>> busy(R);
+    std::vector<std::int64_t> dpAnchor(R * S, kNone); // when the rank's inputs for its DP sync were there
+    std::vector<std::vector<std::int64_t>> fwd, bwd;
+    for (std::size_t k = 0; k < R; ++k) {
+        auto& list = transfers[k];
+        // Nearly sorted already (records come by start; a peer's clock offset is constant).
+        auto byStart = [](const Transfer& x, const Transfer& y) { return x.s < y.s; };
+        if (!std::is_sorted(list.begin(), list.end(), byStart)) std::stable_sort(list.begin(), list.end(), byStart);
+        RankTimeline& rt = tl.ranks[k];
+        // Pipeline neighbours: upstream (earlier stage) and downstream (later stage).
+        bool hasUp = false, hasDown = false;
+        for (const Transfer& t : list) {
+            if (t.kind != SegmentKind::PpSend && t.kind != SegmentKind::PpRecv) continue;
+            (tl.ranks[t.peer].stage < rt.stage ? hasUp : hasDown) = true;
+        }
+        std::size_t step = 0;
+        std::uint32_t curStep = kNoIndex;
+        struct Count {
+            SegmentKind kind;
+            std::uint32_t peer;
+            std::uint16_t n;
+        };
+        std::vector<Count> counts;
+        // Inputs of this step by micro-batch: receives from upstream (activations) and downstream (gradients).
+        std::vector<std::int64_t> upEnd, downEnd;
+        std::int64_t lastSend = kNone, lastDownEnd = kNone, lastDpEnd = kNone;
+        std::vector<std::int64_t> grads; // gradients received and not yet used by a backward (no-upstream ranks)
+        std::size_t gradsUsed = 0;
+        std::vector<std::int64_t> settled;
+        struct Pending {
+            std::int64_t e;
+            std::uint32_t step;
+            std::uint16_t mb;
+            bool up, dp;
+        };
+        std::vector<Pending> pending; // receives and syncs not finished when the current transfer starts
+        fwd.assign(S, {});
+        bwd.assign(S, {});
+        auto input = [](const std::vector<std::int64_t>& v, std::uint16_t mb) {
+            return mb < v.size() ? v[mb] : kNone;
+        };
+        for (Transfer& t : list) {
+            while (step < S && t.s >= steps[step].endNs) ++step;
+            const std::uint32_t st = step < S && t.s >= steps[step].startNs ? std::uint32_t(step) : kNoIndex;
+            if (st != curStep) {
+                counts.clear();
+                upEnd.clear();
+                downEnd.clear();
+                lastSend = lastDownEnd = kNone;
+                grads.clear();
+                gradsUsed = 0;
+                curStep = st;
+            }
+            t.step = st;
+            settled.clear();
+            for (std::size_t i = 0; i < pending.size();) {
+                const Pending& p = pending[i];
+                if (p.e > t.s) {
+                    ++i;
+                    continue;
+                }
+                if (p.dp) {
+                    lastDpEnd = std::max(lastDpEnd, p.e);
+                } else if (p.step == curStep && p.mb != kNoMicroBatch) {
+                    auto& v = p.up ? upEnd : downEnd;
+                    if (v.size() <= p.mb) v.resize(std::size_t(p.mb) + 1, kNone);
+                    v[p.mb] = std::max(v[p.mb], p.e);
+                    if (!p.up) {
+                        lastDownEnd = std::max(lastDownEnd, p.e);
+                        settled.push_back(p.e);
+                    }
+                }
+                pending[i] = pending.back();
+                pending.pop_back();
+            }
+            std::sort(settled.begin(), settled.end());
+            grads.insert(grads.end(), settled.begin(), settled.end());
+            const std::int64_t stepStart = st != kNoIndex ? steps[st].startNs : tl.startNs;
+            if (t.kind == SegmentKind::PpSend || t.kind == SegmentKind::PpRecv) {
+                auto it = std::find_if(counts.begin(), counts.end(),
+                                       [&](const Count& c) { return c.kind == t.kind && c.peer == t.peer; });
+                if (it == counts.end()) it = counts.insert(counts.end(), Count{t.kind, t.peer, 0});
+                t.microBatch = it->n < kNoMicroBatch - 1 ? it->n++ : it->n;
+            }
+            if (t.kind == SegmentKind::PpSend) {
+                // The op that produced this send began when the stage was free (its previous send) and its
+                // input had arrived: the same micro-batch from upstream (forward) or downstream (backward;
+                // the last stage's backward follows its own forward). On the first stage a backward sends
+                // nothing and runs before the next forward (1F1B): once gradients arrive, each forward send
+                // follows the backward of the oldest gradient not used yet.
+                const bool forward = tl.ranks[t.peer].stage > rt.stage;
+                std::int64_t in = kNone;
+                if (forward && !hasUp) in = gradsUsed < grads.size() ? grads[gradsUsed++] : kNone;
+                else if (forward) in = input(upEnd, t.microBatch);
+                else in = hasDown ? input(downEnd, t.microBatch) : input(upEnd, t.microBatch);
+                const std::int64_t ppAnchor = std::max(lastSend, in);
+                const std::int64_t anchor = std::max({stepStart, ppAnchor, lastDpEnd});
+                if (segments && anchor < t.s) busy[k].push_back({anchor, t.s, ppAnchor < anchor});
+                // A compute sample only when the op's start is known from PP events of this step.
+                if (st != kNoIndex && ppAnchor >= stepStart && ppAnchor >= lastDpEnd && ppAnchor <= t.s)
+                    (forward ? fwd : bwd)[st].push_back(t.s - ppAnchor);
+                lastSend = std::max(lastSend, t.s);
+            } else if (t.kind == SegmentKind::PpRecv) {
+                pending.push_back({t.e, st, t.microBatch, tl.ranks[t.peer].stage < rt.stage, false});
+            } else if (t.kind == SegmentKind::DpSync) {
+                if (st != kNoIndex) {
+                    RankStepStats& ss = rt.stepStats[st];
+                    if (ss.dpStartNs == RankStepStats::kNoTime) {
+                        ss.dpStartNs = t.s;
+                        std::int64_t lastIn = std::max(lastSend, lastDownEnd);
+                        for (std::int64_t e : upEnd) lastIn = std::max(lastIn, e);
+                        dpAnchor[k * S + st] = std::max({stepStart, lastIn, lastDpEnd});
+                    }
+                    ss.dpEndNs = ss.dpEndNs == RankStepStats::kNoTime ? t.e : std::max(ss.dpEndNs, t.e);
+                }
+                pending.push_back({t.e, st, kNoMicroBatch, false, true});
+            }
+            if (st != kNoIndex) {
+                if (t.kind == SegmentKind::PpSend) ++rt.stepStats[st].ppSends;
+                if (t.kind == SegmentKind::PpRecv) ++rt.stepStats[st].ppRecvs;
+            }
+        }
+        // A job-wide stall before a step (a pause, a checkpoint) shows as a long first op: beyond 1.5 times
+        // the rank's usual first op, it is waiting, not compute.
+        std::vector<std::int64_t> leads;
+        for (const Busy& b : busy[k])
+            if (b.lead) leads.push_back(b.e - b.s);
+        if (leads.size() >= 3) {
+            std::nth_element(leads.begin(), leads.begin() + std::ptrdiff_t(leads.size() / 2), leads.end());
+            const std::int64_t usual = leads[leads.size() / 2];
+            for (Busy& b : busy[k])
+                if (b.lead && b.e - b.s > usual + usual / 2) b.s = b.e - usual;
+        }
+        for (std::size_t s = 0; s < S; ++s) {
+            RankStepStats& ss = rt.stepStats[s];
+            ss.forwardSamples = std::uint32_t(fwd[s].size());
+            ss.backwardSamples = std::uint32_t(bwd[s].size());
+            for (std::int64_t v : fwd[s]) ss.forwardComputeNs += v;
+            for (std::int64_t v : bwd[s]) ss.backwardComputeNs += v;
+        }
+    }
+
+    // Before a DP sync: the group member with the shortest gap was the last one ready; that gap is compute
+    // for every member, the rest of a longer gap is waiting for it.
+    int groups = 0;
+    for (const RankTimeline& r : tl.ranks) groups = std::max(groups, r.dpGroup + 1);
+    for (std::size_t s = 0; s < S; ++s) {
+        std::vector<std::int64_t> minGap(std::size_t(groups), std::numeric_limits<std::int64_t>::max());
+        std::vector<std::int64_t> minStart(std::size_t(groups), std::numeric_limits<std::int64_t>::max());
+        for (std::size_t k = 0; k < R; ++k) {
+            const RankStepStats& ss = tl.ranks[k].stepStats[s];
+            if (ss.dpStartNs == RankStepStats::kNoTime) continue;
+            const std::size_t g = std::size_t(tl.ranks[k].dpGroup);
+            minGap[g] = std::min(minGap[g], ss.dpStartNs - dpAnchor[k * S + s]);
+            minStart[g] = std::min(minStart[g], ss.dpStartNs);
+        }
+        for (std::size_t k = 0; k < R; ++k) {
+            RankStepStats& ss = tl.ranks[k].stepStats[s];
+            if (ss.dpStartNs == RankStepStats::kNoTime) continue;
+            const std::size_t g = std::size_t(tl.ranks[k].dpGroup);
+            ss.dpStartLagNs = ss.dpStartNs - minStart[g];
+            const std::int64_t a = dpAnchor[k * S + s];
+            if (minGap[g] > 0) busy[k].push_back({a, std::min(ss.dpStartNs, a + minGap[g]), false});
+        }
+    }
+
+    if (!segments) return tl;
+    std::vector<std::int64_t> bounds;
+    if (S) bounds.push_back(steps.front().startNs);
+    for (const StepInfo& st : steps) bounds.push_back(st.endNs);
+    std::sort(bounds.begin(), bounds.end());
+
+    // Non-overlapping segments: a transfer extends the previous segment of the same kind (and peer, for PP);
+    // otherwise it starts where the previous one ended. Gaps are compute where the rank was busy, else wait.
+    for (std::size_t k = 0; k < R; ++k) {
+        RankTimeline& rt = tl.ranks[k];
+        auto& bz = busy[k];
+        auto busyOrder = [](const Busy& x, const Busy& y) { return x.s < y.s; };
+        if (!std::is_sorted(bz.begin(), bz.end(), busyOrder)) std::sort(bz.begin(), bz.end(), busyOrder);
+        std::size_t bi = 0;
+        std::vector<Segment>& out = rt.segments;
+        out.reserve(transfers[k].size() * 2 + 1);
+        // Gap segments are cut at step boundaries, so that each belongs to one step.
+        auto push = [&](std::int64_t s, std::int64_t e, SegmentKind kind) {
+            while (s < e) {
+                auto b = std::upper_bound(bounds.begin(), bounds.end(), s);
+                const std::int64_t cut = b != bounds.end() && *b < e ? *b : e;
+                if (!out.empty() && out.back().kind == kind && out.back().endNs == s &&
+                    !std::binary_search(bounds.begin(), bounds.end(), s))
+                    out.back().endNs = cut;
+                else
+                    out.push_back({s, cut, kind, kNoMicroBatch, kNoIndex, kNoIndex, 0});
+                s = cut;
+            }
+        };
+        auto gapTo = [&](std::int64_t g0, std::int64_t g1) {
+            while (bi < bz.size() && bz[bi].e <= g0) ++bi;
+            std::int64_t c = g0;
+            for (std::size_t j = bi; j < bz.size() && bz[j].s < g1 && c < g1; ++j) {
+                const std::int64_t bs = std::max(bz[j].s, c), be = std::min(bz[j].e, g1);
+                if (be <= bs) continue;
+                push(c, bs, SegmentKind::Wait);
+                push(bs, be, SegmentKind::Compute);
+                c = be;
+            }
+            push(c, g1, SegmentKind::Wait);
+        };
+        std::int64_t cursor = tl.startNs;
+        for (const Transfer& t : transfers[k]) {
+            if (!out.empty() && out.back().kind == t.kind && t.s <= out.back().endNs &&
+                (t.kind == SegmentKind::DpSync || out.back().peer == t.peer)) {
+                out.back().endNs = std::max(out.back().endNs, t.e);
+                out.back().bytes += t.bytes;
+                cursor = std::max(cursor, out.back().endNs);
+                continue;
+            }
+            if (t.e <= cursor) {
+                if (!out.empty()) out.back().bytes += t.bytes;
+                continue;
+            }
+            const std::int64_t s = std::max(t.s, cursor);
+            if (s > cursor) gapTo(cursor, s);
+            out.push_back({s, t.e, t.kind, t.microBatch, t.peer, kNoIndex, t.bytes});
+            cursor = t.e;
+        }
+        std::size_t walk = 0; // segments and steps are both sorted: walk instead of searching
+        for (Segment& seg : out) {
+            while (walk < S && seg.startNs >= steps[walk].endNs) ++walk;
+            const int st = walk < S && seg.startNs >= steps[walk].startNs ? int(walk) : -1;
+            seg.step = st < 0 ? kNoIndex : std::uint32_t(st);
+            rt.maxSegmentNs = std::max(rt.maxSegmentNs, seg.endNs - seg.startNs);
+            if (st < 0) continue;
+            RankStepStats& ss = rt.stepStats[std::size_t(st)];
+            const std::int64_t d = seg.endNs - seg.startNs;
+            switch (seg.kind) {
+            case SegmentKind::Compute: ss.computeNs += d; break;
+            case SegmentKind::Wait: ss.waitNs += d; break;
+            case SegmentKind::PpSend: ss.ppSendNs += d; break;
+            case SegmentKind::PpRecv: ss.ppRecvNs += d; break;
+            case SegmentKind::DpSync: ss.dpSyncNs += d; break;
+            case SegmentKind::Other: ss.otherNs += d; break;
+            }
+        }
+        std::vector<Transfer>().swap(transfers[k]);
+        std::vector<Busy>().swap(bz);
+    }
+    return tl;
+}
+
+} // namespace
 
 const char* segmentKindName(SegmentKind kind) {
     switch (kind) {
@@ -19,13 +376,15 @@ const char* segmentKindName(SegmentKind kind) {
 }
 
 std::pair<std::size_t, std::size_t> JobTimeline::visible(std::size_t rank, std::int64_t t0, std::int64_t t1) const {
+    if (rank >= ranks.size() || t1 <= t0) return {0, 0};
     const RankTimeline& r = ranks[rank];
     const auto& s = r.segments;
     // Segments are sorted by start and do not overlap, so the first visible one starts after t0 - longest.
     auto first = std::lower_bound(s.begin(), s.end(), t0 - r.maxSegmentNs,
                                   [](const Segment& seg, std::int64_t t) { return seg.startNs < t; });
     while (first != s.end() && first->endNs <= t0) ++first;
-    auto last = std::lower_bound(first, s.end(), t1, [](const Segment& seg, std::int64_t t) { return seg.startNs < t; });
+    auto last =
+        std::lower_bound(first, s.end(), t1, [](const Segment& seg, std::int64_t t) { return seg.startNs < t; });
     return {std::size_t(first - s.begin()), std::size_t(last - s.begin())};
 }
 
@@ -42,91 +401,30 @@ std::size_t JobTimeline::segmentCount() const {
     return n;
 }
 
+int JobTimeline::rankOf(const std::string& ip) const {
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+        if (ranks[r].ip == ip) return int(r);
+    return -1;
+}
+
+const RankStepStats* JobTimeline::stats(std::size_t rank, std::size_t step) const {
+    if (rank >= ranks.size() || step >= ranks[rank].stepStats.size()) return nullptr;
+    return &ranks[rank].stepStats[step];
+}
+
 JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
-                          const ParallelismResult& par, const std::vector<StepInfo>& steps) {
-    JobTimeline tl;
-    tl.steps = steps;
-    tl.startNs = job.startNs;
-    tl.endNs = job.endNs;
+                          const ParallelismResult& parallelism, const std::vector<StepInfo>& steps) {
+    return build(flows, topology, job, parallelism, steps, {}, true);
+}
 
-    // Stage and DP group of each NIC.
-    std::unordered_map<EndpointId, int> stage, group;
-    for (std::size_t c = 0; c < par.ppChains.size(); ++c)
-        for (std::size_t s = 0; s < par.ppChains[c].size(); ++s) stage[par.ppChains[c][s]] = int(s);
-    for (std::size_t g = 0; g < par.dpGroups.size(); ++g)
-        for (EndpointId e : par.dpGroups[g]) group[e] = int(g);
-    std::vector<EndpointId> order = job.nics;
-    std::stable_sort(order.begin(), order.end(), [&](EndpointId a, EndpointId b) {
-        return std::pair(stage[a], group[a]) < std::pair(stage[b], group[b]);
-    });
-    std::unordered_map<EndpointId, std::uint32_t> rankOf;
-    for (EndpointId e : order) {
-        RankTimeline r;
-        r.nic = e;
-        r.ip = flows.endpoints.at(e).toString();
-        r.label = topology.rankLabel(flows.endpoints.at(e));
-        r.stage = stage[e];
-        r.dpGroup = group[e];
-        rankOf.emplace(e, std::uint32_t(tl.ranks.size()));
-        tl.ranks.push_back(std::move(r));
-    }
-    std::unordered_map<std::uint64_t, PairKind> kindOf;
-    for (const PairInfo& p : par.pairs) kindOf[(std::uint64_t(p.a) << 32) | p.b] = p.kind;
+JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                          const ParallelismResult& parallelism, const StepDivision& division) {
+    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, true);
+}
 
-    // Raw transfer segments per rank (records are in start order).
-    std::vector<std::vector<Segment>> raw(tl.ranks.size());
-    for (std::uint32_t r : job.records) {
-        EndpointId s = flows.src[r], d = flows.dst[r];
-        auto it = kindOf.find((std::uint64_t(std::min(s, d)) << 32) | std::max(s, d));
-        PairKind kind = it == kindOf.end() ? PairKind::PP : it->second;
-        std::uint32_t rs = rankOf.at(s), rd = rankOf.at(d);
-        Segment seg{flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r] + 1), SegmentKind::DpSync, rd, 0xFFFFFFFFu,
-                    flows.bytes[r]};
-        if (kind == PairKind::DP) {
-            raw[rs].push_back(seg);
-            seg.peer = rs;
-            raw[rd].push_back(seg);
-        } else {
-            seg.kind = SegmentKind::PpSend;
-            raw[rs].push_back(seg);
-            seg.kind = SegmentKind::PpRecv;
-            seg.peer = rs;
-            raw[rd].push_back(seg);
-        }
-    }
-    // Merge overlapping transfers (channels, both directions) into non-overlapping segments: a segment
-    // extends the previous one of the same kind and peer; otherwise it starts where the previous ended.
-    // The gaps between transfers inside the job's span are compute.
-    for (std::size_t k = 0; k < tl.ranks.size(); ++k) {
-        auto& in = raw[k];
-        std::stable_sort(in.begin(), in.end(), [](const Segment& a, const Segment& b) { return a.startNs < b.startNs; });
-        std::vector<Segment>& out = tl.ranks[k].segments;
-        std::int64_t cursor = job.startNs;
-        for (Segment seg : in) {
-            if (!out.empty() && out.back().kind != SegmentKind::Compute && out.back().kind == seg.kind &&
-                out.back().peer == seg.peer && seg.startNs <= out.back().endNs) {
-                out.back().endNs = std::max(out.back().endNs, seg.endNs);
-                out.back().bytes += seg.bytes;
-                cursor = std::max(cursor, out.back().endNs);
-                continue;
-            }
-            if (seg.endNs <= cursor) {
-                if (!out.empty()) out.back().bytes += seg.bytes;
-                continue;
-            }
-            seg.startNs = std::max(seg.startNs, cursor);
-            if (seg.startNs > cursor)
-                out.push_back({cursor, seg.startNs, SegmentKind::Compute, 0xFFFFFFFFu, 0xFFFFFFFFu, 0});
-            out.push_back(seg);
-            cursor = seg.endNs;
-        }
-        for (Segment& seg : out) {
-            int st = tl.stepAt(seg.startNs);
-            seg.step = st < 0 ? 0xFFFFFFFFu : std::uint32_t(st);
-            tl.ranks[k].maxSegmentNs = std::max(tl.ranks[k].maxSegmentNs, seg.endNs - seg.startNs);
-        }
-    }
-    return tl;
+JobTimeline buildTimelineStats(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                               const ParallelismResult& parallelism, const StepDivision& division) {
+    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, false);
 }
 
 } // namespace prism

@@ -1,6 +1,13 @@
 #pragma once
 // Stage 4: the per-rank timeline the Gantt view draws. One row per rank (NIC), its segments sorted by
 // start; queries by (rank, time range) are binary searches, so a view can ask for what is visible cheaply.
+//
+// Segments come from the job's records, in the clock-aligned time of the step division: the channels of
+// one transfer are merged; PP transfers carry their micro-batch (the n-th transfer of that kind to that peer
+// in the step). Between transfers a rank either computes or waits: it is busy from the moment its inputs are
+// there (the later of its previous output and its last receive) until it sends the result; the rest of a
+// gap is waiting. Before a DP sync, the member of the DP group with the shortest gap sets the compute time
+// (a ring starts when its last member is ready); the others waited for it.
 #include "analysis/parallelism.h"
 #include "analysis/recognition.h"
 #include "model/report.h"
@@ -12,6 +19,8 @@
 
 namespace prism {
 
+struct StepDivision;
+
 enum class SegmentKind : std::uint8_t {
     Compute, // between transfers: the GPU computes
     PpSend,  // pipeline transfer sent to the peer rank (activation forward or gradient backward)
@@ -22,13 +31,32 @@ enum class SegmentKind : std::uint8_t {
 };
 const char* segmentKindName(SegmentKind kind);
 
+inline constexpr std::uint32_t kNoIndex = 0xFFFFFFFFu;
+inline constexpr std::uint16_t kNoMicroBatch = 0xFFFFu;
+
 struct Segment {
     std::int64_t startNs = 0;
     std::int64_t endNs = 0;
     SegmentKind kind = SegmentKind::Compute;
-    std::uint32_t peer = 0xFFFFFFFFu; // index of the peer rank in JobTimeline::ranks, or none
-    std::uint32_t step = 0xFFFFFFFFu; // index into JobTimeline::steps, or none
+    std::uint16_t microBatch = kNoMicroBatch; // PP: n-th transfer of this kind with this peer in the step
+    std::uint32_t peer = kNoIndex;            // index of the peer rank in JobTimeline::ranks, or none
+    std::uint32_t step = kNoIndex;            // index into JobTimeline::steps, or none
     std::uint64_t bytes = 0;
+};
+
+// One rank in one step. Times in ns; "none" is kNoTime.
+struct RankStepStats {
+    static constexpr std::int64_t kNoTime = INT64_MIN;
+    std::int64_t computeNs = 0, waitNs = 0, ppSendNs = 0, ppRecvNs = 0, dpSyncNs = 0, otherNs = 0;
+    std::uint32_t ppSends = 0, ppRecvs = 0; // transfers (channels merged)
+    std::int64_t dpStartNs = kNoTime;       // first DP sync transfer of the rank in the step
+    std::int64_t dpEndNs = kNoTime;         // last DP sync transfer end
+    std::int64_t dpStartLagNs = 0;          // dpStartNs minus the earliest dpStartNs of its DP group
+    // Busy time before the PP sends to the next stage (forward) and to the previous stage (backward), summed
+    // over the step: the compute of its micro-batches as the network sees it, from the moment the op's input
+    // was there (waiting excluded). Samples: the sends whose op start was known.
+    std::int64_t forwardComputeNs = 0, backwardComputeNs = 0;
+    std::uint32_t forwardSamples = 0, backwardSamples = 0;
 };
 
 struct RankTimeline {
@@ -37,8 +65,10 @@ struct RankTimeline {
     std::string label; // host:gpu
     int stage = 0;     // PP stage (0 when pp = 1)
     int dpGroup = 0;   // index into ParallelismResult::dpGroups
+    int host = -1;     // topology host index, -1 when unknown
     std::vector<Segment> segments; // sorted by start, non-overlapping within one rank
     std::int64_t maxSegmentNs = 0; // longest segment: bounds the backward search of a range query
+    std::vector<RankStepStats> stepStats; // one per JobTimeline::steps entry
 };
 
 struct JobTimeline {
@@ -52,9 +82,21 @@ struct JobTimeline {
     // Index of the step containing t, or -1.
     int stepAt(std::int64_t t) const;
     std::size_t segmentCount() const;
+    // Rank index of a NIC address, or -1.
+    int rankOf(const std::string& ip) const;
+    // Stats of (rank, step), or nullptr when out of range.
+    const RankStepStats* stats(std::size_t rank, std::size_t step) const;
 };
 
+// Times as recorded (no clock alignment).
 JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                           const ParallelismResult& parallelism, const std::vector<StepInfo>& steps);
+// In the aligned time of a step division (its steps and clock offsets).
+JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                          const ParallelismResult& parallelism, const StepDivision& division);
+// The ranks and their step statistics without segments (compute, waiting and the per-kind times are 0): what
+// diagnosis needs, for a report-only analysis, at a fraction of the time and memory.
+JobTimeline buildTimelineStats(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                               const ParallelismResult& parallelism, const StepDivision& division);
 
 } // namespace prism

@@ -24,6 +24,11 @@ static json findingToJson(const Finding& f, bool truth) {
     if (!truth) o["score"] = f.score;
     if (truth && f.factor > 0) o["factor"] = f.factor;
     if (!f.message.empty()) o["message"] = f.message;
+    if (!f.evidence.empty()) {
+        json ev = json::object();
+        for (const auto& [name, value] : f.evidence) ev[name] = value;
+        o["evidence"] = std::move(ev);
+    }
     return o;
 }
 
@@ -189,6 +194,13 @@ Report reportFromJson(const json& j, const std::string& src) {
                 fi.score = rd.get<double>(f, "score", w, 0.0, false);
                 fi.factor = rd.get<double>(f, "factor", w, 0.0, false);
                 fi.message = rd.get<std::string>(f, "message", w, "", false);
+                if (auto ev = f.find("evidence"); ev != f.end() && !ev->is_null()) {
+                    if (!ev->is_object()) rd.fail(w + ".evidence", "expected an object of numbers");
+                    for (const auto& [name, value] : ev->items()) {
+                        if (!value.is_number()) rd.fail(w + ".evidence." + name, "expected a number");
+                        fi.evidence.emplace_back(name, value.get<double>());
+                    }
+                }
                 (std::string(key) == "findings" ? job.findings : job.anomalies).push_back(std::move(fi));
             }
         }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace prism {
@@ -29,6 +30,9 @@ struct Finding {
     double score = 0.0;
     double factor = 0.0; // truth only: slowdown factor that was injected
     std::string message;
+    // Report extension: the numbers behind the finding, for the UI (name with its unit, value), e.g.
+    // {"step_ms", 205.3}, {"median_step_ms", 52.1}.
+    std::vector<std::pair<std::string, double>> evidence;
 };
 
 struct JobInfo {

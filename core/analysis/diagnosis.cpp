@@ -1,0 +1,640 @@
+#include "analysis/diagnosis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+namespace prism {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct Episode {
+    int first, last;
+};
+
+// Runs of flagged steps (ascending, unique), joining runs at most maxGap steps apart.
+std::vector<Episode> episodesOf(const std::vector<int>& steps, int maxGap) {
+    std::vector<Episode> out;
+    for (int s : steps) {
+        if (!out.empty() && s - out.back().last <= maxGap + 1) out.back().last = s;
+        else out.push_back({s, s});
+    }
+    return out;
+}
+
+std::string num(double v, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+std::string ms(double ns) { return num(ns / 1e6, ns < 1e7 ? 2 : 1) + " ms"; }
+
+std::string stepRange(int a, int b) {
+    return a == b ? "step " + std::to_string(a) : "steps " + std::to_string(a) + "–" + std::to_string(b);
+}
+
+double ratioOf(const RobustStats& st, double v) { return st.median > 0 ? v / st.median : kNaN; }
+
+// Robust z with a sigma floor (a perfectly steady series has MAD 0: everything would be an outlier).
+double zOf(const RobustStats& st, double v, double floorShare) {
+    const double sigma = std::max(st.sigma, floorShare * std::fabs(st.median));
+    return sigma > 0 ? (v - st.median) / sigma : 0.0;
+}
+
+bool overlaps(const Finding& a, const Finding& b) { return a.firstStep <= b.lastStep && b.firstStep <= a.lastStep; }
+
+int kindOrder(const std::string& k) {
+    if (k == "slow_step") return 0;
+    if (k == "slow_rank") return 1;
+    if (k == "slow_link") return 2;
+    return 3;
+}
+
+// ---- slow ranks ------------------------------------------------------------------------------------------
+
+std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, const DiagnosisParams& p) {
+    const std::size_t R = tl.ranks.size(), K = tl.steps.size();
+    std::vector<Finding> out;
+    if (R == 0 || K == 0) return out;
+
+    // Compute per rank and step: busy time before its PP sends. Only where the rank saw the usual traffic of
+    // its stage in that step: a transfer lost by the exporter merges two ops into one sample.
+    std::vector<double> value(R * K, kNaN);
+    int stages = 0;
+    for (const RankTimeline& r : tl.ranks) stages = std::max(stages, r.stage + 1);
+    std::vector<std::vector<std::size_t>> ofStage(static_cast<std::size_t>(stages));
+    for (std::size_t r = 0; r < R; ++r) ofStage[std::size_t(tl.ranks[r].stage)].push_back(r);
+    auto modeOf = [](const std::vector<std::uint32_t>& v) {
+        std::map<std::uint32_t, int> counts;
+        for (std::uint32_t x : v) ++counts[x];
+        return std::max_element(counts.begin(), counts.end(), [](auto& a, auto& b) { return a.second < b.second; })
+            ->first;
+    };
+    std::vector<std::uint32_t> ns, sends, recvs;
+    for (std::size_t k = 0; k < K; ++k) {
+        for (const auto& members : ofStage) {
+            ns.clear();
+            sends.clear();
+            recvs.clear();
+            for (std::size_t r : members) {
+                const RankStepStats& s = tl.ranks[r].stepStats[k];
+                ns.push_back(s.forwardSamples + s.backwardSamples);
+                sends.push_back(s.ppSends);
+                recvs.push_back(s.ppRecvs);
+            }
+            if (members.empty()) continue;
+            const std::uint32_t n = modeOf(ns), sm = modeOf(sends), rm = modeOf(recvs);
+            if (n == 0) continue;
+            for (std::size_t r : members) {
+                const RankStepStats& s = tl.ranks[r].stepStats[k];
+                if (s.forwardSamples + s.backwardSamples == n && s.ppSends == sm && s.ppRecvs == rm)
+                    value[r * K + k] = double(s.forwardComputeNs + s.backwardComputeNs);
+            }
+        }
+    }
+    // Peers: the same stage in other pipelines (other hosts): their median, or with two pipelines the faster
+    // one. A stage on one host (dp = 1) has no peers; its ranks are compared with their own usual instead.
+    std::vector<double> ratio(R * K, kNaN), z(R * K, kNaN), peerMedian(R * K, kNaN);
+    std::vector<double> vals;
+    for (const auto& members : ofStage) {
+        std::set<int> hosts;
+        for (std::size_t r : members) hosts.insert(tl.ranks[r].host >= 0 ? tl.ranks[r].host : -1 - int(r));
+        if (hosts.size() >= 2) {
+            for (std::size_t k = 0; k < K; ++k) {
+                vals.clear();
+                for (std::size_t r : members)
+                    if (!std::isnan(value[r * K + k])) vals.push_back(value[r * K + k]);
+                if (vals.size() < 2) continue;
+                RobustStats st = robustStats(vals);
+                if (hosts.size() == 2) {
+                    // Two pipelines: no majority, but compute is never faster than normal: the faster one is it.
+                    st.median = *std::min_element(vals.begin(), vals.end());
+                    st.sigma = 0;
+                }
+                for (std::size_t r : members) {
+                    const double v = value[r * K + k];
+                    if (std::isnan(v)) continue;
+                    ratio[r * K + k] = ratioOf(st, v);
+                    z[r * K + k] = zOf(st, v, p.minSigmaShare * 2);
+                    peerMedian[r * K + k] = st.median;
+                }
+            }
+        } else {
+            for (std::size_t r : members) {
+                vals.clear();
+                for (std::size_t k = 1; k < K; ++k)
+                    if (!std::isnan(value[r * K + k])) vals.push_back(value[r * K + k]);
+                if (vals.size() < 5) continue;
+                const RobustStats st = robustStats(vals);
+                for (std::size_t k = 0; k < K; ++k) {
+                    const double v = value[r * K + k];
+                    if (std::isnan(v)) continue;
+                    ratio[r * K + k] = ratioOf(st, v);
+                    z[r * K + k] = zOf(st, v, p.minSigmaShare * 2);
+                    peerMedian[r * K + k] = st.median;
+                }
+            }
+        }
+    }
+
+    // Flag (rank, step); group by TP group: the ranks of one host in one stage.
+    const double lagFloor = p.minLagShare * double(sd.medianStepNs);
+    std::map<std::pair<int, int>, std::map<int, std::vector<std::size_t>>> flagged; // (host, stage) -> step -> ranks
+    for (std::size_t r = 0; r < R; ++r) {
+        const RankTimeline& rt = tl.ranks[r];
+        for (std::size_t k = 0; k < K; ++k) {
+            const bool slowCompute = !std::isnan(ratio[r * K + k]) && ratio[r * K + k] >= 1.0 + p.minRankExcess &&
+                                     z[r * K + k] >= p.kSigma;
+            const bool lagging = lagFloor > 0 && double(rt.stepStats[k].dpStartLagNs) > lagFloor;
+            if (slowCompute || lagging)
+                flagged[{rt.host >= 0 ? rt.host : -1 - int(r), rt.stage}][int(k)].push_back(r);
+        }
+    }
+    for (const auto& [key, bySteps] : flagged) {
+        std::vector<int> steps;
+        for (const auto& [k, ranks] : bySteps) steps.push_back(k);
+        for (const Episode& e : episodesOf(steps, p.maxEpisodeGap)) {
+            std::map<std::size_t, int> hits;
+            std::vector<double> ratios, own, peers, lags;
+            for (int k = e.first; k <= e.last; ++k) {
+                auto it = bySteps.find(k);
+                if (it == bySteps.end()) continue;
+                for (std::size_t r : it->second) {
+                    ++hits[r];
+                    const std::size_t i = r * K + std::size_t(k);
+                    if (!std::isnan(ratio[i])) {
+                        ratios.push_back(ratio[i]);
+                        own.push_back(value[i]);
+                        peers.push_back(peerMedian[i]);
+                    }
+                    lags.push_back(double(tl.ranks[r].stepStats[std::size_t(k)].dpStartLagNs));
+                }
+            }
+            std::size_t best = hits.begin()->first;
+            for (const auto& [r, n] : hits)
+                if (n > hits[best]) best = r;
+            Finding f;
+            f.kind = "slow_rank";
+            f.ip = tl.ranks[best].ip;
+            for (const auto& [r, n] : hits) f.group.push_back(tl.ranks[r].ip);
+            f.firstStep = tl.steps[std::size_t(e.first)].index;
+            f.lastStep = tl.steps[std::size_t(e.last)].index;
+            const double lag = lags.empty() ? 0 : *std::max_element(lags.begin(), lags.end());
+            const double r = ratios.empty() ? 1.0 : medianOf(ratios);
+            f.score = ratios.empty() ? 1.0 + lag / std::max(1.0, double(sd.medianStepNs)) : r;
+            const std::string who = tl.ranks[best].label + " (" + f.ip + ")" +
+                                    (hits.size() > 1 ? " and " + std::to_string(hits.size() - 1) +
+                                                           " more GPUs of its TP group"
+                                                     : "");
+            const std::string stage = " (PP stage " + std::to_string(key.second) + ")";
+            const bool many = hits.size() > 1;
+            if (!ratios.empty()) {
+                f.message = "slow rank: " + who + stage + (many ? " compute " : " computes ") + num(r, 2) +
+                            "× longer than " + (many ? "their" : "its") + " peers (" +
+                            ms(medianOf(own)) + " vs " + ms(medianOf(peers)) + " per step) in " +
+                            stepRange(f.firstStep, f.lastStep) + "; the rest of the job waits for " +
+                            (many ? "them" : "it");
+                f.evidence.push_back({"compute_ms", medianOf(own) / 1e6});
+                f.evidence.push_back({"peer_compute_ms", medianOf(peers) / 1e6});
+                f.evidence.push_back({"ratio", r});
+            } else {
+                f.message = "slow rank: " + who + stage + (many ? " start" : " starts") +
+                            " the gradient sync up to " + ms(lag) + " after the rest of " + (many ? "their" : "its") +
+                            " DP group in " + stepRange(f.firstStep, f.lastStep);
+            }
+            f.evidence.push_back({"dp_start_lag_ms", lag / 1e6});
+            f.evidence.push_back({"pp_stage", double(key.second)});
+            f.evidence.push_back({"gpus", double(hits.size())});
+            f.evidence.push_back({"steps", double(e.last - e.first + 1)});
+            out.push_back(std::move(f));
+        }
+    }
+    return out;
+}
+
+// ---- slow links --------------------------------------------------------------------------------------------
+
+std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                               const JobIndex& ix, const StepDivision& sd, const DiagnosisParams& p) {
+    std::vector<Finding> out;
+    const std::size_t K = sd.steps.size(), n = ix.size();
+    if (K == 0 || n == 0) return out;
+    std::vector<std::int64_t> ends(K);
+    for (std::size_t k = 0; k < K; ++k) ends[k] = sd.steps[k].endNs;
+    auto stepOf = [&](std::int64_t s) {
+        if (s < sd.steps.front().startNs) return K;
+        return std::size_t(std::lower_bound(ends.begin(), ends.end(), s) - ends.begin());
+    };
+    // Transfers: an exporter splits a long transfer into records at its active timeout, so a slow transfer
+    // gives more, smaller records than a fast one of the same size. Records that continue each other on one
+    // channel (same sender, receiver and source port, touching in time) are merged back first.
+    struct Xfer {
+        std::int64_t s, e;
+        std::uint64_t bytes;
+        std::int32_t a, b;
+        std::uint32_t step;
+        std::uint16_t port;
+    };
+    std::vector<Xfer> xfers;
+    xfers.reserve(job.records.size() / 2 + 16);
+    std::vector<std::vector<std::size_t>> open(n); // per sender: indices of its latest transfer per channel
+    for (std::uint32_t r : job.records) {
+        const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+        if (a < 0 || b < 0 || flows.bytes[r] == 0) continue;
+        const std::int64_t s = flows.startNs[r], e = std::max(flows.endNs[r], flows.startNs[r] + 1);
+        bool merged = false;
+        for (std::size_t& i : open[std::size_t(a)]) {
+            Xfer& x = xfers[i];
+            if (x.b != b || x.port != flows.srcPort[r]) continue;
+            if (s <= x.e + 2'000) {
+                x.e = std::max(x.e, e);
+                x.bytes += flows.bytes[r];
+                merged = true;
+            } else {
+                i = xfers.size();
+                xfers.push_back({s, e, flows.bytes[r], a, b, 0, flows.srcPort[r]});
+                merged = true;
+            }
+            break;
+        }
+        if (!merged) {
+            open[std::size_t(a)].push_back(xfers.size());
+            xfers.push_back({s, e, flows.bytes[r], a, b, 0, flows.srcPort[r]});
+        }
+    }
+    for (Xfer& x : xfers) x.step = std::uint32_t(stepOf(x.s - sd.offsetOf(ix.endpoint(x.a))));
+
+    // Reference throughput per (step, kind, size class): the median of the job's transfers.
+    constexpr std::size_t kClasses = 65;
+    auto bucketOf = [&](const Xfer& x) {
+        const std::size_t cls = std::size_t(64 - __builtin_clzll(x.bytes));
+        return (std::size_t(x.step) * 2 + (ix.kind(x.a, x.b) == PairKind::DP ? 1 : 0)) * kClasses + cls;
+    };
+    auto throughput = [](const Xfer& x) { return double(x.bytes) / double(x.e - x.s); };
+    std::vector<std::vector<float>> samples(K * 2 * kClasses);
+    for (const Xfer& x : xfers)
+        if (x.step < K) samples[bucketOf(x)].push_back(float(throughput(x)));
+    std::vector<double> ref(samples.size(), 0.0), refSigma(samples.size(), 0.0);
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+        auto& v = samples[i];
+        if (v.size() >= 8) { // fewer transfers of that size: not enough to know what is normal
+            const RobustStats st = robustStats(std::vector<double>(v.begin(), v.end()));
+            ref[i] = st.median;
+            refSigma[i] = std::max(st.sigma, p.minSigmaShare * st.median);
+        }
+        std::vector<float>().swap(v);
+    }
+    // Per (NIC, step): transfers, slow transfers, their bytes, time and time at the reference speed.
+    struct Tally {
+        std::uint32_t total = 0, slow = 0;
+        double bytes = 0, ns = 0, refNs = 0;
+    };
+    std::vector<Tally> tally(n * K);
+    std::unordered_map<std::uint64_t, std::uint32_t> slowPairs; // (step, a, b) -> slow transfers
+    auto pairKey = [](std::size_t k, int a, int b) {
+        return (std::uint64_t(k) << 40) | (std::uint64_t(std::min(a, b)) << 20) | std::uint64_t(std::max(a, b));
+    };
+    for (const Xfer& x : xfers) {
+        if (x.step >= K) continue;
+        const std::size_t bucket = bucketOf(x);
+        const double rf = ref[bucket];
+        if (rf <= 0) continue;
+        const double tp = throughput(x);
+        const bool slow = tp * p.minLinkSlowdown <= rf && rf - tp >= p.kSigma * refSigma[bucket];
+        for (int v : {x.a, x.b}) {
+            Tally& t = tally[std::size_t(v) * K + x.step];
+            ++t.total;
+            if (!slow) continue;
+            ++t.slow;
+            t.bytes += double(x.bytes);
+            t.ns += double(x.bytes) / tp;
+            t.refNs += double(x.bytes) / rf;
+        }
+        if (slow) ++slowPairs[pairKey(x.step, x.a, x.b)];
+    }
+
+    // A NIC is a candidate in a step when (nearly) all its transfers are slow. Per step and candidate: how many
+    // of its slow peers are not candidates (healthy NICs that are slow only with it).
+    auto isCandidate = [&](std::size_t k, std::size_t x) {
+        const Tally& t = tally[x * K + k];
+        return t.total >= p.minNicRecords && double(t.slow) >= p.slowNicShare * double(t.total);
+    };
+    std::unordered_map<std::uint64_t, std::uint32_t> healthyPeers; // (step, nic) -> peers
+    for (const auto& [key, count] : slowPairs) {
+        const std::uint64_t k = key >> 40, a = (key >> 20) & 0xFFFFF, b = key & 0xFFFFF;
+        const bool ca = isCandidate(k, a), cb = isCandidate(k, b);
+        if (ca && !cb) ++healthyPeers[(k << 20) | a];
+        if (cb && !ca) ++healthyPeers[(k << 20) | b];
+    }
+    auto healthyPeersOf = [&](std::size_t k, int x) {
+        auto it = healthyPeers.find((std::uint64_t(k) << 20) | std::uint64_t(x));
+        return it == healthyPeers.end() ? 0u : it->second;
+    };
+
+    // Per step: NICs with (nearly) all records slow, joined by slow pairs into components. A component of one
+    // is the slow NIC; of two, a slow pair; larger (a synchronous ring slows all its members alike), the member
+    // whose hops end last.
+    std::map<std::string, std::vector<int>> stepsOfPlace;
+    std::map<std::string, std::vector<int>> nicsOfPlace;
+    for (std::size_t k = 0; k < K; ++k) {
+        std::vector<int> cand;
+        for (std::size_t x = 0; x < n; ++x)
+            if (isCandidate(k, x)) cand.push_back(int(x));
+        if (cand.empty()) continue;
+        std::vector<int> parent(n);
+        std::iota(parent.begin(), parent.end(), 0);
+        auto find = [&](int x) {
+            while (parent[std::size_t(x)] != x)
+                x = parent[std::size_t(x)] = parent[std::size_t(parent[std::size_t(x)])];
+            return x;
+        };
+        std::vector<std::uint8_t> isCand(n, 0);
+        for (int x : cand) isCand[std::size_t(x)] = 1;
+        for (std::size_t i = 0; i < cand.size(); ++i)
+            for (std::size_t j = i + 1; j < cand.size(); ++j)
+                if (slowPairs.count(pairKey(k, cand[i], cand[j]))) parent[std::size_t(find(cand[i]))] = find(cand[j]);
+        std::map<int, std::vector<int>> comps;
+        for (int x : cand) comps[find(x)].push_back(x);
+        auto share = [&](int x) {
+            const Tally& t = tally[std::size_t(x) * K + k];
+            return double(t.slow) / double(t.total);
+        };
+        for (auto& [root, members] : comps) {
+            std::string place;
+            // The NIC all of whose transfers are slow, when its slow partners also carry normal ones; a NIC slow
+            // with everyone, including a peer that is healthy otherwise, is slow itself.
+            std::sort(members.begin(), members.end(), [&](int x, int y) { return share(x) > share(y); });
+            std::vector<int> alone;
+            for (int x : members)
+                if (share(x) >= 0.95 && healthyPeersOf(k, x) >= 1) alone.push_back(x);
+            if (members.size() > 1 && alone.size() >= 2) {
+                for (int x : alone) stepsOfPlace[std::to_string(x)].push_back(int(k));
+                continue;
+            }
+            if (members.size() == 1 || share(members[0]) >= share(members[1]) + 0.1) {
+                place = std::to_string(members[0]);
+            } else if (members.size() == 2) {
+                place = std::to_string(members[0]) + ">" + std::to_string(members[1]);
+            } else {
+                // Lateness: how much later than the component's median end each member's records end.
+                std::vector<std::pair<int, std::int64_t>> recEnds;
+                std::vector<std::int64_t> allEnds;
+                std::set<int> in(members.begin(), members.end());
+                for (std::uint32_t r : job.records) {
+                    const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+                    if (a < 0 || b < 0 || !in.count(a) || !in.count(b) ||
+                        stepOf(flows.startNs[r] - sd.offsetOf(flows.src[r])) != k)
+                        continue;
+                    const std::int64_t e = flows.endNs[r] - sd.offsetOf(flows.src[r]);
+                    recEnds.push_back({a, e});
+                    recEnds.push_back({b, e});
+                    allEnds.push_back(e);
+                }
+                if (allEnds.empty()) continue;
+                std::nth_element(allEnds.begin(), allEnds.begin() + std::ptrdiff_t(allEnds.size() / 2), allEnds.end());
+                const std::int64_t mid = allEnds[allEnds.size() / 2];
+                std::map<int, std::pair<double, int>> late;
+                for (const auto& [x, e] : recEnds) {
+                    late[x].first += double(e - mid);
+                    ++late[x].second;
+                }
+                int best = members[0];
+                double bestLate = -1e300;
+                for (const auto& [x, s] : late)
+                    if (s.first / s.second > bestLate) {
+                        bestLate = s.first / s.second;
+                        best = x;
+                    }
+                place = std::to_string(best);
+            }
+            stepsOfPlace[place].push_back(int(k));
+        }
+    }
+    for (auto& [place, steps] : stepsOfPlace) {
+        std::sort(steps.begin(), steps.end());
+        steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+        std::vector<int> nics;
+        if (auto gt = place.find('>'); gt != std::string::npos)
+            nics = {std::stoi(place.substr(0, gt)), std::stoi(place.substr(gt + 1))};
+        else
+            nics = {std::stoi(place)};
+        for (const Episode& e : episodesOf(steps, p.maxEpisodeGap)) {
+            Tally sum;
+            for (int k = e.first; k <= e.last; ++k)
+                for (int x : nics) {
+                    const Tally& t = tally[std::size_t(x) * K + std::size_t(k)];
+                    sum.total += t.total;
+                    sum.slow += t.slow;
+                    sum.bytes += t.bytes;
+                    sum.ns += t.ns;
+                    sum.refNs += t.refNs;
+                }
+            Finding f;
+            f.kind = "slow_link";
+            const EndpointId e0 = ix.endpoint(nics[0]);
+            auto nicText = [&](EndpointId ep) {
+                return topology.rankLabel(flows.endpoints.at(ep)) + " (" + flows.endpoints.at(ep).toString() + ")";
+            };
+            std::string where;
+            if (nics.size() == 1) {
+                f.ip = flows.endpoints.at(e0).toString();
+                if (auto nic = topology.nicByIp(flows.endpoints.at(e0)))
+                    f.switchName = topology.nics[std::size_t(*nic)].switchName;
+                where = "NIC " + nicText(e0) + (f.switchName.empty() ? "" : " on " + f.switchName);
+            } else {
+                const EndpointId e1 = ix.endpoint(nics[1]);
+                f.srcIp = flows.endpoints.at(e0).toString();
+                f.dstIp = flows.endpoints.at(e1).toString();
+                where = "the link between " + nicText(e0) + " and " + nicText(e1);
+            }
+            f.firstStep = sd.steps[std::size_t(e.first)].index;
+            f.lastStep = sd.steps[std::size_t(e.last)].index;
+            const double slowdown = sum.refNs > 0 ? sum.ns / sum.refNs : 1.0;
+            const double gbps = sum.ns > 0 ? sum.bytes * 8 / sum.ns : 0.0;
+            const double refGbps = sum.refNs > 0 ? sum.bytes * 8 / sum.refNs : 0.0;
+            f.score = slowdown;
+            f.message = "slow link: " + where + " moves data " + num(slowdown, 1) + "× slower than its peers (" +
+                        num(gbps, 1) + " vs " + num(refGbps, 1) + " Gb/s for the same transfer sizes) in " +
+                        stepRange(f.firstStep, f.lastStep);
+            f.evidence = {{"slowdown", slowdown},
+                          {"throughput_gbps", gbps},
+                          {"peer_throughput_gbps", refGbps},
+                          {"slow_records_share", sum.total ? double(sum.slow) / double(sum.total) : 0.0},
+                          {"steps", double(e.last - e.first + 1)}};
+            out.push_back(std::move(f));
+        }
+    }
+    return out;
+}
+
+// ---- slow switches -----------------------------------------------------------------------------------------
+
+std::vector<Finding> slowSwitches(const std::vector<Finding>& links) {
+    std::map<std::string, std::vector<const Finding*>> byLeaf;
+    for (const Finding& f : links)
+        if (!f.ip.empty() && !f.switchName.empty()) byLeaf[f.switchName].push_back(&f);
+    std::vector<Finding> out;
+    for (const auto& [leaf, list] : byLeaf) {
+        // Slow NICs of this leaf whose episodes overlap another slow NIC's.
+        std::set<std::string> nics;
+        int first = std::numeric_limits<int>::max(), last = std::numeric_limits<int>::min();
+        std::vector<double> slowdowns;
+        for (const Finding* a : list)
+            for (const Finding* b : list)
+                if (a != b && a->ip != b->ip && overlaps(*a, *b)) {
+                    nics.insert(a->ip);
+                    first = std::min(first, std::max(a->firstStep, b->firstStep));
+                    last = std::max(last, std::min(a->lastStep, b->lastStep));
+                    slowdowns.push_back(a->score);
+                }
+        if (nics.size() < 2) continue;
+        Finding f;
+        f.kind = "slow_switch";
+        f.switchName = leaf;
+        f.firstStep = first;
+        f.lastStep = last;
+        f.score = medianOf(slowdowns);
+        f.message = "slow switch: " + std::to_string(nics.size()) + " NICs behind " + leaf + " are slow together (" +
+                    num(f.score, 1) + "× their peers' transfer time) in " + stepRange(first, last) +
+                    "; suspect the switch or its uplinks rather than one cable";
+        f.evidence = {{"slow_nics", double(nics.size())}, {"slowdown", f.score}, {"steps", double(last - first + 1)}};
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+// ---- slow steps --------------------------------------------------------------------------------------------
+
+std::vector<Finding> slowSteps(const StepDivision& sd, const std::vector<Finding>& causes, const DiagnosisParams& p,
+                               std::vector<std::uint8_t>& slow, std::vector<std::string>& notes) {
+    std::vector<Finding> out;
+    const std::size_t K = sd.steps.size();
+    if (K < 4) return out;
+    std::vector<double> d, lead;
+    for (std::size_t k = 1; k < K; ++k) {
+        d.push_back(double(sd.steps[k].durationNs()));
+        lead.push_back(double(sd.firstActivityNs[k] - sd.steps[k].startNs));
+    }
+    const RobustStats st = robustStats(d);
+    const double leadBase = medianOf(lead);
+    const double slowAt = st.median * (1.0 + p.minStepExcess);
+    for (std::size_t k = 1; k < K; ++k)
+        if (d[k - 1] >= slowAt && zOf(st, d[k - 1], p.minSigmaShare) >= p.kSigma) slow[k] = 1;
+    // A BOCD regime (between change points) whose median is slow: a sustained slowdown, which the k-sigma
+    // rule alone misses once it lasts long enough to move the job's median.
+    std::vector<std::size_t> bounds = {1};
+    for (std::size_t cp : sd.changePoints)
+        if (cp > 1 && cp < K) bounds.push_back(cp);
+    bounds.push_back(K);
+    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+        if (bounds[i + 1] - bounds[i] < 2) continue;
+        const double m = medianOf(std::vector<double>(d.begin() + std::ptrdiff_t(bounds[i] - 1),
+                                                      d.begin() + std::ptrdiff_t(bounds[i + 1] - 1)));
+        if (m < slowAt) continue;
+        for (std::size_t k = bounds[i]; k < bounds[i + 1]; ++k)
+            if (d[k - 1] >= st.median * (1.0 + p.minStepExcess / 2)) slow[k] = 1;
+    }
+
+    // Which slow steps are slow_step findings: a job-wide silence before the step (a pause), or nothing else
+    // (no slow rank or link in that step) to explain it.
+    std::vector<int> flagged;
+    for (std::size_t k = 1; k < K; ++k) {
+        if (!slow[k]) continue;
+        const double extra = d[k - 1] - st.median;
+        const double silence = lead[k - 1] - leadBase;
+        const int idx = sd.steps[k].index;
+        const bool explained = std::any_of(causes.begin(), causes.end(), [&](const Finding& f) {
+            return f.firstStep <= idx && idx <= f.lastStep;
+        });
+        if (silence >= p.pauseShare * extra || !explained) flagged.push_back(int(k));
+    }
+    std::vector<Episode> eps = episodesOf(flagged, 0);
+    auto describe = [&](const Episode& e, Finding& f) {
+        double worst = 0, silence = 0;
+        for (int k = e.first; k <= e.last; ++k) {
+            worst = std::max(worst, d[std::size_t(k) - 1]);
+            silence = std::max(silence, lead[std::size_t(k) - 1] - leadBase);
+        }
+        f.kind = "slow_step";
+        f.firstStep = sd.steps[std::size_t(e.first)].index;
+        f.lastStep = sd.steps[std::size_t(e.last)].index;
+        f.score = worst / st.median;
+        f.evidence = {{"step_ms", worst / 1e6},
+                      {"median_step_ms", st.median / 1e6},
+                      {"ratio", f.score},
+                      {"silence_ms", std::max(0.0, silence) / 1e6},
+                      {"steps", double(e.last - e.first + 1)}};
+        return std::pair(worst, silence);
+    };
+    // Periodic episodes (checkpoints every N steps) are one finding.
+    if (int(eps.size()) >= p.minPatternRepeats) {
+        std::vector<double> gaps;
+        for (std::size_t i = 1; i < eps.size(); ++i) gaps.push_back(double(eps[i].first - eps[i - 1].first));
+        const double period = medianOf(gaps);
+        const bool periodic = period >= 2 && std::all_of(gaps.begin(), gaps.end(), [&](double g) {
+            return std::fabs(g - period) <= 1.0;
+        });
+        if (periodic) {
+            Finding f;
+            auto [worst, silence] = describe({eps.front().first, eps.back().last}, f);
+            (void)silence;
+            f.evidence.push_back({"period_steps", period});
+            f.evidence.push_back({"occurrences", double(eps.size())});
+            std::string list;
+            for (std::size_t i = 0; i < eps.size() && i < 6; ++i)
+                list += (i ? ", " : "") + std::to_string(sd.steps[std::size_t(eps[i].first)].index);
+            if (eps.size() > 6) list += ", …";
+            f.message = "periodic slow steps: every " + num(period, 0) + " steps (" + std::to_string(eps.size()) +
+                        " times: steps " + list + "), up to " + num(f.score, 2) + "× the median step of " +
+                        ms(st.median) + " — a recurring job-wide pause such as checkpointing";
+            out.push_back(std::move(f));
+            notes.push_back("slow steps recur every " + num(period, 0) + " steps: reported once as a pattern");
+            return out;
+        }
+    }
+    for (const Episode& e : eps) {
+        Finding f;
+        auto [worst, silence] = describe(e, f);
+        const std::string what = e.first == e.last ? stepRange(f.firstStep, f.lastStep) + " took " + ms(worst)
+                                                   : stepRange(f.firstStep, f.lastStep) + " took up to " + ms(worst);
+        f.message = "slow step: " + what + ", " + num(f.score, 2) + "× the job's median of " + ms(st.median) + "; " +
+                    (silence >= p.pauseShare * (worst - st.median)
+                         ? "for " + ms(silence) + " before it the whole job was silent (a pause or stall)"
+                         : "no slow rank or link explains it");
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+} // namespace
+
+Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                   const ParallelismResult& par, const StepDivision& sd, const JobTimeline& tl,
+                   const DiagnosisParams& p) {
+    Diagnosis out;
+    out.slow.assign(sd.steps.size(), 0);
+    if (sd.steps.empty()) return out;
+    const JobIndex ix(flows, topology, job, par);
+    std::vector<Finding> ranks = tl.steps.size() == sd.steps.size() ? slowRanks(tl, sd, p) : std::vector<Finding>{};
+    std::vector<Finding> links = slowLinks(flows, topology, job, ix, sd, p);
+    std::vector<Finding> switches = slowSwitches(links);
+    std::vector<Finding> causes = ranks;
+    causes.insert(causes.end(), links.begin(), links.end());
+    std::vector<Finding> steps = slowSteps(sd, causes, p, out.slow, out.notes);
+    for (auto* list : {&steps, &ranks, &links, &switches})
+        for (Finding& f : *list) out.findings.push_back(std::move(f));
+    std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
+        return std::pair(a.firstStep, kindOrder(a.kind)) < std::pair(b.firstStep, kindOrder(b.kind));
+    });
+    return out;
+}
+
+} // namespace prism

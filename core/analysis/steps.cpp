@@ -1,0 +1,420 @@
+#include "analysis/steps.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace prism {
+
+namespace {
+
+using Piece = std::pair<std::int64_t, std::int64_t>;
+constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+constexpr std::size_t kDenseLimit = 4096;
+
+std::uint64_t pairKey(std::uint32_t a, std::uint32_t b) {
+    return (std::uint64_t(std::min(a, b)) << 32) | std::max(a, b);
+}
+
+// One record of the series the steps are cut from.
+struct SyncRec {
+    std::int64_t s, e;
+    std::int32_t src; // local index of the sender
+    std::int32_t group;
+};
+
+// Union of intervals sorted by start into non-overlapping pieces; pieceOf[i] is the piece of interval i.
+template <typename It>
+std::vector<Piece> unionPieces(It first, It last, std::vector<std::uint32_t>* pieceOf) {
+    std::vector<Piece> out;
+    for (It it = first; it != last; ++it) {
+        if (out.empty() || it->s > out.back().second) out.push_back({it->s, it->e});
+        else out.back().second = std::max(out.back().second, it->e);
+        if (pieceOf) pieceOf->push_back(std::uint32_t(out.size() - 1));
+    }
+    return out;
+}
+
+} // namespace
+
+const char* stepSourceName(StepSource source) {
+    switch (source) {
+    case StepSource::None: return "none";
+    case StepSource::DataParallel: return "DP sync bursts";
+    case StepSource::Pipeline: return "PP traffic rhythm";
+    }
+    return "?";
+}
+
+double medianOf(std::vector<double> v) {
+    if (v.empty()) return 0;
+    const std::size_t h = v.size() / 2;
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(h), v.end());
+    double m = v[h];
+    if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), v.begin() + std::ptrdiff_t(h))) / 2;
+    return m;
+}
+
+RobustStats robustStats(std::vector<double> v) {
+    RobustStats r;
+    r.n = v.size();
+    if (v.empty()) return r;
+    r.median = medianOf(v);
+    for (double& x : v) x = std::fabs(x - r.median);
+    r.sigma = 1.4826 * medianOf(std::move(v));
+    return r;
+}
+
+JobIndex::JobIndex(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                   const ParallelismResult& par)
+    : m_local(flows.endpoints.size(), -1), m_nics(job.nics) {
+    const std::size_t n = m_nics.size();
+    for (std::size_t i = 0; i < n; ++i)
+        if (m_nics[i] < m_local.size()) m_local[m_nics[i]] = int(i);
+    m_stage.assign(n, 0);
+    m_group.assign(n, -1);
+    m_leaf.assign(n, -1);
+    m_host.assign(n, -1);
+    for (const auto& chain : par.ppChains)
+        for (std::size_t s = 0; s < chain.size(); ++s)
+            if (int l = local(chain[s]); l >= 0) m_stage[std::size_t(l)] = int(s);
+    for (std::size_t g = 0; g < par.dpGroups.size(); ++g)
+        for (EndpointId e : par.dpGroups[g])
+            if (int l = local(e); l >= 0) m_group[std::size_t(l)] = int(g);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (auto nic = topology.nicByIp(flows.endpoints.at(m_nics[i]))) {
+            m_leaf[i] = topology.nics[std::size_t(*nic)].switchIndex;
+            m_host[i] = topology.nics[std::size_t(*nic)].host;
+        }
+    }
+    if (n <= kDenseLimit) m_dense.assign(n * n, 0);
+    for (const PairInfo& p : par.pairs) {
+        const int a = local(p.a), b = local(p.b);
+        if (a < 0 || b < 0) continue;
+        if (!m_dense.empty()) {
+            const std::uint8_t v = p.kind == PairKind::DP ? 1 : 2;
+            m_dense[std::size_t(a) * n + std::size_t(b)] = v;
+            m_dense[std::size_t(b) * n + std::size_t(a)] = v;
+        } else {
+            m_sparse[pairKey(std::uint32_t(a), std::uint32_t(b))] = p.kind;
+        }
+    }
+}
+
+PairKind JobIndex::kind(int a, int b) const {
+    if (!m_dense.empty())
+        return m_dense[std::size_t(a) * m_nics.size() + std::size_t(b)] == 1 ? PairKind::DP : PairKind::PP;
+    auto it = m_sparse.find(pairKey(std::uint32_t(a), std::uint32_t(b)));
+    return it == m_sparse.end() ? PairKind::PP : it->second;
+}
+
+std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const StepParams& p, double lengthExponent) {
+    const std::size_t n = pieces.size();
+    if (n < 2) return {};
+    std::vector<std::int64_t> gap(n - 1);
+    for (std::size_t i = 0; i + 1 < n; ++i) gap[i] = pieces[i + 1].first - pieces[i].second;
+    std::vector<std::size_t> order(n - 1);
+    std::iota(order.begin(), order.end(), std::size_t(0));
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return gap[a] > gap[b]; });
+
+    // Candidate cut counts c (the c largest gaps): only where the gap size drops, so that a threshold between
+    // the c-th and the (c+1)-th gap is a real separation.
+    struct Candidate {
+        double drop;
+        std::size_t cuts;
+    };
+    std::vector<Candidate> cands;
+    for (std::size_t c = 1; c <= n - 1; ++c) {
+        const std::int64_t g = gap[order[c - 1]];
+        if (g < p.minBoundaryGapNs) break;
+        const std::int64_t next = c < n - 1 ? gap[order[c]] : 0;
+        const double drop = double(g) / double(std::max<std::int64_t>(next, 1));
+        if (drop >= 1.1) cands.push_back({drop, c});
+    }
+    if (cands.empty()) return {};
+    if (cands.size() > p.maxCandidates) {
+        std::partial_sort(cands.begin(), cands.begin() + std::ptrdiff_t(p.maxCandidates), cands.end(),
+                          [](const Candidate& a, const Candidate& b) { return a.drop > b.drop; });
+        cands.resize(p.maxCandidates);
+    }
+
+    // Score: (regular intervals between burst ends - 1) x (median interval)^lengthExponent. A single interval
+    // is regular by itself and proves nothing. Over-splitting breaks intervals into irregular pieces;
+    // under-splitting at the few longest gaps (periodic pauses) keeps regular intervals but fewer of them.
+    // With exponent 1 the score is the time covered by regular intervals, which never rewards splitting a
+    // rhythm finer (PP traffic has a micro-batch rhythm inside each step); with exponent 0.5 the count
+    // dominates, which finds every step between periodic pauses where bursts have no inner rhythm (DP sync).
+    double bestScore = 0;
+    std::size_t bestCuts = 0;
+    const Candidate* sharpest = &cands.front();
+    std::vector<std::size_t> cuts;
+    std::vector<double> iv;
+    for (const Candidate& cand : cands) {
+        if (cand.drop > sharpest->drop) sharpest = &cand;
+        cuts.assign(order.begin(), order.begin() + std::ptrdiff_t(cand.cuts));
+        std::sort(cuts.begin(), cuts.end());
+        iv.clear();
+        for (std::size_t j = 0; j < cuts.size(); ++j) {
+            const std::int64_t next = j + 1 < cuts.size() ? pieces[cuts[j + 1]].second : pieces.back().second;
+            iv.push_back(double(next - pieces[cuts[j]].second));
+        }
+        const double P = medianOf(iv);
+        double regular = -1;
+        for (double x : iv)
+            if (x >= P / p.regularBand && x <= P * p.regularBand) ++regular;
+        const double score = regular * std::pow(std::max(P, 0.0), lengthExponent);
+        if (score > bestScore || (score == bestScore && score > 0 && cand.cuts > bestCuts)) {
+            bestScore = score;
+            bestCuts = cand.cuts;
+        }
+    }
+    // Two or three bursts leave no rhythm to judge: cut at a clearly dominant quiet gap.
+    if (bestCuts == 0 && sharpest->drop >= 4.0) bestCuts = sharpest->cuts;
+    cuts.assign(order.begin(), order.begin() + std::ptrdiff_t(bestCuts));
+    std::sort(cuts.begin(), cuts.end());
+    return cuts;
+}
+
+StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                         const ParallelismResult& par, const StepParams& params, std::int64_t captureFirstNs) {
+    StepDivision out;
+    if (job.records.empty()) return out;
+    const JobIndex ix(flows, topology, job, par);
+    const std::size_t nics = ix.size();
+
+    // The series: DP records grouped by DP group; without DP traffic, PP records as one group.
+    std::vector<SyncRec> dpRecs, ppRecs;
+    for (std::uint32_t r : job.records) {
+        const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+        if (a < 0 || b < 0) continue;
+        const SyncRec sr{flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), a, 0};
+        if (ix.kind(a, b) == PairKind::DP && ix.dpGroup(a) >= 0) {
+            dpRecs.push_back(sr);
+            dpRecs.back().group = ix.dpGroup(a);
+        } else {
+            ppRecs.push_back(sr);
+        }
+    }
+    std::vector<SyncRec> recs;
+    if (!dpRecs.empty()) {
+        out.source = StepSource::DataParallel;
+        recs = std::move(dpRecs);
+    } else {
+        out.source = StepSource::Pipeline;
+        recs = std::move(ppRecs);
+    }
+    if (recs.empty()) return out;
+    {
+        // Group by group, keeping start order (records come by start): a counting sort, linear.
+        int groups = 0;
+        for (const SyncRec& r : recs) groups = std::max(groups, r.group + 1);
+        std::vector<std::size_t> at(std::size_t(groups) + 1, 0);
+        for (const SyncRec& r : recs) ++at[std::size_t(r.group) + 1];
+        for (std::size_t g = 1; g < at.size(); ++g) at[g] += at[g - 1];
+        std::vector<SyncRec> sorted(recs.size());
+        for (const SyncRec& r : recs) sorted[at[std::size_t(r.group)]++] = r;
+        recs = std::move(sorted);
+    }
+
+    // 1. Bursts per group.
+    struct Burst {
+        std::int64_t s, e;
+        int group;
+    };
+    std::vector<Burst> bursts;
+    std::vector<std::uint32_t> burstOf(recs.size());
+    for (std::size_t a = 0; a < recs.size();) {
+        std::size_t b = a;
+        while (b < recs.size() && recs[b].group == recs[a].group) ++b;
+        auto byStart = [](const SyncRec& x, const SyncRec& y) { return x.s < y.s; };
+        if (!std::is_sorted(recs.begin() + std::ptrdiff_t(a), recs.begin() + std::ptrdiff_t(b), byStart))
+            std::sort(recs.begin() + std::ptrdiff_t(a), recs.begin() + std::ptrdiff_t(b), byStart);
+        std::vector<std::uint32_t> pieceOf;
+        pieceOf.reserve(b - a);
+        const std::vector<Piece> pieces =
+            unionPieces(recs.begin() + std::ptrdiff_t(a), recs.begin() + std::ptrdiff_t(b), &pieceOf);
+        const std::vector<std::size_t> cuts =
+            chooseCuts(pieces, params, out.source == StepSource::DataParallel ? 0.5 : 1.0);
+        std::vector<std::uint32_t> burstOfPiece(pieces.size());
+        const std::uint32_t base = std::uint32_t(bursts.size());
+        std::size_t c = 0;
+        for (std::size_t i = 0; i < pieces.size(); ++i) {
+            const std::uint32_t id = base + std::uint32_t(c);
+            if (id == bursts.size()) bursts.push_back({pieces[i].first, pieces[i].second, recs[a].group});
+            bursts[id].e = std::max(bursts[id].e, pieces[i].second);
+            burstOfPiece[i] = id;
+            if (c < cuts.size() && cuts[c] == i) ++c;
+        }
+        for (std::size_t i = a; i < b; ++i) burstOf[i] = burstOfPiece[pieceOf[i - a]];
+        a = b;
+    }
+
+    // 2. Rounds: a group syncs once per round and rounds are apart by the inter-step quiet time. The first
+    // pass opens a round when a group repeats; its quiet gaps give the scale for the second pass, which also
+    // opens a round on a long quiet gap (a group that missed a round) and keeps a group's split burst whole.
+    std::vector<std::uint32_t> byStart(bursts.size());
+    std::iota(byStart.begin(), byStart.end(), 0u);
+    std::stable_sort(byStart.begin(), byStart.end(),
+                     [&](std::uint32_t x, std::uint32_t y) { return bursts[x].s < bursts[y].s; });
+    int groups = 0;
+    for (const Burst& b : bursts) groups = std::max(groups, b.group + 1);
+    std::vector<std::uint32_t> roundOf(bursts.size());
+    auto formRounds = [&](double quietNs) {
+        std::vector<int> lastRound(std::size_t(groups), -1);
+        int cur = -1;
+        std::int64_t curEnd = 0;
+        std::vector<double> gaps;
+        for (std::uint32_t id : byStart) {
+            const Burst& b = bursts[id];
+            const double g = cur < 0 ? 0.0 : double(b.s - curEnd);
+            const bool repeat = cur >= 0 && lastRound[std::size_t(b.group)] == cur;
+            bool open = cur < 0;
+            if (quietNs <= 0) open = open || repeat;
+            else open = open || g > 0.5 * quietNs || (repeat && g > 0.2 * quietNs);
+            if (open) {
+                if (cur >= 0) gaps.push_back(g);
+                ++cur;
+                curEnd = b.e;
+            }
+            curEnd = std::max(curEnd, b.e);
+            lastRound[std::size_t(b.group)] = cur;
+            roundOf[id] = std::uint32_t(cur);
+        }
+        return gaps;
+    };
+    const double quiet = medianOf(formRounds(0));
+    if (quiet >= double(params.minBoundaryGapNs)) formRounds(quiet);
+    std::size_t rounds = 0;
+    for (std::uint32_t r : roundOf) rounds = std::max<std::size_t>(rounds, r + 1);
+
+    // 3. Clock alignment: per round and PP stage, each NIC's first sync send; NICs of one stage start
+    // together, so a NIC's lag behind the stage median is its exporter's clock offset (pooled per leaf).
+    std::vector<std::int64_t> nicOffset(nics, 0);
+    if (params.alignClocks && rounds > 0) {
+        std::vector<std::int64_t> first(rounds * nics, kNever);
+        for (std::size_t i = 0; i < recs.size(); ++i) {
+            std::int64_t& f = first[roundOf[burstOf[i]] * nics + std::size_t(recs[i].src)];
+            f = std::min(f, recs[i].s);
+        }
+        int stages = 1;
+        for (std::size_t l = 0; l < nics; ++l) stages = std::max(stages, ix.stage(int(l)) + 1);
+        // Key of the clock a NIC's records are stamped with: its leaf, else the NIC itself.
+        auto clockKey = [&](std::size_t l) { return ix.leaf(int(l)) >= 0 ? ix.leaf(int(l)) : -1 - int(l); };
+        std::unordered_map<int, std::vector<double>> deviations;
+        std::vector<double> vals;
+        for (std::size_t r = 0; r < rounds; ++r) {
+            for (int st = 0; st < stages; ++st) {
+                // Relative to the earliest start: epoch nanoseconds do not fit a double's 53 bits.
+                vals.clear();
+                std::int64_t base = kNever;
+                for (std::size_t l = 0; l < nics; ++l)
+                    if (ix.stage(int(l)) == st) base = std::min(base, first[r * nics + l]);
+                if (base == kNever) continue;
+                for (std::size_t l = 0; l < nics; ++l)
+                    if (ix.stage(int(l)) == st && first[r * nics + l] != kNever)
+                        vals.push_back(double(first[r * nics + l] - base));
+                if (vals.size() < 2) continue;
+                const double ref = medianOf(vals);
+                for (std::size_t l = 0; l < nics; ++l)
+                    if (ix.stage(int(l)) == st && first[r * nics + l] != kNever)
+                        deviations[clockKey(l)].push_back(double(first[r * nics + l] - base) - ref);
+            }
+        }
+        std::unordered_map<int, std::int64_t> offsetOfKey;
+        for (auto& [key, dev] : deviations) {
+            if (dev.size() < 3) continue;
+            const double m = medianOf(std::move(dev));
+            if (std::fabs(m) <= double(params.maxClockOffsetNs)) offsetOfKey[key] = std::llround(m);
+        }
+        bool any = false;
+        for (std::size_t l = 0; l < nics; ++l) {
+            auto it = offsetOfKey.find(clockKey(l));
+            if (it != offsetOfKey.end()) nicOffset[l] = it->second;
+            any = any || nicOffset[l] != 0;
+        }
+        if (any) {
+            out.clockOffsetNs.assign(flows.endpoints.size(), 0);
+            for (std::size_t l = 0; l < nics; ++l) out.clockOffsetNs[ix.endpoint(int(l))] = nicOffset[l];
+        }
+    }
+
+    // 4. Step ends: the latest aligned sync end of each round.
+    std::vector<std::int64_t> roundEnd(rounds, std::numeric_limits<std::int64_t>::min());
+    std::vector<std::int64_t> roundStart(rounds, kNever);
+    for (std::size_t i = 0; i < recs.size(); ++i) {
+        const std::size_t r = roundOf[burstOf[i]];
+        const std::int64_t off = nicOffset[std::size_t(recs[i].src)];
+        roundEnd[r] = std::max(roundEnd[r], recs[i].e - off);
+        roundStart[r] = std::min(roundStart[r], recs[i].s - off);
+    }
+    std::vector<std::size_t> ro(rounds);
+    std::iota(ro.begin(), ro.end(), std::size_t(0));
+    std::sort(ro.begin(), ro.end(), [&](std::size_t x, std::size_t y) { return roundEnd[x] < roundEnd[y]; });
+    std::vector<std::int64_t> ends, syncStarts;
+    for (std::size_t r : ro) {
+        if (!ends.empty() && roundEnd[r] <= ends.back()) continue; // cannot happen with disjoint rounds
+        ends.push_back(roundEnd[r]);
+        syncStarts.push_back(roundStart[r]);
+    }
+
+    // 5. Step 0 starts at the job's first record; each step's first activity; traffic after the last end.
+    const std::size_t K = ends.size();
+    std::vector<std::int64_t> firstAct(K, kNever);
+    std::int64_t jobFirst = kNever, trailingEnd = std::numeric_limits<std::int64_t>::min();
+    std::size_t trailing = 0;
+    for (std::uint32_t r : job.records) {
+        const int a = ix.local(flows.src[r]);
+        const std::int64_t off = a >= 0 ? nicOffset[std::size_t(a)] : 0;
+        const std::int64_t s = flows.startNs[r] - off;
+        jobFirst = std::min(jobFirst, s);
+        const std::size_t k = std::size_t(std::lower_bound(ends.begin(), ends.end(), s) - ends.begin());
+        if (k < K) {
+            firstAct[k] = std::min(firstAct[k], s);
+        } else {
+            ++trailing;
+            trailingEnd = std::max(trailingEnd, flows.endNs[r] - off);
+        }
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+        StepInfo st;
+        st.index = int(k);
+        st.startNs = k == 0 ? std::min(jobFirst, ends[0]) : ends[k - 1];
+        st.endNs = ends[k];
+        out.steps.push_back(st);
+        out.firstActivityNs.push_back(firstAct[k] == kNever ? st.startNs : firstAct[k]);
+        out.syncStartNs.push_back(std::max(syncStarts[k], st.startNs));
+        out.syncEndNs.push_back(ends[k]);
+    }
+    std::vector<double> durations;
+    for (std::size_t k = 1; k < K; ++k) durations.push_back(double(out.steps[k].durationNs()));
+    out.medianStepNs = K > 1 ? std::llround(medianOf(durations)) : (K ? out.steps[0].durationNs() : 0);
+
+    // 6. BOCD on the intervals between sync rounds: where the rhythm changes.
+    out.changeProbability.assign(K, 0.0);
+    if (durations.size() >= 4) {
+        BocdParams bp = params.bocd;
+        bp.segmentation = false;
+        const BocdResult br = runBocd(durations, bp);
+        for (std::size_t i = 1; i < durations.size(); ++i) out.changeProbability[i + 1] = br.cpProbability[i];
+        for (std::size_t cp : br.changePoints) out.changePoints.push_back(cp + 1);
+    }
+
+    // Edges of the capture.
+    if (captureFirstNs != 0 && K > 0 && jobFirst - captureFirstNs < 1'000'000) {
+        out.firstStepCut = true;
+        out.notes.push_back("the job was already running when the capture started: step 0 starts at its first "
+                            "record and is partial");
+    }
+    if (trailing > 0 && K > 0 && trailingEnd - ends.back() > out.medianStepNs / 10) {
+        out.lastStepCut = true;
+        out.notes.push_back(std::to_string(trailing) + " records after the last gradient synchronization belong to "
+                            "a step the capture does not finish; it is not reported");
+    }
+    if (out.source == StepSource::Pipeline && K > 0)
+        out.notes.push_back("no data-parallel traffic on the network: steps follow the pipeline traffic rhythm "
+                            "and end with the last PP transfer of each step");
+    return out;
+}
+
+} // namespace prism

@@ -1,0 +1,108 @@
+#pragma once
+// Stage 3: step division. A training step ends when its gradient synchronization ends (DESIGN.md), so the
+// boundaries come from the job's DP communication bursts:
+//   1. per DP group, its records are cut into sync bursts at the quiet gaps that make the burst rhythm most
+//      regular (one burst per step);
+//   2. bursts of all groups are gathered into sync rounds (a group syncs once per round; rounds are apart by
+//      the inter-step quiet time); a step ends at the latest burst end of its round — the max over the DP
+//      groups, so one lost record or one early group does not move it;
+//   3. exporter clocks are aligned first: members of one stage start their sync together, so the median lag
+//      of a leaf switch's NICs behind their peers is that leaf's clock offset (±20 µs skew would otherwise
+//      be a 1% error on a short step);
+//   4. BOCD (Adams & MacKay, threshold 0.95) runs on the series of intervals between sync rounds: its change
+//      points split the job into rhythm regimes, used by diagnosis and shown to the user.
+// Jobs without DP traffic (dp = 1) use their PP traffic rhythm instead: the quiet gaps of the job's PP
+// activity, chosen the same way. Step 0 starts at the job's first record; traffic after the last sync end
+// (a capture that ends mid-step) is not a step.
+#include "analysis/bocd.h"
+#include "analysis/parallelism.h"
+#include "analysis/recognition.h"
+#include "model/report.h"
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace prism {
+
+struct StepParams {
+    BocdParams bocd;                        // on the interval series; cpThreshold 0.95 (the paper's)
+    bool alignClocks = true;                // estimate per-leaf exporter clock offsets from sync starts
+    std::int64_t maxClockOffsetNs = 500'000; // a larger estimated offset is not skew: ignored
+    std::int64_t minBoundaryGapNs = 50'000; // a step boundary is a quiet gap at least this long
+    double regularBand = 1.35;              // an interval within [P / band, P * band] of the median P is regular
+    std::size_t maxCandidates = 64;         // cut counts tried per series (the sharpest drops in gap size)
+};
+
+// Per-record lookups for one job, shared by steps, timeline and diagnosis: the job-local index of an
+// endpoint (position in RecognizedJob::nics), the kind of a NIC pair, the PP stage and DP group of a NIC and
+// the leaf switch it hangs off. Pair kinds are a dense matrix for jobs up to 4096 NICs, else a hash map.
+class JobIndex {
+public:
+    JobIndex(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+             const ParallelismResult& parallelism);
+    int local(EndpointId e) const { return e < m_local.size() ? m_local[e] : -1; }
+    std::size_t size() const { return m_nics.size(); }
+    EndpointId endpoint(int local) const { return m_nics[std::size_t(local)]; }
+    PairKind kind(int a, int b) const; // locals; PP when the pair was never classified
+    int stage(int local) const { return m_stage[std::size_t(local)]; }     // 0 when pp = 1
+    int dpGroup(int local) const { return m_group[std::size_t(local)]; }   // -1 when in no DP group
+    int leaf(int local) const { return m_leaf[std::size_t(local)]; }       // topology switch index, or -1
+    int host(int local) const { return m_host[std::size_t(local)]; }       // topology host index, or -1
+
+private:
+    std::vector<int> m_local;
+    std::vector<EndpointId> m_nics;
+    std::vector<int> m_stage, m_group, m_leaf, m_host;
+    std::vector<std::uint8_t> m_dense; // n x n, 0 unknown, 1 DP, 2 PP
+    std::unordered_map<std::uint64_t, PairKind> m_sparse;
+};
+
+enum class StepSource : std::uint8_t { None, DataParallel, Pipeline };
+const char* stepSourceName(StepSource source);
+
+struct StepDivision {
+    StepSource source = StepSource::None;
+    std::vector<StepInfo> steps; // index 0.., in aligned time; step k starts where step k-1 ends
+    // Per step, aligned: the first record of the job in the step, and the first and last sync record.
+    std::vector<std::int64_t> firstActivityNs;
+    std::vector<std::int64_t> syncStartNs;
+    std::vector<std::int64_t> syncEndNs;
+    std::vector<std::size_t> changePoints; // step indices where BOCD sees a new rhythm (ascending)
+    std::vector<double> changeProbability; // per step: BOCD change probability (0 for step 0 and 1)
+    bool firstStepCut = false;             // step 0 may have begun before the capture (its start is a guess)
+    bool lastStepCut = false;              // traffic continues after the last sync end: a partial step, dropped
+    std::int64_t medianStepNs = 0;         // over steps 1.. (step 0 starts at the first record, not a sync end)
+    // Per EndpointId: what to subtract from a record's times when that endpoint sent it (the exporter that
+    // stamps a record is on the sender's side). Empty when no alignment was done.
+    std::vector<std::int64_t> clockOffsetNs;
+    std::vector<std::string> notes;
+
+    std::int64_t offsetOf(EndpointId e) const { return e < clockOffsetNs.size() ? clockOffsetNs[e] : 0; }
+};
+
+// captureFirstNs: the first record of the whole capture, to tell whether step 0 may have been cut.
+StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                         const ParallelismResult& parallelism, const StepParams& params = {},
+                         std::int64_t captureFirstNs = 0);
+
+// Robust location and scale: the median and 1.4826 x MAD (the normal-consistent sigma). Empty input: zeros.
+struct RobustStats {
+    double median = 0;
+    double sigma = 0;
+    std::size_t n = 0;
+};
+RobustStats robustStats(std::vector<double> values);
+double medianOf(std::vector<double> values);
+
+// Chooses where to cut a sorted sequence of activity pieces [start, end] (non-overlapping, ascending) into
+// bursts: among the cut sets made of the c largest quiet gaps (c where the gap size drops), the one whose burst
+// ends are most regular: score (regular intervals - 1) x median interval^lengthExponent, regular meaning within
+// params.regularBand of the median. 1 (time covered) suits series with an inner rhythm (PP traffic), 0.5
+// (count first) suits sync bursts and keeps every step between periodic pauses. Returns the indices i of
+// pieces after which a cut falls, ascending. Exposed for tests.
+std::vector<std::size_t> chooseCuts(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
+                                    const StepParams& params = {}, double lengthExponent = 1.0);
+
+} // namespace prism

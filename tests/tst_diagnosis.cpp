@@ -1,0 +1,321 @@
+// Engine stage 5: diagnosis (slow steps, ranks, links, switches) measured against the anomalies the
+// simulator injects, and its silence on clean captures.
+#include "analysis/evaluate.h"
+#include "analysis/pipeline.h"
+#include "io/report_json.h"
+#include "sim/simulator.h"
+
+#include <QtTest>
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
+using namespace prism;
+
+namespace {
+
+Capture captureOf(const sim::SimResult& r) {
+    Capture c;
+    c.source = "simulated";
+    c.flows = r.flows;
+    c.flows.sortByStart();
+    c.topology = r.topology;
+    c.hasTopology = true;
+    return c;
+}
+
+sim::SimConfig presetConfig(const char* name, int seed) {
+    auto config = sim::makePreset(name, std::uint64_t(seed));
+    if (!config) throw std::runtime_error(std::string("no preset ") + name);
+    return *config;
+}
+
+std::vector<const Finding*> ofKind(const JobInfo& job, const std::string& kind) {
+    std::vector<const Finding*> out;
+    for (const Finding& f : job.findings)
+        if (f.kind == kind) out.push_back(&f);
+    return out;
+}
+
+double evidence(const Finding& f, const std::string& name) {
+    for (const auto& [n, v] : f.evidence)
+        if (n == name) return v;
+    return -1;
+}
+
+QString describe(const Report& report) {
+    QString s;
+    for (const JobInfo& j : report.jobs)
+        for (const Finding& f : j.findings) s += QString::fromStdString(j.id + ": " + f.message + "\n");
+    return s;
+}
+
+} // namespace
+
+class TestDiagnosis : public QObject {
+    Q_OBJECT
+
+private slots:
+    // The bar: precision and recall >= 0.95 with the right place and an overlapping step range,
+    // over many seeds of the anomalies preset (slow rank, slow link and slow step in one job, one clean job).
+    void anomaliesAreFoundWithTheirPlaceAndSteps() {
+        PrecisionRecall total;
+        std::map<std::string, PrecisionRecall> byKind;
+        for (int seed = 1; seed <= 20; ++seed) {
+            sim::SimResult sim = sim::simulate(presetConfig("anomalies", seed));
+            Report report = analyzeCapture(captureOf(sim));
+            EvaluationResult ev = evaluate(report, sim.truth);
+            total += ev.totals.findings;
+            for (const auto& [kind, pr] : ev.totals.findingsByKind) byKind[kind] += pr;
+            // The clean job of the preset raises nothing.
+            QCOMPARE(report.jobs.size(), std::size_t(2));
+            for (const JobScore& js : ev.jobs)
+                if (js.truthIndex >= 0 && sim.truth.jobs[std::size_t(js.truthIndex)].anomalies.empty())
+                    QVERIFY2(report.jobs[std::size_t(js.reportIndex)].findings.empty(), qPrintable(describe(report)));
+        }
+        QCOMPARE(total.truthItems, std::size_t(60));
+        QVERIFY2(total.precision() >= 0.95, qPrintable(QString::number(total.precision())));
+        QVERIFY2(total.recall() >= 0.95, qPrintable(QString::number(total.recall())));
+        for (const char* kind : {"slow_rank", "slow_link", "slow_step"}) {
+            QVERIFY2(byKind[kind].recall() >= 0.95, kind);
+            QVERIFY2(byKind[kind].precision() >= 0.95, kind);
+        }
+    }
+
+    void cleanCapturesGiveNoFindings_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<int>("seed");
+        for (const char* p : {"tiny", "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline", "reuse"})
+            for (int seed = 1; seed <= 3; ++seed)
+                QTest::newRow(qPrintable(QString("%1 seed %2").arg(p).arg(seed))) << QString(p) << seed;
+    }
+
+    void cleanCapturesGiveNoFindings() {
+        QFETCH(QString, preset);
+        QFETCH(int, seed);
+        Report report = analyzeCapture(captureOf(sim::simulate(presetConfig(qPrintable(preset), seed))));
+        QVERIFY(!report.jobs.empty());
+        for (const JobInfo& j : report.jobs) {
+            QVERIFY2(j.findings.empty(), qPrintable(describe(report)));
+            QVERIFY(std::none_of(j.steps.begin(), j.steps.end(), [](const StepInfo& s) { return s.slow; }));
+        }
+    }
+
+    // A slow rank slows its steps; those steps are slow, but the finding is the rank, not a slow step.
+    void slowStepsExplainedByASlowRankAreNotReportedTwice() {
+        sim::SimResult sim = sim::simulate(presetConfig("anomalies", 3));
+        Report report = analyzeCapture(captureOf(sim));
+        const Finding& truth = sim.truth.jobs[0].anomalies[0];
+        QCOMPARE(truth.kind, std::string("slow_rank"));
+        const JobInfo& job = report.jobs[0];
+        auto ranks = ofKind(job, "slow_rank");
+        QCOMPARE(ranks.size(), std::size_t(1));
+        QCOMPARE(ranks[0]->firstStep, truth.firstStep);
+        QCOMPARE(ranks[0]->lastStep, truth.lastStep);
+        const std::set<std::string> group(truth.group.begin(), truth.group.end());
+        QVERIFY(group.count(ranks[0]->ip));
+        QCOMPARE(ranks[0]->group.size(), truth.group.size()); // the whole TP group, and only it
+        for (const std::string& ip : ranks[0]->group) QVERIFY(group.count(ip));
+        for (int k = truth.firstStep; k <= truth.lastStep; ++k) QVERIFY(job.steps[std::size_t(k)].slow);
+        for (const Finding* f : ofKind(job, "slow_step"))
+            QVERIFY(f->lastStep < truth.firstStep || f->firstStep > truth.lastStep);
+        QVERIFY(evidence(*ranks[0], "ratio") > 1.4);
+    }
+
+    // A pause before one step: every rank silent, so it is a slow step whatever else happens.
+    void aJobWidePauseIsASlowStep() {
+        sim::SimResult sim = sim::simulate(presetConfig("anomalies", 4));
+        Report report = analyzeCapture(captureOf(sim));
+        const Finding& truth = sim.truth.jobs[0].anomalies[2];
+        QCOMPARE(truth.kind, std::string("slow_step"));
+        auto steps = ofKind(report.jobs[0], "slow_step");
+        QCOMPARE(steps.size(), std::size_t(1));
+        QCOMPARE(steps[0]->firstStep, truth.firstStep);
+        QCOMPARE(steps[0]->lastStep, truth.lastStep);
+        QVERIFY(evidence(*steps[0], "silence_ms") > 140); // the injected pause is 150 ms
+        QVERIFY(steps[0]->score > 2.0);
+    }
+
+    void checkpointsEveryNStepsAreOnePattern() {
+        sim::SimConfig config = presetConfig("tiny", 5);
+        config.jobs[0].steps = 30;
+        for (int s : {5, 10, 15, 20, 25}) config.anomalies.push_back({"slow_step", 0, 0, 0, s, s, 0.0, 40'000'000});
+        sim::SimResult sim = sim::simulate(config);
+        Report report = analyzeCapture(captureOf(sim));
+        const JobInfo& job = report.jobs[0];
+        QCOMPARE(job.findings.size(), std::size_t(1));
+        const Finding& f = job.findings[0];
+        QCOMPARE(f.kind, std::string("slow_step"));
+        QCOMPARE(f.firstStep, 5);
+        QCOMPARE(f.lastStep, 25);
+        QCOMPARE(evidence(f, "period_steps"), 5.0);
+        QCOMPARE(evidence(f, "occurrences"), 5.0);
+        QVERIFY(f.message.find("every 5 steps") != std::string::npos);
+        EvaluationResult ev = evaluate(report, sim.truth);
+        QVERIFY(ev.totals.findings.exact());
+        int slow = 0;
+        for (const StepInfo& s : job.steps) slow += s.slow;
+        QCOMPARE(slow, 5);
+    }
+
+    // Two slow NICs behind one leaf (not talking to each other): two slow links and a slow switch.
+    void slowLinksBehindOneLeafAreASlowSwitch() {
+        // anomalies' job-a is TP 8 x PP 2 x DP 4 on 8 hosts: hosts[0] and hosts[2] hold replicas 0 and 2 of
+        // stage 0, which are not neighbours in their DP ring; GPU 3 of both hangs off the rail-3 leaf. (With
+        // fewer peers, two slow NICs can cover every peer of two healthy ones, and the network cannot tell
+        // which pair is slow.)
+        sim::SimConfig config = presetConfig("anomalies", 2);
+        config.anomalies.clear();
+        config.anomalies.push_back({"slow_link", 0, config.jobs[0].hosts[0], 3, 10, 16, 3.0, 0});
+        config.anomalies.push_back({"slow_link", 0, config.jobs[0].hosts[2], 3, 12, 18, 3.0, 0});
+        sim::SimResult sim = sim::simulate(config);
+        Report report = analyzeCapture(captureOf(sim));
+        const JobInfo& job = report.jobs[0];
+        auto links = ofKind(job, "slow_link");
+        auto switches = ofKind(job, "slow_switch");
+        QCOMPARE(links.size(), std::size_t(2));
+        QCOMPARE(switches.size(), std::size_t(1));
+        const std::string leaf = sim.truth.jobs[0].anomalies[0].switchName;
+        QCOMPARE(switches[0]->switchName, leaf);
+        QVERIFY(switches[0]->firstStep >= 12 && switches[0]->lastStep <= 16);
+        QVERIFY(switches[0]->lastStep - switches[0]->firstStep >= 3);
+        QCOMPARE(evidence(*switches[0], "slow_nics"), 2.0);
+        for (const Finding* l : links) {
+            QCOMPARE(l->switchName, leaf);
+            QVERIFY(l->score > 2.5 && l->score < 3.5); // injected: bandwidth / 3
+        }
+        EvaluationResult ev = evaluate(report, sim.truth);
+        QVERIFY(ev.totals.findings.exact());
+    }
+
+    // In a synchronous ring every member's transfers slow down with one slow NIC; its own hops end last.
+    void aSlowRingMemberIsFoundByItsLateHops() {
+        for (int seed = 1; seed <= 3; ++seed) {
+            sim::SimConfig config = presetConfig("pure-dp", seed);
+            config.anomalies.push_back({"slow_link", 0, config.jobs[0].hosts[3], 5, 6, 10, 4.0, 0});
+            sim::SimResult sim = sim::simulate(config);
+            Report report = analyzeCapture(captureOf(sim));
+            auto links = ofKind(report.jobs[0], "slow_link");
+            QCOMPARE(links.size(), std::size_t(1));
+            QCOMPARE(links[0]->ip, sim.truth.jobs[0].anomalies[0].ip);
+            QCOMPARE(links[0]->firstStep, 6);
+            QCOMPARE(links[0]->lastStep, 10);
+        }
+    }
+
+    void aSlowStageInADeepPipelineIsLocalized() {
+        sim::SimConfig config = presetConfig("deep-pipeline", 2);
+        config.jobs[0].steps = 16;
+        config.anomalies.push_back({"slow_rank", 0, config.jobs[0].hosts[5], 2, 4, 9, 1.5, 0});
+        sim::SimResult sim = sim::simulate(config);
+        Report report = analyzeCapture(captureOf(sim));
+        EvaluationResult ev = evaluate(report, sim.truth);
+        QVERIFY2(ev.totals.findings.exact(), qPrintable(describe(report)));
+    }
+
+    // With two pipelines there is no majority; the faster one is the reference. A slowdown over most of the
+    // job must not become the job's normal either.
+    void aLongSlowdownWithTwoPipelinesIsStillFound() {
+        sim::SimConfig config = presetConfig("tiny", 3);
+        config.jobs[0].steps = 30;
+        config.anomalies.push_back({"slow_rank", 0, config.jobs[0].hosts[1], 0, 5, 25, 1.4, 0});
+        sim::SimResult sim = sim::simulate(config);
+        Report report = analyzeCapture(captureOf(sim));
+        auto ranks = ofKind(report.jobs[0], "slow_rank");
+        QCOMPARE(ranks.size(), std::size_t(1));
+        QCOMPARE(ranks[0]->firstStep, 5);
+        QCOMPARE(ranks[0]->lastStep, 25);
+        QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
+    }
+
+    void kSigmaIsASetting() {
+        sim::SimResult sim = sim::simulate(presetConfig("anomalies", 6));
+        Capture c = captureOf(sim);
+        AnalysisOptions strict;
+        strict.diagnosis.kSigma = 1e6;
+        Report none = analyzeCapture(c, strict);
+        for (const JobInfo& j : none.jobs) QVERIFY2(j.findings.empty(), qPrintable(describe(none)));
+        Report some = analyzeCapture(c);
+        QVERIFY(!some.jobs[0].findings.empty());
+    }
+
+    void findingsCarryEvidenceAndAOneLineMessage() {
+        sim::SimResult sim = sim::simulate(presetConfig("anomalies", 7));
+        Report report = analyzeCapture(captureOf(sim));
+        const JobInfo& job = report.jobs[0];
+        QCOMPARE(job.findings.size(), std::size_t(3));
+        for (const Finding& f : job.findings) {
+            QVERIFY(!f.message.empty());
+            QVERIFY(f.message.find('\n') == std::string::npos);
+            const std::string lead = f.kind == "slow_step"   ? "slow step"
+                                     : f.kind == "slow_rank" ? "slow rank"
+                                                             : "slow link";
+            QVERIFY(f.message.rfind(lead, 0) == 0);
+            QVERIFY(!f.evidence.empty());
+            QVERIFY(f.score > 1.0);
+            QVERIFY(f.firstStep <= f.lastStep);
+            QVERIFY(evidence(f, "steps") == double(f.lastStep - f.firstStep + 1));
+        }
+        // Ordered by first step; the evidence survives the report file.
+        for (std::size_t i = 1; i < job.findings.size(); ++i)
+            QVERIFY(job.findings[i - 1].firstStep <= job.findings[i].firstStep);
+        nlohmann::json j = reportToJson(report);
+        const auto& f0 = j["jobs"][0]["findings"][0];
+        QVERIFY(f0["evidence"].is_object());
+        Report back = reportFromJson(j, "memory");
+        QCOMPARE(back.jobs[0].findings.size(), job.findings.size());
+        for (std::size_t i = 0; i < job.findings.size(); ++i) {
+            auto a = job.findings[i].evidence, b = back.jobs[0].findings[i].evidence;
+            std::sort(a.begin(), a.end());
+            std::sort(b.begin(), b.end());
+            QCOMPARE(a.size(), b.size());
+            for (std::size_t k = 0; k < a.size(); ++k) {
+                QCOMPARE(a[k].first, b[k].first);
+                QVERIFY(qFuzzyCompare(1.0 + a[k].second, 1.0 + b[k].second));
+            }
+        }
+        // A finding field that does not apply is left out.
+        for (const auto& f : j["jobs"][0]["findings"])
+            if (f["kind"] == "slow_step") QVERIFY(!f.contains("ip") && !f.contains("switch"));
+    }
+
+    // The report-only path (no segments kept) reaches the same steps and findings as the full analysis.
+    void aReportOnlyAnalysisFindsTheSame() {
+        sim::SimResult sim = sim::simulate(presetConfig("anomalies", 8));
+        Capture c = captureOf(sim);
+        Report light = analyzeCapture(c);
+        Analysis full = runAnalysis(c);
+        QCOMPARE(light.jobs.size(), full.report.jobs.size());
+        QVERIFY(!light.jobs[0].findings.empty());
+        for (std::size_t j = 0; j < light.jobs.size(); ++j) {
+            const JobInfo &a = light.jobs[j], &b = full.report.jobs[j];
+            QCOMPARE(a.steps.size(), b.steps.size());
+            for (std::size_t k = 0; k < a.steps.size(); ++k) {
+                QCOMPARE(a.steps[k].endNs, b.steps[k].endNs);
+                QCOMPARE(a.steps[k].slow, b.steps[k].slow);
+            }
+            QCOMPARE(a.findings.size(), b.findings.size());
+            for (std::size_t f = 0; f < a.findings.size(); ++f) QCOMPARE(a.findings[f].message, b.findings[f].message);
+        }
+        QCOMPARE(full.timelines.size(), full.report.jobs.size());
+        QCOMPARE(full.steps.size(), full.report.jobs.size());
+    }
+
+    void badEvidenceInAReportIsAClearError() {
+        nlohmann::json j = {{"format", "llmprism-report"},
+                            {"version", 1},
+                            {"jobs", {{{"gpus", {"10.0.0.1"}},
+                                       {"findings", {{{"kind", "slow_step"}, {"evidence", {{"ratio", "high"}}}}}}}}}};
+        bool threw = false;
+        try {
+            reportFromJson(j, "r.json");
+        } catch (const std::exception& e) {
+            threw = true;
+            QVERIFY(std::string(e.what()).find("evidence") != std::string::npos);
+        }
+        QVERIFY(threw);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestDiagnosis)
+#include "tst_diagnosis.moc"
