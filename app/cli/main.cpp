@@ -1,15 +1,18 @@
-// llmprism-cli: the headless front end of the engine (simulate, analyze, evaluate).
+// llmprism-cli: the headless front end of the engine (simulate, analyze, evaluate, import).
 #include "analysis/evaluate.h"
 #include "analysis/pipeline.h"
 #include "io/capture.h"
 #include "io/report_json.h"
 #include "model/units.h"
 #include "sim/simulator.h"
+#include "store/session.h"
 
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -32,6 +35,7 @@ Commands:
   simulate   generate a capture (flows.csv, topology.json) and its ground truth (truth.json)
   analyze    read a capture, print its summary and write the report
   evaluate   score a report against a truth file
+  import     analyse a capture once and store it with the analysis in a session file (.prism)
 
 Run `llmprism-cli COMMAND --help` for the options of a command.
 
@@ -55,7 +59,8 @@ Options:
 
 const char* kAnalyzeHelp = R"(Usage: llmprism-cli analyze CAPTURE [--strict] [--json OUT] [--csv-steps OUT] [--quiet]
 
-CAPTURE is a folder holding flows.csv (or flows.csv.gz) and topology.json, or one of those files.
+CAPTURE is a folder holding flows.csv (or flows.csv.gz) and topology.json, or one of those files, or a
+session file (.prism, see `import`): its stored report is used as is, without re-analysis.
 Prints a summary of the capture and the jobs found; writes the report (llmprism-report v1).
 
 Options:
@@ -76,6 +81,21 @@ Options:
   --truth T.json    the ground truth (llmprism-cli simulate writes truth.json)
   --json OUT        also write every figure as JSON to OUT
   --expect-perfect  exit with code 3 unless jobs, shapes, groups, chains and steps are all exact
+)";
+
+const char* kImportHelp = R"(Usage: llmprism-cli import CAPTURE --out SESSION.prism [--strict] [--quiet]
+
+Reads CAPTURE (a folder holding flows.csv or flows.csv.gz and topology.json, or one of those files),
+analyses it and writes one session file: the topology, every flow record, the analysis (jobs,
+parallelism, steps, findings) and the SHA-256 of the source files. `analyze SESSION.prism` and the
+GUI reopen it without re-analysis; `sqlite3 SESSION.prism` queries it (docs/SESSION_FORMAT.md).
+The session is written atomically (an existing file is replaced only once the new one is complete);
+the capture is only read. CAPTURE may itself be a session: it is copied with its notes.
+
+Options:
+  --out SESSION.prism   the session file to write
+  --strict              stop at the first bad input row (default: skip bad rows, count and report them)
+  --quiet               print nothing but errors
 )";
 
 struct Args {
@@ -199,6 +219,12 @@ void printSummary(const prism::Report& report, const prism::Capture& capture) {
     for (const auto& n : report.notes) std::cout << "Note       " << n << '\n';
 }
 
+// A path names a session when it is one, or claims to be one by its extension (so a damaged session gives
+// the session's error rather than a CSV parse error).
+bool looksLikeSession(const std::string& path) {
+    return prism::isSessionFile(path) || std::filesystem::path(path).extension() == prism::kSessionExtension;
+}
+
 int cmdAnalyze(int argc, char** argv) {
     Args args;
     std::string err;
@@ -210,10 +236,24 @@ int cmdAnalyze(int argc, char** argv) {
     }
     if (args.positional.size() != 1) return usageError("expected exactly one CAPTURE", kAnalyzeHelp);
     try {
-        prism::LoadOptions lo;
-        lo.strict = args.flags["strict"];
-        prism::Capture capture = prism::loadCapture(args.positional.front(), lo);
-        prism::Report report = prism::analyzeCapture(capture);
+        prism::Capture capture;
+        prism::Report report;
+        if (looksLikeSession(args.positional.front())) {
+            prism::OpenOptions oo;
+            oo.timelines = false; // the report is all analyze prints
+            prism::Session session = prism::openSession(args.positional.front(), oo);
+            capture = std::move(session.capture);
+            report = std::move(session.analysis.report);
+            if (!args.flags["quiet"])
+                std::cout << "Session    " << args.positional.front() << "  (saved " << session.meta.created
+                          << " by LLMPrism " << session.meta.toolVersion << ", " << session.notes.size()
+                          << " notes)\n";
+        } else {
+            prism::LoadOptions lo;
+            lo.strict = args.flags["strict"];
+            capture = prism::loadCapture(args.positional.front(), lo);
+            report = prism::analyzeCapture(capture);
+        }
         if (!args.flags["quiet"]) printSummary(report, capture);
         if (args.values.count("json")) prism::writeJsonFile(prism::reportToJson(report), args.values["json"]);
         if (args.values.count("csv-steps")) {
@@ -231,6 +271,54 @@ int cmdAnalyze(int argc, char** argv) {
     } catch (const prism::InputError& e) {
         std::cerr << "llmprism-cli: error: " << e.what() << '\n';
         return kExitInput;
+    } catch (const std::exception& e) {
+        std::cerr << "llmprism-cli: error: " << e.what() << '\n';
+        return kExitInput;
+    }
+    return kExitOk;
+}
+
+int cmdImport(int argc, char** argv) {
+    Args args;
+    std::string err;
+    if (!parseArgs(argc, argv, 2, {"out"}, {"strict", "quiet", "help"}, args, err)) return usageError(err, kImportHelp);
+    if (args.flags["help"]) {
+        std::cout << kImportHelp;
+        return kExitOk;
+    }
+    if (args.positional.size() != 1) return usageError("expected exactly one CAPTURE", kImportHelp);
+    if (!args.values.count("out")) return usageError("--out is required", kImportHelp);
+    const std::string& input = args.positional.front();
+    const std::string& out = args.values["out"];
+    try {
+        prism::Session session;
+        prism::SaveOptions so;
+        if (looksLikeSession(input)) {
+            session = prism::openSession(input);
+            so.flowsChecksum = session.meta.flows; // the source files as they were when first imported
+            so.topologyChecksum = session.meta.topology;
+        } else {
+            prism::LoadOptions lo;
+            lo.strict = args.flags["strict"];
+            session.capture = prism::loadCapture(input, lo);
+            // The checksums read the source files again: overlap that with the analysis.
+            const prism::Capture& c = session.capture;
+            auto hash = [](const std::string& path) {
+                return path.empty() ? prism::FileChecksum{} : prism::sha256File(path);
+            };
+            auto flowsSum = std::async(std::launch::async, hash, c.flowsPath);
+            session.analysis = prism::runAnalysis(c);
+            so.topologyChecksum = hash(c.topologyPath);
+            so.flowsChecksum = flowsSum.get();
+        }
+        if (!args.flags["quiet"]) printSummary(session.analysis.report, session.capture);
+        prism::saveSession(out, session.capture, session.analysis, session.notes, so);
+        if (!args.flags["quiet"]) {
+            std::error_code ec;
+            std::cout << "wrote " << out << ": " << prism::formatCount(session.capture.flows.size())
+                      << " flow records, " << session.analysis.report.jobs.size() << " jobs, "
+                      << prism::formatBytes(std::filesystem::file_size(out, ec)) << '\n';
+        }
     } catch (const std::exception& e) {
         std::cerr << "llmprism-cli: error: " << e.what() << '\n';
         return kExitInput;
@@ -283,5 +371,6 @@ int main(int argc, char** argv) {
     if (cmd == "simulate") return cmdSimulate(argc, argv);
     if (cmd == "analyze") return cmdAnalyze(argc, argv);
     if (cmd == "evaluate") return cmdEvaluate(argc, argv);
+    if (cmd == "import") return cmdImport(argc, argv);
     return usageError("unknown command \"" + cmd + "\"", kMainHelp);
 }

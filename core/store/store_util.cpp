@@ -1,0 +1,112 @@
+#include "store/store_util.h"
+
+#include "model/diagnostics.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <nmmintrin.h>
+#endif
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+namespace prism::store {
+
+namespace {
+
+std::uint32_t crc32cSoftware(std::uint32_t crc, const std::uint8_t* p, std::size_t n) {
+    static const auto table = [] {
+        std::array<std::uint32_t, 256> t{};
+        for (std::uint32_t i = 0; i < 256; ++i) {
+            std::uint32_t c = i;
+            for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
+            t[i] = c;
+        }
+        return t;
+    }();
+    for (; n; --n) crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) std::uint32_t crc32cSse42(std::uint32_t crc, const std::uint8_t* p,
+                                                              std::size_t n) {
+    std::uint64_t c = crc;
+    for (; n && (reinterpret_cast<std::uintptr_t>(p) & 7); --n) c = _mm_crc32_u8(std::uint32_t(c), *p++);
+    for (; n >= 8; n -= 8, p += 8) {
+        std::uint64_t v;
+        std::memcpy(&v, p, 8);
+        c = _mm_crc32_u64(c, v);
+    }
+    for (; n; --n) c = _mm_crc32_u8(std::uint32_t(c), *p++);
+    return std::uint32_t(c);
+}
+
+bool haveSse42() {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2);
+}
+#endif
+
+} // namespace
+
+std::uint32_t crc32c(std::string_view data) {
+    auto p = reinterpret_cast<const std::uint8_t*>(data.data());
+#if defined(__x86_64__)
+    static const bool hw = haveSse42();
+    if (hw) return ~crc32cSse42(~0u, p, data.size());
+#endif
+    return ~crc32cSoftware(~0u, p, data.size());
+}
+
+unsigned threadCount(unsigned wanted) {
+    if (wanted) return wanted;
+    return std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+}
+
+void parallelFor(std::size_t n, unsigned threads, const std::function<void(std::size_t, unsigned)>& body,
+                 const std::function<void(std::size_t)>& onDone) {
+    std::atomic<std::size_t> next{0}, done{0};
+    std::atomic<bool> stop{false};
+    std::exception_ptr error;
+    std::mutex errorMutex;
+    auto work = [&](unsigned worker) {
+        try {
+            for (std::size_t i; !stop && (i = next++) < n;) {
+                body(i, worker);
+                std::size_t d = ++done;
+                if (worker == 0 && onDone) onDone(d);
+            }
+        } catch (...) {
+            std::lock_guard lock(errorMutex);
+            if (!error) error = std::current_exception();
+            stop = true;
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < std::min<std::size_t>(threads, n); ++t) pool.emplace_back(work, t);
+    work(0);
+    for (auto& t : pool) t.join();
+    if (error) std::rethrow_exception(error);
+}
+
+Database& ConnectionPool::get(unsigned worker) {
+    auto& c = m_connections.at(worker);
+    if (!c) {
+        c = std::make_unique<Database>(m_path, Database::Mode::ReadOnly);
+        // Blobs are copied out of the page cache otherwise; a mapping saves one copy of every page.
+        c->exec("PRAGMA mmap_size = 4294967296");
+    }
+    return *c;
+}
+
+void damaged(const std::string& path, const std::string& what) {
+    throw InputError({path, 0, 0, "the session file is damaged: " + what});
+}
+
+} // namespace prism::store

@@ -1,0 +1,22 @@
+#pragma once
+// The per-rank timelines in the session file (internal to core/store): rows per job and rank for SQL, the
+// segments as columnar blobs in chunks of whole ranks (decoded in parallel on open), the per-rank step stats
+// as one blob per job. Stored rather than rebuilt: rebuilding needs the step division's clock alignment and
+// costs more than reading them back.
+#include "analysis/timeline.h"
+#include "store/sqlite_db.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace prism::store {
+
+void writeTimelines(Database& db, const std::vector<JobTimeline>& timelines, const std::vector<std::string>& jobIds);
+
+// `progress(done, total)` runs on the calling thread after each of its chunks and may throw to cancel.
+std::vector<JobTimeline> readTimelines(Database& db, const std::string& path, std::size_t jobs,
+                                       std::size_t endpoints, unsigned threads,
+                                       const std::function<void(std::size_t, std::size_t)>& progress);
+
+} // namespace prism::store

@@ -1,0 +1,1051 @@
+// The session file (.prism): a capture and its analysis saved and reopened field by field, notes, atomic
+// writes, foreign / newer / damaged files, the untouched source capture, the documented example queries and
+// the CLI's `import` and `analyze SESSION.prism`.
+#include "analysis/pipeline.h"
+#include "io/capture.h"
+#include "io/report_json.h"
+#include "sim/simulator.h"
+#include "store/notes.h"
+#include "store/session.h"
+#include "store/sha256.h"
+#include "store/store_util.h"
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <csignal>
+#include <sys/resource.h>
+#include <unistd.h>
+
+namespace QTest {
+template <> inline char* toString(const std::string& s) { return qstrdup(s.c_str()); }
+} // namespace QTest
+
+using namespace prism;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string readBytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+void writeBytes(const std::string& path, const std::string& bytes) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+// Runs SQL on a file with the plain SQLite C API (what a user's script would do); returns rows as text.
+std::vector<std::vector<std::string>> query(const std::string& path, const std::string& sql, bool write = false) {
+    sqlite3* db = nullptr;
+    std::vector<std::vector<std::string>> rows;
+    if (sqlite3_open_v2(path.c_str(), &db, write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY,
+                        nullptr) != SQLITE_OK)
+        throw std::runtime_error("cannot open " + path);
+    sqlite3_stmt* st = nullptr;
+    const char* tail = sql.c_str();
+    while (*tail) {
+        if (sqlite3_prepare_v2(db, tail, -1, &st, &tail) != SQLITE_OK) {
+            std::string err = sqlite3_errmsg(db);
+            sqlite3_close(db);
+            throw std::runtime_error(err + " in: " + sql);
+        }
+        if (!st) break; // trailing whitespace or comments
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            std::vector<std::string> row;
+            for (int c = 0; c < sqlite3_column_count(st); ++c) {
+                auto t = reinterpret_cast<const char*>(sqlite3_column_text(st, c));
+                row.push_back(t ? t : "NULL");
+            }
+            rows.push_back(std::move(row));
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) {
+            std::string err = sqlite3_errmsg(db);
+            sqlite3_close(db);
+            throw std::runtime_error(err);
+        }
+    }
+    sqlite3_close(db);
+    return rows;
+}
+
+struct Fixture {
+    std::string dir;    // the capture folder
+    Capture capture;
+    Analysis analysis;
+    Report truth;
+};
+
+// Simulates `preset` into `dir` and loads and analyses it as a user would.
+Fixture makeFixture(const std::string& preset, const std::string& dir, std::uint64_t seed = 3) {
+    Fixture f;
+    f.dir = dir;
+    auto sim = sim::simulate(*sim::makePreset(preset, seed));
+    sim::writeCapture(sim, dir);
+    f.truth = sim.truth;
+    f.capture = loadCapture(dir);
+    f.analysis = runAnalysis(f.capture);
+    return f;
+}
+
+Note makeNote(NoteTarget target, const std::string& job, const std::string& text) {
+    Note n;
+    n.target = target;
+    n.jobId = job;
+    n.text = text;
+    return n;
+}
+
+// The notes of every kind a user can attach, on the first job of `report`.
+std::vector<Note> sampleNotes(const Report& report) {
+    const JobInfo& job = report.jobs.front();
+    std::vector<Note> notes;
+    Note step = makeNote(NoteTarget::Step, job.id, "step 2 is where the slowdown starts");
+    step.step = 2;
+    step.startNs = job.steps.size() > 2 ? job.steps[2].startNs : 0;
+    step.endNs = job.steps.size() > 2 ? job.steps[2].endNs : 0;
+    notes.push_back(step);
+    Note rank = makeNote(NoteTarget::Rank, job.id, "this GPU was replaced on Tuesday — ünïcödé, \"quotes\", 'x'");
+    rank.ip = job.gpus.back();
+    rank.author = "ops";
+    notes.push_back(rank);
+    Note range = makeNote(NoteTarget::Range, job.id, "checkpoint write\nsecond line");
+    range.startNs = job.startNs + 1000;
+    range.endNs = job.startNs + 5'000'000;
+    range.ip = job.gpus.front();
+    notes.push_back(range);
+    Note finding = makeNote(NoteTarget::Finding, job.id, "known issue, ticket 4711");
+    finding.finding = 0;
+    notes.push_back(finding);
+    std::int64_t id = 10;
+    for (Note& n : notes) {
+        n.id = id;
+        id += 7;
+        n.createdMs = 1'790'000'000'000 + id;
+        n.modifiedMs = n.createdMs + 5;
+    }
+    return notes;
+}
+
+void compareTopology(const Topology& a, const Topology& b) {
+    QCOMPARE(a.hosts.size(), b.hosts.size());
+    for (std::size_t i = 0; i < a.hosts.size(); ++i) {
+        QCOMPARE(a.hosts[i].name, b.hosts[i].name);
+        QCOMPARE(a.hosts[i].nics, b.hosts[i].nics);
+    }
+    QCOMPARE(a.nics.size(), b.nics.size());
+    for (std::size_t i = 0; i < a.nics.size(); ++i) {
+        QVERIFY(a.nics[i].ip == b.nics[i].ip);
+        QCOMPARE(a.nics[i].gpus, b.nics[i].gpus);
+        QCOMPARE(a.nics[i].rail, b.nics[i].rail);
+        QCOMPARE(a.nics[i].switchName, b.nics[i].switchName);
+        QCOMPARE(a.nics[i].host, b.nics[i].host);
+        QCOMPARE(a.nics[i].switchIndex, b.nics[i].switchIndex);
+    }
+    QCOMPARE(a.switches.size(), b.switches.size());
+    for (std::size_t i = 0; i < a.switches.size(); ++i) {
+        QCOMPARE(a.switches[i].name, b.switches[i].name);
+        QCOMPARE(a.switches[i].tier, b.switches[i].tier);
+        QCOMPARE(a.switches[i].uplinks, b.switches[i].uplinks);
+    }
+    for (const Nic& n : a.nics) QCOMPARE(b.nicByIp(n.ip), a.nicByIp(n.ip));
+}
+
+void compareFlows(const FlowTable& a, const FlowTable& b) {
+    QCOMPARE(b.size(), a.size());
+    QCOMPARE(b.endpoints.size(), a.endpoints.size());
+    for (EndpointId e = 0; e < a.endpoints.size(); ++e) QVERIFY(a.endpoints.at(e) == b.endpoints.at(e));
+    QVERIFY(a.startNs == b.startNs);
+    QVERIFY(a.endNs == b.endNs);
+    QVERIFY(a.src == b.src);
+    QVERIFY(a.dst == b.dst);
+    QVERIFY(a.srcPort == b.srcPort);
+    QVERIFY(a.dstPort == b.dstPort);
+    QVERIFY(a.proto == b.proto);
+    QVERIFY(a.bytes == b.bytes);
+    QVERIFY(a.packets == b.packets);
+}
+
+void compareTimelines(const std::vector<JobTimeline>& a, const std::vector<JobTimeline>& b) {
+    QCOMPARE(b.size(), a.size());
+    for (std::size_t j = 0; j < a.size(); ++j) {
+        const JobTimeline &x = a[j], &y = b[j];
+        QCOMPARE(y.startNs, x.startNs);
+        QCOMPARE(y.endNs, x.endNs);
+        QCOMPARE(y.steps.size(), x.steps.size());
+        for (std::size_t k = 0; k < x.steps.size(); ++k) {
+            QCOMPARE(y.steps[k].index, x.steps[k].index);
+            QCOMPARE(y.steps[k].startNs, x.steps[k].startNs);
+            QCOMPARE(y.steps[k].endNs, x.steps[k].endNs);
+            QCOMPARE(y.steps[k].slow, x.steps[k].slow);
+        }
+        QCOMPARE(y.segmentCount(), x.segmentCount());
+        QCOMPARE(y.ranks.size(), x.ranks.size());
+        for (std::size_t r = 0; r < x.ranks.size(); ++r) {
+            const RankTimeline &p = x.ranks[r], &q = y.ranks[r];
+            QCOMPARE(q.nic, p.nic);
+            QCOMPARE(q.ip, p.ip);
+            QCOMPARE(q.label, p.label);
+            QCOMPARE(q.stage, p.stage);
+            QCOMPARE(q.dpGroup, p.dpGroup);
+            QCOMPARE(q.host, p.host);
+            QCOMPARE(q.maxSegmentNs, p.maxSegmentNs);
+            QCOMPARE(q.segments.size(), p.segments.size());
+            for (std::size_t s = 0; s < p.segments.size(); ++s) {
+                const Segment &u = p.segments[s], &v = q.segments[s];
+                if (u.startNs != v.startNs || u.endNs != v.endNs || u.kind != v.kind || u.microBatch != v.microBatch ||
+                    u.peer != v.peer || u.step != v.step || u.bytes != v.bytes)
+                    QFAIL(qPrintable(QString("job %1 rank %2 segment %3 differs").arg(j).arg(r).arg(s)));
+            }
+            QCOMPARE(q.stepStats.size(), p.stepStats.size());
+            for (std::size_t s = 0; s < p.stepStats.size(); ++s) {
+                const RankStepStats &u = p.stepStats[s], &v = q.stepStats[s];
+                QVERIFY(std::tie(u.computeNs, u.waitNs, u.ppSendNs, u.ppRecvNs, u.dpSyncNs, u.otherNs, u.ppSends,
+                                 u.ppRecvs, u.dpStartNs, u.dpEndNs, u.dpStartLagNs, u.forwardComputeNs,
+                                 u.backwardComputeNs, u.forwardSamples, u.backwardSamples) ==
+                        std::tie(v.computeNs, v.waitNs, v.ppSendNs, v.ppRecvNs, v.dpSyncNs, v.otherNs, v.ppSends,
+                                 v.ppRecvs, v.dpStartNs, v.dpEndNs, v.dpStartLagNs, v.forwardComputeNs,
+                                 v.backwardComputeNs, v.forwardSamples, v.backwardSamples));
+            }
+        }
+    }
+}
+
+void compareAnalysis(const Analysis& a, const Analysis& b) {
+    // The whole report, every field the JSON carries...
+    QCOMPARE(reportToJson(b.report).dump(1), reportToJson(a.report).dump(1));
+    // ...and the fields the views use, one by one.
+    QCOMPARE(b.report.jobs.size(), a.report.jobs.size());
+    QVERIFY(b.report.capture.has_value());
+    QCOMPARE(b.report.capture->records, a.report.capture->records);
+    QCOMPARE(b.report.notes, a.report.notes);
+    for (std::size_t j = 0; j < a.report.jobs.size(); ++j) {
+        const JobInfo &x = a.report.jobs[j], &y = b.report.jobs[j];
+        QCOMPARE(y.id, x.id);
+        QCOMPARE(y.gpus, x.gpus);
+        QCOMPARE(y.hosts, x.hosts);
+        QCOMPARE(std::tie(y.tp, y.pp, y.dp), std::tie(x.tp, x.pp, x.dp));
+        QCOMPARE(y.dpGroups, x.dpGroups);
+        QCOMPARE(y.ppChains, x.ppChains);
+        QCOMPARE(y.notes, x.notes);
+        QCOMPARE(std::tie(y.startNs, y.endNs), std::tie(x.startNs, x.endNs));
+        QCOMPARE(y.steps.size(), x.steps.size());
+        for (std::size_t k = 0; k < x.steps.size(); ++k)
+            QVERIFY(std::tie(y.steps[k].index, y.steps[k].startNs, y.steps[k].endNs, y.steps[k].slow) ==
+                    std::tie(x.steps[k].index, x.steps[k].startNs, x.steps[k].endNs, x.steps[k].slow));
+        QCOMPARE(y.findings.size(), x.findings.size());
+        for (std::size_t k = 0; k < x.findings.size(); ++k) {
+            const Finding &u = x.findings[k], &v = y.findings[k];
+            QCOMPARE(v.kind, u.kind);
+            QCOMPARE(std::tie(v.ip, v.srcIp, v.dstIp, v.switchName), std::tie(u.ip, u.srcIp, u.dstIp, u.switchName));
+            QCOMPARE(std::tie(v.firstStep, v.lastStep), std::tie(u.firstStep, u.lastStep));
+            QCOMPARE(v.score, u.score);
+            QCOMPARE(v.message, u.message);
+        }
+    }
+    QCOMPARE(b.recognition.notes, a.recognition.notes);
+    QCOMPARE(b.recognition.jobs.size(), a.recognition.jobs.size());
+    for (std::size_t j = 0; j < a.recognition.jobs.size(); ++j) {
+        const RecognizedJob &x = a.recognition.jobs[j], &y = b.recognition.jobs[j];
+        QVERIFY(y.nics == x.nics);
+        QCOMPARE(y.hosts, x.hosts);
+        QVERIFY(y.unknownNics == x.unknownNics);
+        QCOMPARE(std::tie(y.startNs, y.endNs, y.clusters, y.bytes), std::tie(x.startNs, x.endNs, x.clusters, x.bytes));
+        QVERIFY(y.records == x.records);
+    }
+    QCOMPARE(b.parallelism.size(), a.parallelism.size());
+    for (std::size_t j = 0; j < a.parallelism.size(); ++j) {
+        const ParallelismResult &x = a.parallelism[j], &y = b.parallelism[j];
+        QCOMPARE(std::tie(y.gpus, y.tp, y.pp, y.dp), std::tie(x.gpus, x.tp, x.pp, x.dp));
+        QVERIFY(y.dpGroups == x.dpGroups);
+        QVERIFY(y.ppChains == x.ppChains);
+        QCOMPARE(y.notes, x.notes);
+        QCOMPARE(y.pairs.size(), x.pairs.size());
+        for (std::size_t p = 0; p < x.pairs.size(); ++p) {
+            const PairInfo &u = x.pairs[p], &v = y.pairs[p];
+            QVERIFY(std::tie(u.a, u.b, u.kind, u.bytesAB, u.bytesBA, u.recordsAB, u.recordsBA, u.asymmetry,
+                             u.simultaneity, u.forwardVotes, u.forwardScore, u.distinctSizes) ==
+                    std::tie(v.a, v.b, v.kind, v.bytesAB, v.bytesBA, v.recordsAB, v.recordsBA, v.asymmetry,
+                             v.simultaneity, v.forwardVotes, v.forwardScore, v.distinctSizes));
+        }
+    }
+    compareTimelines(a.timelines, b.timelines);
+    QCOMPARE(b.steps.size(), a.steps.size());
+    for (std::size_t j = 0; j < a.steps.size(); ++j) {
+        const StepDivision &x = a.steps[j], &y = b.steps[j];
+        QCOMPARE(y.source, x.source);
+        QCOMPARE(y.steps.size(), x.steps.size());
+        for (std::size_t k = 0; k < x.steps.size(); ++k)
+            QVERIFY(std::tie(y.steps[k].index, y.steps[k].startNs, y.steps[k].endNs, y.steps[k].slow) ==
+                    std::tie(x.steps[k].index, x.steps[k].startNs, x.steps[k].endNs, x.steps[k].slow));
+        QVERIFY(y.firstActivityNs == x.firstActivityNs);
+        QVERIFY(y.syncStartNs == x.syncStartNs);
+        QVERIFY(y.syncEndNs == x.syncEndNs);
+        QVERIFY(y.changePoints == x.changePoints);
+        QVERIFY(y.changeProbability == x.changeProbability); // exact: JSON keeps doubles round-trip
+        QCOMPARE(std::tie(y.firstStepCut, y.lastStepCut, y.medianStepNs),
+                 std::tie(x.firstStepCut, x.lastStepCut, x.medianStepNs));
+        QVERIFY(y.clockOffsetNs == x.clockOffsetNs);
+        QCOMPARE(y.notes, x.notes);
+    }
+}
+
+// Every file in `dir` with its bytes.
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.is_regular_file()) out[e.path().filename().string()] = readBytes(e.path().string());
+    return out;
+}
+
+// The labelled ```sql blocks of docs/SESSION_FORMAT.md: "-- example: NAME" on the first line.
+std::map<std::string, std::string> documentedQueries() {
+    std::string doc = readBytes(std::string(LLMPRISM_SOURCE_DIR) + "/docs/SESSION_FORMAT.md");
+    std::map<std::string, std::string> out;
+    std::regex block("```sql\n-- example: ([a-z-]+)\n([^`]*)```");
+    for (auto it = std::sregex_iterator(doc.begin(), doc.end(), block); it != std::sregex_iterator(); ++it)
+        out[(*it)[1].str()] = (*it)[2].str();
+    return out;
+}
+
+struct Run {
+    int code = -1;
+    QString out, err;
+};
+
+Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(LLMPRISM_CLI, args);
+    p.waitForFinished(300000);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+void expectInputError(const std::function<void()>& f, const std::string& file, const std::vector<std::string>& words) {
+    try {
+        f();
+    } catch (const InputError& e) {
+        const std::string what = e.what();
+        QVERIFY2(what.find(file) != std::string::npos, what.c_str());
+        for (const std::string& w : words) QVERIFY2(what.find(w) != std::string::npos, (what + " lacks: " + w).c_str());
+        return;
+    } catch (const std::exception& e) {
+        QFAIL((std::string("expected InputError, got: ") + e.what()).c_str());
+    }
+    QFAIL("expected InputError, nothing was thrown");
+}
+
+} // namespace
+
+class TestStore : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_tmp;
+    Fixture m_anomalies;
+    std::string m_session; // m_anomalies saved with sampleNotes
+
+    std::string tmp(const std::string& name) const {
+        return m_tmp.filePath(QString::fromStdString(name)).toStdString();
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(m_tmp.isValid());
+        m_anomalies = makeFixture("anomalies", tmp("anomalies"));
+        QVERIFY(!m_anomalies.analysis.report.jobs.empty());
+        // The example queries need findings; until diagnosis reports them, the truth's anomalies stand in (the
+        // store saves whatever analysis it is given).
+        for (JobInfo& job : m_anomalies.analysis.report.jobs) {
+            if (!job.findings.empty()) continue;
+            for (const JobInfo& t : m_anomalies.truth.jobs)
+                if (!t.gpus.empty() && std::find(job.gpus.begin(), job.gpus.end(), t.gpus.front()) != job.gpus.end())
+                    for (Finding f : t.anomalies) {
+                        f.score = 3.5;
+                        f.message = "from truth.json";
+                        f.group.clear();
+                        f.factor = 0;
+                        job.findings.push_back(f);
+                    }
+        }
+        m_session = tmp("anomalies.prism");
+        saveSession(m_session, m_anomalies.capture, m_anomalies.analysis, sampleNotes(m_anomalies.analysis.report));
+    }
+
+    void aReopenedSessionEqualsTheOriginalAnalysisFieldByField() {
+        Session s = openSession(m_session);
+        QCOMPARE(m_anomalies.analysis.steps.size(), m_anomalies.analysis.report.jobs.size());
+        compareAnalysis(m_anomalies.analysis, s.analysis);
+        compareTopology(m_anomalies.capture.topology, s.capture.topology);
+        compareFlows(m_anomalies.capture.flows, s.capture.flows);
+        QCOMPARE(s.capture.source, m_anomalies.capture.source);
+        QCOMPARE(s.capture.flowsPath, m_anomalies.capture.flowsPath);
+        QCOMPARE(s.capture.topologyPath, m_anomalies.capture.topologyPath);
+        QCOMPARE(s.capture.hasTopology, m_anomalies.capture.hasTopology);
+        QCOMPARE(s.capture.diagnostics.skippedRows, m_anomalies.capture.diagnostics.skippedRows);
+        QCOMPARE(s.capture.diagnostics.warningCount, m_anomalies.capture.diagnostics.warningCount);
+        // The summary computed from the reopened capture matches the stored one.
+        QCOMPARE(reportToJson(Report{"llmprism-report", 1, summarize(s.capture), {}, {}}).dump(),
+                 reportToJson(Report{"llmprism-report", 1, s.analysis.report.capture, {}, {}}).dump());
+        QCOMPARE(s.notes, sampleNotes(m_anomalies.analysis.report));
+    }
+
+    void theMetaTableRecordsTheSourceAndItsChecksum() {
+        SessionMeta m = readSessionMeta(m_session);
+        QCOMPARE(m.format, std::string("llmprism-session"));
+        QCOMPARE(m.schemaVersion, kSessionSchemaVersion);
+        QCOMPARE(m.toolVersion, std::string(LLMPRISM_VERSION));
+        QVERIFY(std::regex_match(m.created, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
+        QCOMPARE(m.source, m_anomalies.capture.source);
+        QCOMPARE(m.records, std::uint64_t(m_anomalies.capture.flows.size()));
+        FileChecksum flows = sha256File(m_anomalies.capture.flowsPath);
+        QCOMPARE(m.flows.sha256, flows.sha256);
+        QCOMPARE(m.flows.bytes, std::uint64_t(fs::file_size(m_anomalies.capture.flowsPath)));
+        QCOMPARE(m.topology.sha256, sha256File(m_anomalies.capture.topologyPath).sha256);
+        // The same through SQL, as a user would check it.
+        auto rows = query(m_session, "SELECT value FROM meta WHERE key = 'flows_sha256'");
+        QCOMPARE(rows.size(), std::size_t(1));
+        QCOMPARE(rows[0][0], flows.sha256);
+    }
+
+    void sha256MatchesTheStandardVectorsWithAndWithoutCpuInstructions() {
+        const std::pair<std::string, std::string> vectors[] = {
+            {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+            {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+            {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"}};
+        for (bool accelerated : {false, true})
+            for (const auto& [text, digest] : vectors) {
+                Sha256 h(accelerated);
+                h.update(text.data(), text.size());
+                QCOMPARE(Sha256::hex(h.finish()), digest);
+            }
+        // Both paths agree on every length around the block size, fed in uneven pieces.
+        std::mt19937 rng(5);
+        std::string data(300'001, '\0');
+        for (char& c : data) c = char(rng());
+        for (std::size_t len : {55u, 56u, 63u, 64u, 65u, 127u, 128u, 1000u, 300'001u}) {
+            Sha256 a(true), b(false);
+            a.update(data.data(), len / 3);
+            a.update(data.data() + len / 3, len - len / 3);
+            b.update(data.data(), len);
+            QCOMPARE(Sha256::hex(a.finish()), Sha256::hex(b.finish()));
+        }
+        // One million 'a' (FIPS 180-2 test vector).
+        Sha256 m;
+        std::string a(1000, 'a');
+        for (int i = 0; i < 1000; ++i) m.update(a.data(), a.size());
+        QCOMPARE(Sha256::hex(m.finish()),
+                 std::string("cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"));
+    }
+
+    void blobChecksumsAreCrc32c() {
+        QCOMPARE(store::crc32c("123456789"), 0xE3069283u); // the CRC-32C check value
+        QCOMPARE(store::crc32c(""), 0u);
+        std::string unaligned = "x123456789";
+        QCOMPARE(store::crc32c(std::string_view(unaligned).substr(1)), 0xE3069283u);
+    }
+
+    void extremeValuesAndIpv6RoundTrip() {
+        // A hand-built capture: no topology, IPv6 and IPv4, times and sizes at the limits of their types.
+        Capture c;
+        c.source = "hand-built";
+        FlowRecord r;
+        auto add = [&](std::int64_t s, std::int64_t e, const char* src, const char* dst, std::uint16_t sp,
+                       std::uint16_t dp, std::uint8_t pr, std::uint64_t by, std::uint64_t pk) {
+            c.flows.append({s, e, *IpAddr::parse(src), *IpAddr::parse(dst), sp, dp, pr, by, pk});
+        };
+        add(INT64_MIN, INT64_MAX, "::1", "fe80::1", 0, 65535, 255, UINT64_MAX, UINT64_MAX);
+        add(-5, -7, "10.0.0.1", "::ffff:10.0.0.2", 65535, 0, 0, 0, 0);
+        add(0, 0, "2001:db8::8:800:200c:417a", "10.0.0.1", 4791, 4791, 17, 1, 1);
+        add(INT64_MAX, INT64_MIN, "10.0.0.1", "10.0.0.1", 1, 2, 6, 1ull << 63, 3);
+        c.diagnostics.addWarning({"flows.csv", 3, 4, "a warning, kept in the session"});
+        c.diagnostics.addError({"flows.csv", 9, 1, "a skipped row"});
+        Analysis a;
+        a.report.capture = summarize(c);
+        SaveOptions so;
+        so.recordsPerChunk = 3; // two chunks, the second short
+        const std::string path = tmp("extreme.prism");
+        saveSession(path, c, a, {}, so);
+        Session s = openSession(path);
+        compareFlows(c.flows, s.capture.flows);
+        QVERIFY(!s.capture.hasTopology);
+        QCOMPARE(s.capture.diagnostics.skippedRows, 1u);
+        QCOMPARE(s.capture.diagnostics.warningCount, 1u);
+        QCOMPARE(s.capture.diagnostics.warnings.at(0).toString(), c.diagnostics.warnings.at(0).toString());
+        QCOMPARE(s.capture.diagnostics.errors.at(0).toString(), c.diagnostics.errors.at(0).toString());
+        QCOMPARE(s.meta.flows.sha256, std::string()); // no source file: no checksum
+        QCOMPARE(query(path, "SELECT count(DISTINCT chunk) FROM flow_chunks")[0][0], std::string("2"));
+    }
+
+    void timelinesWithValuesAtTheirLimitsRoundTrip() {
+        // One hand-made job whose timeline has a step index beyond 16 bits (the column falls back to varints),
+        // "none" everywhere it is allowed, extreme times and the "no time" marker in the step stats.
+        Capture c;
+        c.flows.append({0, 10, *IpAddr::parse("10.0.0.1"), *IpAddr::parse("10.0.0.2"), 1, 4791, 17, 1, 1});
+        Analysis a;
+        a.report.capture = summarize(c);
+        JobInfo info;
+        info.id = "job-0";
+        info.gpus = {"10.0.0.1", "10.0.0.2"};
+        a.report.jobs.push_back(info);
+        RecognizedJob rj;
+        rj.nics = {0, 1};
+        rj.unknownNics = {1, 0};
+        rj.records = {0};
+        a.recognition.jobs.push_back(rj);
+        a.parallelism.emplace_back();
+        JobTimeline t;
+        t.startNs = INT64_MIN;
+        t.endNs = INT64_MAX;
+        for (EndpointId e : {0u, 1u}) {
+            RankTimeline r;
+            r.nic = e;
+            r.ip = info.gpus[e];
+            r.label = r.ip;
+            r.segments.push_back({INT64_MIN, -1, SegmentKind::Wait, kNoMicroBatch, kNoIndex, 70'000, UINT64_MAX});
+            r.segments.push_back({0, INT64_MAX, SegmentKind::PpSend, 0xFFFE, 1 - e, kNoIndex, 0});
+            RankStepStats st;
+            st.computeNs = INT64_MAX;
+            st.ppSends = UINT32_MAX;
+            r.stepStats = {st, RankStepStats{}};
+            t.ranks.push_back(r);
+        }
+        a.timelines.push_back(t);
+        const std::string path = tmp("limits.prism");
+        saveSession(path, c, a, {});
+        QCOMPARE(query(path, "SELECT encoding FROM timeline_chunks WHERE column = 'step'")[0][0],
+                 std::string("plus1-varint"));
+        QCOMPARE(query(path, "SELECT encoding FROM timeline_chunks WHERE column = 'peer'")[0][0],
+                 std::string("plus1-u16"));
+        Session s = openSession(path);
+        compareTimelines(a.timelines, s.analysis.timelines);
+        QVERIFY(s.analysis.recognition.jobs.at(0).unknownNics == rj.unknownNics);
+        QVERIFY(s.analysis.steps.empty()); // saved without step divisions, none come back
+    }
+
+    void moreThan65536EndpointsRoundTrip() {
+        // Endpoint ids no longer fit 16 bits: the id columns switch to varints.
+        Capture c;
+        for (std::uint32_t i = 0; i < 70'000; ++i)
+            c.flows.append({std::int64_t(i) * 10, std::int64_t(i) * 10 + 5, IpAddr::v4(0x0A000000u + i),
+                            IpAddr::v4(0x0B000000u + i % 7), 1000, 4791, 17, 4096, 4});
+        Analysis a;
+        a.report.capture = summarize(c);
+        const std::string path = tmp("wide.prism");
+        saveSession(path, c, a, {});
+        QCOMPARE(query(path, "SELECT DISTINCT encoding FROM flow_chunks WHERE column = 'src'")[0][0],
+                 std::string("varint"));
+        compareFlows(c.flows, openSession(path).capture.flows);
+    }
+
+    void anEmptyCaptureRoundTrips() {
+        Capture c;
+        Analysis a = runAnalysis(c);
+        const std::string path = tmp("empty.prism");
+        saveSession(path, c, a, {});
+        Session s = openSession(path);
+        QCOMPARE(s.capture.flows.size(), std::size_t(0));
+        QVERIFY(s.analysis.report.jobs.empty());
+        QCOMPARE(reportToJson(s.analysis.report).dump(), reportToJson(a.report).dump());
+    }
+
+    void theCliReportOfASessionEqualsTheReportOfItsCapture() {
+        const std::string dir = tmp("cli");
+        Fixture f = makeFixture("two-jobs", dir + "/cap", 11);
+        const QString cap = QString::fromStdString(dir + "/cap"), session = QString::fromStdString(dir + "/s.prism");
+        Run imp = cli({"import", cap, "--out", session});
+        QVERIFY2(imp.code == 0, qPrintable(imp.err));
+        QVERIFY(imp.out.contains("wrote"));
+        QVERIFY(isSessionFile(session.toStdString()));
+        Run a1 = cli({"analyze", cap, "--quiet", "--json", QString::fromStdString(dir + "/r1.json")});
+        Run a2 = cli({"analyze", session, "--json", QString::fromStdString(dir + "/r2.json")});
+        QVERIFY2(a1.code == 0 && a2.code == 0, qPrintable(a1.err + a2.err));
+        QVERIFY(a2.out.contains("Session"));
+        auto r1 = nlohmann::json::parse(readBytes(dir + "/r1.json"));
+        auto r2 = nlohmann::json::parse(readBytes(dir + "/r2.json"));
+        QCOMPARE(r2.dump(1), r1.dump(1));
+        QVERIFY(!r1["jobs"].empty());
+        // A session imported from a session keeps everything.
+        QVERIFY(addNote(session.toStdString(), sampleNotes(f.analysis.report)[1]) > 0);
+        Run copy = cli({"import", session, "--out", QString::fromStdString(dir + "/copy.prism"), "--quiet"});
+        QVERIFY2(copy.code == 0, qPrintable(copy.err));
+        QCOMPARE(readNotes(dir + "/copy.prism").size(), std::size_t(1));
+        QCOMPARE(readSessionMeta(dir + "/copy.prism").flows.sha256,
+                 readSessionMeta(session.toStdString()).flows.sha256);
+    }
+
+    void theCliImportCommandHasHelpAndExitCodes() {
+        Run help = cli({"import", "--help"});
+        QCOMPARE(help.code, 0);
+        QVERIFY(help.out.contains("Usage: llmprism-cli import CAPTURE --out SESSION.prism"));
+        QVERIFY(cli({"--help"}).out.contains("import"));
+        Run noOut = cli({"import", QString::fromStdString(m_anomalies.dir)});
+        QCOMPARE(noOut.code, 2);
+        QVERIFY(noOut.err.contains("--out is required"));
+        Run missing = cli({"import", QString::fromStdString(tmp("no-such-capture")), "--out",
+                           QString::fromStdString(tmp("x.prism"))});
+        QCOMPARE(missing.code, 1);
+        QVERIFY(!fs::exists(tmp("x.prism")));
+        // A damaged session given to analyze: the session's error, exit code 1.
+        writeBytes(tmp("broken.prism"), "SQLite format 3");
+        Run broken = cli({"analyze", QString::fromStdString(tmp("broken.prism"))});
+        QCOMPARE(broken.code, 1);
+        QVERIFY2(broken.err.contains("damaged") || broken.err.contains("not an LLMPrism session"),
+                 qPrintable(broken.err));
+    }
+
+    void notesRoundTripAndCanBeEditedInPlace() {
+        const std::string path = tmp("notes.prism");
+        fs::copy_file(m_session, path, fs::copy_options::overwrite_existing);
+        std::vector<Note> notes = readNotes(path);
+        QCOMPARE(notes, sampleNotes(m_anomalies.analysis.report));
+        const Report& report = m_anomalies.analysis.report;
+        for (const Note& n : notes) QVERIFY2(checkNote(n, report).empty(), checkNote(n, report).c_str());
+
+        Note extra = makeNote(NoteTarget::Step, report.jobs.back().id, "added later");
+        extra.step = 0;
+        const std::int64_t id = addNote(path, extra);
+        QCOMPARE(id, notes.back().id + 1);
+        notes = readNotes(path);
+        QCOMPARE(notes.size(), std::size_t(5));
+        QCOMPARE(notes.back().text, std::string("added later"));
+        QVERIFY(notes.back().createdMs > 0);
+
+        Note edited = notes.front();
+        edited.text = "edited";
+        QVERIFY(updateNote(path, edited));
+        QCOMPARE(readNotes(path).front().text, std::string("edited"));
+        QVERIFY(readNotes(path).front().modifiedMs >= edited.modifiedMs);
+        QVERIFY(removeNote(path, edited.id));
+        QVERIFY(!removeNote(path, edited.id));
+        QVERIFY(!updateNote(path, edited));
+        QCOMPARE(readNotes(path).size(), std::size_t(4));
+        // Editing notes leaves the analysis alone and the file a valid session.
+        Session s = openSession(path);
+        QCOMPARE(s.notes.size(), std::size_t(4));
+        QCOMPARE(reportToJson(s.analysis.report).dump(), reportToJson(report).dump());
+        QCOMPARE(query(path, "PRAGMA integrity_check")[0][0], std::string("ok"));
+    }
+
+    void notesPointAtExistingPlacesAndKnowWhereToJump() {
+        const Report& report = m_anomalies.analysis.report;
+        const JobInfo& job = report.jobs.front();
+        Note step = makeNote(NoteTarget::Step, job.id, "x");
+        step.step = 1;
+        QVERIFY(checkNote(step, report).empty());
+        NotePlace place = notePlace(step, report);
+        QCOMPARE(place.job, 0);
+        QCOMPARE(place.startNs, job.steps.at(1).startNs);
+        QCOMPARE(place.endNs, job.steps.at(1).endNs);
+        step.step = int(job.steps.size());
+        QVERIFY(checkNote(step, report).find("does not exist") != std::string::npos);
+
+        Note rank = makeNote(NoteTarget::Rank, job.id, "x");
+        rank.ip = "10.255.255.255";
+        QVERIFY(checkNote(rank, report).find("no rank") != std::string::npos);
+        rank.ip = job.gpus.at(1);
+        QVERIFY(checkNote(rank, report).empty());
+        QCOMPARE(notePlace(rank, report).ip, job.gpus.at(1));
+        QCOMPARE(notePlace(rank, report).startNs, job.startNs);
+
+        Note finding = makeNote(NoteTarget::Finding, job.id, "x");
+        finding.finding = 0;
+        QVERIFY(checkNote(finding, report).empty());
+        const Finding& f = job.findings.at(0);
+        QCOMPARE(notePlace(finding, report).startNs, job.steps.at(std::size_t(f.firstStep)).startNs);
+        finding.finding = 99;
+        QVERIFY(!checkNote(finding, report).empty());
+
+        Note range = makeNote(NoteTarget::Range, job.id, "x");
+        range.startNs = 10;
+        range.endNs = 10;
+        QVERIFY(checkNote(range, report).find("empty") != std::string::npos);
+        range.endNs = 20;
+        QVERIFY(checkNote(range, report).empty());
+        QCOMPARE(notePlace(range, report).endNs, std::int64_t(20));
+        range.text = "  \n";
+        QVERIFY(checkNote(range, report).find("no text") != std::string::npos);
+        range.text = "x";
+        range.jobId = "job-99";
+        QVERIFY(checkNote(range, report).find("no job") != std::string::npos);
+        QCOMPARE(notePlace(range, report).job, -1);
+    }
+
+    void aNoteListGivesUniqueIdsAndKeepsJobNotesInTimeOrder() {
+        NoteList list;
+        Note a = makeNote(NoteTarget::Range, "job-0", "late");
+        a.startNs = 500;
+        a.endNs = 600;
+        Note b = makeNote(NoteTarget::Range, "job-0", "early");
+        b.startNs = 100;
+        b.endNs = 200;
+        Note c = makeNote(NoteTarget::Range, "job-1", "other job");
+        const std::int64_t ia = list.add(a), ib = list.add(b), ic = list.add(c);
+        QVERIFY(ia != ib && ib != ic && ia != ic);
+        QVERIFY(list.find(ia)->createdMs > 0);
+        auto job0 = list.ofJob("job-0");
+        QCOMPARE(job0.size(), std::size_t(2));
+        QCOMPARE(job0[0].text, std::string("early"));
+        QVERIFY(list.remove(ib));
+        QVERIFY(!list.remove(ib));
+        QCOMPARE(list.ofJob("job-0").size(), std::size_t(1));
+        Note edit = *list.find(ic);
+        edit.text = "changed";
+        QVERIFY(list.update(edit));
+        QCOMPARE(list.find(ic)->text, std::string("changed"));
+        // A list rebuilt from a session continues after the highest id; duplicates get fresh ids.
+        std::vector<Note> loaded = list.all();
+        loaded.push_back(loaded.front());
+        NoteList again(loaded);
+        QCOMPARE(again.size(), std::size_t(3));
+        std::set<std::int64_t> ids;
+        for (const Note& n : again.all()) ids.insert(n.id);
+        QCOMPARE(ids.size(), std::size_t(3));
+        QVERIFY(again.add(c) > *ids.rbegin());
+    }
+
+    void anInterruptedSaveLeavesNoFileAndTheOldSessionUnchanged() {
+        const std::string dir = tmp("interrupted");
+        fs::create_directories(dir);
+        const std::string path = dir + "/s.prism";
+        SaveOptions stopHalfway;
+        stopHalfway.recordsPerChunk = 1000; // many chunks, so progress comes often
+        double seen = 0;
+        stopHalfway.progress = [&](double f) {
+            seen = f;
+            return f < 0.5;
+        };
+        QVERIFY_EXCEPTION_THROWN(
+            saveSession(path, m_anomalies.capture, m_anomalies.analysis, {}, stopHalfway), Cancelled);
+        QVERIFY(seen >= 0.5);
+        QVERIFY(snapshot(dir).empty()); // no session, no temp file
+
+        saveSession(path, m_anomalies.capture, m_anomalies.analysis, {makeNote(NoteTarget::Range, "job-0", "v1")});
+        const auto before = snapshot(dir);
+        QCOMPARE(before.size(), std::size_t(1));
+        // A callback that throws (a crash in the middle, as far as the file is concerned).
+        SaveOptions crash;
+        crash.progress = [](double f) -> bool {
+            if (f > 0.3) throw std::runtime_error("simulated crash");
+            return true;
+        };
+        QVERIFY_EXCEPTION_THROWN(saveSession(path, m_anomalies.capture, m_anomalies.analysis, {}, crash),
+                                 std::runtime_error);
+        QVERIFY(snapshot(dir) == before);
+        QCOMPARE(readNotes(path).at(0).text, std::string("v1"));
+        // Opening can be cancelled too, and reports progress up to the point it stopped.
+        OpenOptions stopOpen;
+        double last = 0;
+        bool monotonic = true;
+        stopOpen.progress = [&](double f) {
+            monotonic = monotonic && f >= last;
+            last = f;
+            return f < 0.5;
+        };
+        QVERIFY_EXCEPTION_THROWN(openSession(path, stopOpen), Cancelled);
+        QVERIFY(monotonic);
+        QVERIFY(last >= 0.5 && last < 1.0);
+        QVERIFY(snapshot(dir) == before);
+    }
+
+    void aFullDiskChangesNothing() {
+        // A file size limit makes writes fail as a full disk does (EFBIG instead of ENOSPC), even for root.
+        const std::string dir = tmp("full");
+        fs::create_directories(dir);
+        const std::string path = dir + "/s.prism";
+        saveSession(path, m_anomalies.capture, m_anomalies.analysis, {makeNote(NoteTarget::Range, "job-0", "old")});
+        const auto before = snapshot(dir);
+        rlimit old{};
+        QCOMPARE(::getrlimit(RLIMIT_FSIZE, &old), 0);
+        auto oldHandler = std::signal(SIGXFSZ, SIG_IGN);
+        rlimit small = old;
+        small.rlim_cur = 256 * 1024; // the session needs a few MB
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &small), 0);
+        std::string error;
+        try {
+            saveSession(path, m_anomalies.capture, m_anomalies.analysis, {});
+        } catch (const std::runtime_error& e) {
+            error = e.what();
+        }
+        ::setrlimit(RLIMIT_FSIZE, &old);
+        std::signal(SIGXFSZ, oldHandler);
+        QVERIFY2(error.find(path) != std::string::npos, error.c_str());
+        QVERIFY2(error.find("nothing changed") != std::string::npos, error.c_str());
+        QVERIFY(snapshot(dir) == before);
+        QCOMPARE(readNotes(path).at(0).text, std::string("old"));
+    }
+
+    void anUnwritableFolderChangesNothing() {
+        const std::string dir = tmp("readonly");
+        fs::create_directories(dir);
+        fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
+        const bool enforced = ::access(dir.c_str(), W_OK) != 0;
+        std::string error;
+        try {
+            if (enforced) saveSession(dir + "/s.prism", m_anomalies.capture, m_anomalies.analysis, {});
+        } catch (const std::runtime_error& e) {
+            error = e.what();
+        }
+        fs::permissions(dir, fs::perms::owner_all);
+        if (!enforced) QSKIP("running as root: folder permissions are not enforced");
+        QVERIFY2(error.find(dir + "/s.prism") != std::string::npos, error.c_str());
+        QVERIFY(snapshot(dir).empty());
+    }
+
+    void theSourceCaptureIsNeverModified() {
+        const std::string dir = tmp("source");
+        Fixture f = makeFixture("tiny", dir, 2);
+        const auto before = snapshot(dir);
+        const auto flowsSum = sha256File(f.capture.flowsPath), topoSum = sha256File(f.capture.topologyPath);
+        const auto mtime = fs::last_write_time(f.capture.flowsPath);
+        saveSession(tmp("source.prism"), f.capture, f.analysis, {});
+        openSession(tmp("source.prism"));
+        // Saving over a source file is refused.
+        expectInputError([&] { saveSession(f.capture.flowsPath, f.capture, f.analysis, {}); }, f.capture.flowsPath,
+                         {"source file"});
+        expectInputError([&] { saveSession(f.capture.topologyPath, f.capture, f.analysis, {}); },
+                         f.capture.topologyPath, {"source file"});
+        QVERIFY(snapshot(dir) == before);
+        QCOMPARE(sha256File(f.capture.flowsPath).sha256, flowsSum.sha256);
+        QCOMPARE(sha256File(f.capture.topologyPath).sha256, topoSum.sha256);
+        QVERIFY(fs::last_write_time(f.capture.flowsPath) == mtime);
+        QCOMPARE(readSessionMeta(tmp("source.prism")).flows.sha256, flowsSum.sha256);
+    }
+
+    void foreignFilesGiveAClearErrorAndStayUnchanged_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QByteArray>("content");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("text file") << "notes.prism" << QByteArray("start_ns,end_ns\n1,2\n") << "found a text file";
+        QTest::newRow("JSON") << "report.prism" << QByteArray("{\"jobs\": []}") << "found a JSON text file";
+        QTest::newRow("empty") << "empty.prism" << QByteArray() << "found an empty file";
+        QTest::newRow("gzip") << "flows.csv.gz" << QByteArray("\x1f\x8b\x08\x00\x00\x00\x00\x00", 8)
+                              << "found a gzip file";
+        QTest::newRow("binary") << "blob.prism" << QByteArray(200, '\x01') << "found binary data";
+        QTest::newRow("other SQLite") << "other.db" << QByteArray() << "not an LLMPrism session";
+        QTest::newRow("SQLite with a meta table") << "meta.db" << QByteArray() << "not an LLMPrism session";
+    }
+    void foreignFilesGiveAClearErrorAndStayUnchanged() {
+        QFETCH(QString, name);
+        QFETCH(QByteArray, content);
+        QFETCH(QString, expected);
+        const std::string path = tmp("foreign-" + name.toStdString());
+        if (name == "other.db")
+            query(path, "CREATE TABLE t(x); INSERT INTO t VALUES (1);", true);
+        else if (name == "meta.db") // the same application id by accident, but not our meta
+            query(path, "PRAGMA application_id = 1347572557; CREATE TABLE meta(key, value); "
+                        "INSERT INTO meta VALUES ('format', 'something-else');", true);
+        else
+            writeBytes(path, content.toStdString());
+        const std::string before = readBytes(path);
+        QVERIFY(name == "meta.db" || !isSessionFile(path));
+        expectInputError([&] { openSession(path); }, path, {expected.toStdString()});
+        expectInputError([&] { readNotes(path); }, path, {expected.toStdString()});
+        expectInputError([&] { addNote(path, makeNote(NoteTarget::Range, "job-0", "x")); }, path,
+                         {expected.toStdString()});
+        QCOMPARE(readBytes(path), before);
+        QVERIFY(!fs::exists(path + "-journal"));
+    }
+
+    void missingFilesAndFoldersAreNamed() {
+        expectInputError([&] { openSession(tmp("nothing-here.prism")); }, tmp("nothing-here.prism"), {"no such file"});
+        expectInputError([&] { openSession(m_tmp.path().toStdString()); }, m_tmp.path().toStdString(),
+                         {"is a folder", "expected an LLMPrism session file"});
+    }
+
+    void aNewerSchemaVersionIsRefusedAndLeftAlone() {
+        for (const char* how : {"header", "meta"}) {
+            const std::string path = tmp(std::string("newer-") + how + ".prism");
+            fs::copy_file(m_session, path, fs::copy_options::overwrite_existing);
+            if (std::string(how) == "header")
+                query(path, "PRAGMA user_version = 2", true);
+            else
+                query(path, "UPDATE meta SET value = '2' WHERE key = 'schema_version'", true);
+            const std::string before = readBytes(path);
+            QVERIFY(isSessionFile(path)); // still ours, only newer
+            expectInputError([&] { openSession(path); }, path,
+                             {"schema version 2", "newer than this LLMPrism reads (1)"});
+            expectInputError([&] { removeNote(path, 10); }, path, {"newer"});
+            QCOMPARE(readBytes(path), before);
+        }
+    }
+
+    void damagedSessionsGiveAClearErrorNeverACrash() {
+        const std::string original = readBytes(m_session);
+        auto damagedCopy = [&](const std::string& name, const std::function<void(std::string&)>& edit) {
+            std::string bytes = original;
+            edit(bytes);
+            const std::string path = tmp("damaged-" + name + ".prism");
+            writeBytes(path, bytes);
+            return path;
+        };
+        // Truncated anywhere: inside the header, after the first page, halfway.
+        for (std::size_t keep : {std::size_t(20), std::size_t(99), std::size_t(65536), original.size() / 2,
+                                 original.size() - 1}) {
+            const std::string path =
+                damagedCopy("truncated-" + std::to_string(keep), [&](std::string& b) { b.resize(keep); });
+            expectInputError([&] { openSession(path); }, path, {"damaged"});
+        }
+        // The schema page overwritten with garbage.
+        {
+            const std::string path = damagedCopy("schema", [](std::string& b) {
+                std::mt19937 rng(1);
+                for (std::size_t i = 100; i < 4000; ++i) b[i] = char(rng());
+            });
+            expectInputError([&] { openSession(path); }, path, {"damaged"});
+        }
+        // A flow blob and a timeline blob changed through SQL: the database is valid, the checksums catch it.
+        for (const char* table : {"flow_chunks", "timeline_chunks", "job_records"}) {
+            const std::string path = tmp(std::string("damaged-blob-") + table + ".prism");
+            writeBytes(path, original);
+            query(path, std::string("UPDATE ") + table + " SET data = substr(data, 1, 10) || x'00' || "
+                        "substr(data, 12) WHERE rowid = (SELECT min(rowid) FROM " + table + ")", true);
+            expectInputError([&] { openSession(path); }, path, {"damaged", "CRC-32C"});
+        }
+        // Tables that disagree with each other.
+        const std::pair<const char*, const char*> edits[] = {
+            {"records", "UPDATE meta SET value = '5' WHERE key = 'records'"},
+            {"chunk gone", "DELETE FROM flow_chunks WHERE chunk = 0 AND column = 'bytes'"},
+            {"report", "UPDATE report SET json = '{not json'"},
+            {"report edited", "UPDATE report SET json = replace(json, '\"tp\":8', '\"tp\":4')"},
+            {"endpoints", "DELETE FROM endpoints WHERE endpoint = 3"},
+            {"timeline", "DELETE FROM timeline_ranks WHERE rank = 1"},
+            {"notes", "UPDATE notes SET target = 'nowhere'"},
+            {"no meta", "DELETE FROM meta WHERE key = 'format'"},
+            {"table gone", "DROP TABLE timeline_ranks"},
+            {"wrong type", "UPDATE meta SET value = 'many' WHERE key = 'endpoints'"}};
+        for (const auto& [name, sql] : edits) {
+            const std::string path = tmp(std::string("damaged-") + name + ".prism");
+            writeBytes(path, original);
+            try {
+                query(path, sql, true);
+            } catch (const std::exception&) {
+                continue; // a CHECK constraint refused the edit: nothing to test
+            }
+            expectInputError([&] { openSession(path); }, path, {"damaged"});
+        }
+        // Random garbage anywhere: opening either fails with InputError or, when the bytes hit unused space,
+        // gives the very same analysis. Never a crash, never another exception.
+        std::mt19937_64 rng(7);
+        int failures = 0;
+        for (int trial = 0; trial < 24; ++trial) {
+            const std::string path = damagedCopy("garbage", [&](std::string& b) {
+                std::size_t at = 100 + rng() % (b.size() - 300);
+                for (int i = 0; i < 64; ++i) b[at + std::size_t(i)] = char(rng());
+            });
+            try {
+                Session s = openSession(path);
+                QCOMPARE(reportToJson(s.analysis.report).dump(), reportToJson(m_anomalies.analysis.report).dump());
+                QVERIFY(s.capture.flows.bytes == m_anomalies.capture.flows.bytes);
+            } catch (const InputError& e) {
+                ++failures;
+                QVERIFY2(std::string(e.what()).find(path) != std::string::npos, e.what());
+            }
+        }
+        QVERIFY(failures > 0);
+    }
+
+    void theDocumentedExampleQueriesRunOnTheAnomaliesPreset() {
+        auto queries = documentedQueries();
+        QCOMPARE(queries.size(), std::size_t(3));
+        const Analysis& a = m_anomalies.analysis;
+
+        // Slowest steps: ten rows, slowest first, the first is the longest step of the report.
+        auto steps = query(m_session, queries.at("slowest-steps"));
+        std::int64_t longest = 0;
+        std::size_t total = 0;
+        for (const JobInfo& j : a.report.jobs)
+            for (const StepInfo& s : j.steps) longest = std::max(longest, s.durationNs()), ++total;
+        QVERIFY(total > 0);
+        QCOMPARE(steps.size(), std::min<std::size_t>(10, total));
+        QCOMPARE(std::llround(std::stod(steps[0][2]) * 1e6), longest);
+        for (std::size_t i = 1; i < steps.size(); ++i) QVERIFY(std::stod(steps[i - 1][2]) >= std::stod(steps[i][2]));
+
+        // Stragglers per host: the slow_rank findings, counted by the host of their NIC.
+        auto hosts = query(m_session, queries.at("stragglers-per-host"));
+        std::map<std::string, int> expected;
+        const Topology& topo = m_anomalies.capture.topology;
+        for (const JobInfo& j : a.report.jobs)
+            for (const Finding& f : j.findings)
+                if (f.kind == "slow_rank") {
+                    const Nic& nic = topo.nics[std::size_t(*topo.nicByIp(*IpAddr::parse(f.ip)))];
+                    ++expected[topo.hosts[std::size_t(nic.host)].name];
+                }
+        QVERIFY(!expected.empty());
+        QCOMPARE(hosts.size(), expected.size());
+        for (const auto& row : hosts) QCOMPARE(std::stoi(row[1]), expected.at(row[0]));
+
+        // Bytes per DP group: the DP pairs' bytes, summed per group.
+        auto groups = query(m_session, queries.at("bytes-per-dp-group"));
+        std::map<std::pair<std::string, int>, std::uint64_t> bytes;
+        for (std::size_t j = 0; j < a.parallelism.size(); ++j)
+            for (const PairInfo& p : a.parallelism[j].pairs) {
+                if (p.kind != PairKind::DP) continue;
+                for (std::size_t g = 0; g < a.parallelism[j].dpGroups.size(); ++g) {
+                    const auto& members = a.parallelism[j].dpGroups[g];
+                    if (std::find(members.begin(), members.end(), p.a) != members.end())
+                        bytes[{a.report.jobs[j].id, int(g)}] += p.bytesAB + p.bytesBA;
+                }
+            }
+        QVERIFY(!bytes.empty());
+        QCOMPARE(groups.size(), bytes.size());
+        for (const auto& row : groups) QCOMPARE(std::stoull(row[3]), bytes.at({row[0], std::stoi(row[1])}));
+        for (std::size_t i = 1; i < groups.size(); ++i)
+            QVERIFY(std::stoull(groups[i - 1][3]) >= std::stoull(groups[i][3]));
+
+        // The same text through the sqlite3 shell, when it is installed.
+        const QString shell = QStandardPaths::findExecutable("sqlite3");
+        if (shell.isEmpty()) return;
+        for (const auto& [name, sql] : queries) {
+            QProcess p;
+            p.start(shell, {"-readonly", QString::fromStdString(m_session), QString::fromStdString(sql)});
+            QVERIFY(p.waitForFinished(60000));
+            QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+            QVERIFY2(!p.readAllStandardOutput().trimmed().isEmpty(), name.c_str());
+        }
+    }
+
+    void theSqlSummariesAgreeWithTheFlows() {
+        const FlowTable& f = m_anomalies.capture.flows;
+        std::uint64_t roceBytes = 0, records = 0;
+        for (std::size_t i = 0; i < f.size(); ++i)
+            if (f.isRoce(i)) roceBytes += f.bytes[i];
+        auto rows = query(m_session, "SELECT sum(records), sum(CASE WHEN roce THEN bytes ELSE 0 END) FROM flow_pairs");
+        records = std::stoull(rows[0][0]);
+        QCOMPARE(records, std::uint64_t(f.size()));
+        QCOMPARE(std::stoull(rows[0][1]), roceBytes);
+        auto nic = query(m_session, "SELECT sum(sent_bytes), sum(received_bytes) FROM nic_traffic");
+        QCOMPARE(nic[0][0], nic[0][1]);
+        std::uint64_t steps = 0, findings = 0;
+        for (const JobInfo& j : m_anomalies.analysis.report.jobs) {
+            steps += j.steps.size();
+            findings += j.findings.size();
+        }
+        QCOMPARE(std::stoull(query(m_session, "SELECT count(*) FROM steps")[0][0]), steps);
+        QCOMPARE(std::stoull(query(m_session, "SELECT count(*) FROM findings")[0][0]), findings);
+        QCOMPARE(std::stoull(query(m_session, "SELECT count(*) FROM jobs")[0][0]),
+                 std::uint64_t(m_anomalies.analysis.report.jobs.size()));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStore)
+#include "tst_store.moc"
