@@ -2,9 +2,11 @@
 // What one load produces: the capture and the analysis report, shared read-only by every view.
 #include "analysis/pipeline.h"
 #include "io/capture.h"
+#include "timeline_index.h"
 
 #include <QMetaType>
 #include <QString>
+#include <functional>
 #include <memory>
 
 namespace prism::ui {
@@ -13,7 +15,12 @@ struct AnalysisSession {
     QString source;
     Capture capture;
     Analysis analysis; // analysis.report is what the CLI would write
+    // Level-of-detail index of each job's timeline, built by the loader's worker thread (so that showing a
+    // job with millions of segments does not stall the window); empty entries are built on first use.
+    std::vector<std::shared_ptr<const TimelineIndex>> lod;
     const Report& report() const { return analysis.report; }
+    // Builds `lod` for every job (call before sharing the session; the indices point into `analysis`).
+    void buildLod(const std::function<bool(double)>& progress = {});
 };
 
 using SessionPtr = std::shared_ptr<const AnalysisSession>;

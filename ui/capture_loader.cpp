@@ -1,6 +1,8 @@
 #include "capture_loader.h"
 
 #include "analysis/pipeline.h"
+#include "model/diagnostics.h"
+#include "session_file.h"
 
 #include <QPointer>
 #include <QtConcurrent/QtConcurrentRun>
@@ -15,13 +17,32 @@ void CaptureLoader::cancel() {
     if (m_current) m_current->cancel = true;
 }
 
+QString CaptureLoader::describeError(const std::exception& e) {
+    // Input errors name the file, line and column; spell them out for a dialog.
+    if (const auto* ie = dynamic_cast<const InputError*>(&e)) {
+        const InputIssue& i = ie->issue();
+        const QString file = QString::fromStdString(i.file);
+        const QString msg = QString::fromStdString(i.message);
+        if (i.line && i.column) return tr("%1, line %2, column %3:\n%4").arg(file).arg(i.line).arg(i.column).arg(msg);
+        if (i.line) return tr("%1, line %2:\n%3").arg(file).arg(i.line).arg(msg);
+        return tr("%1:\n%2").arg(file, msg);
+    }
+    return QString::fromStdString(e.what());
+}
+
 SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) {
+    if (isSessionFile(path)) {
+        auto session = readSessionFile(path, {});
+        if (session->lod.empty()) session->buildLod();
+        return session;
+    }
     auto session = std::make_shared<AnalysisSession>();
     session->source = path;
     LoadOptions lo;
     lo.strict = strict;
     session->capture = loadCapture(path.toStdString(), lo);
     session->analysis = runAnalysis(session->capture);
+    session->buildLod();
     return session;
 }
 
@@ -52,6 +73,17 @@ int CaptureLoader::load(const QString& path, bool strict) {
             return true;
         };
         try {
+            if (isSessionFile(path)) {
+                auto opened = readSessionFile(path, [report](double f) { return report(0.95 * f, "Reading session"); });
+                if (opened->lod.empty())
+                    opened->buildLod([report](double f) { return report(0.95 + 0.05 * f, "Indexing"); });
+                SessionPtr done = opened;
+                post([id = job->id, done](CaptureLoader* l) {
+                    l->m_busy = false;
+                    emit l->finished(id, done);
+                });
+                return;
+            }
             auto session = std::make_shared<AnalysisSession>();
             session->source = path;
             LoadOptions lo;
@@ -59,8 +91,9 @@ int CaptureLoader::load(const QString& path, bool strict) {
             lo.progress = [report](double f) { return report(0.8 * f, "Reading flows"); };
             session->capture = loadCapture(path.toStdString(), lo);
             AnalysisOptions ao;
-            ao.progress = [report](double f) { return report(0.8 + 0.2 * f, "Analysing"); };
+            ao.progress = [report](double f) { return report(0.8 + 0.17 * f, "Analysing"); };
             session->analysis = runAnalysis(session->capture, ao);
+            session->buildLod([report](double f) { return report(0.97 + 0.03 * f, "Indexing"); });
             if (job->cancel) throw Cancelled();
             SessionPtr done = session;
             post([id = job->id, done](CaptureLoader* l) {
@@ -73,7 +106,7 @@ int CaptureLoader::load(const QString& path, bool strict) {
                 emit l->cancelled(id);
             });
         } catch (const std::exception& e) {
-            QString msg = QString::fromStdString(e.what());
+            QString msg = describeError(e);
             post([id = job->id, path, msg](CaptureLoader* l) {
                 l->m_busy = false;
                 emit l->failed(id, path, msg);

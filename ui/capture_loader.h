@@ -5,6 +5,7 @@
 
 #include <QObject>
 #include <atomic>
+#include <exception>
 #include <memory>
 
 namespace prism::ui {
@@ -20,7 +21,10 @@ public:
     void cancel();
     bool isBusy() const { return m_busy; }
     // Loads synchronously on the calling thread (for --screenshot and tests); throws like loadCapture.
+    // A .prism session file goes through readSessionFile() (session_file.h) instead of the analysis.
     static SessionPtr loadNow(const QString& path, bool strict = false);
+    // A message for a dialog: input errors spelled out as "file, line L, column C:" and what was expected.
+    static QString describeError(const std::exception& e);
 
 signals:
     void started(int id, const QString& path);

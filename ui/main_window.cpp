@@ -1,18 +1,28 @@
 #include "main_window.h"
 
 #include "capture_loader.h"
+#include "details_panel.h"
+#include "export.h"
 #include "model/units.h"
+#include "rank_chart.h"
+#include "step_chart.h"
 #include "summary_view.h"
+#include "timeline_view.h"
+#include "topology_view.h"
+#include "view_state.h"
+#include "view_style.h"
 
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QDockWidget>
+#include <QComboBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
@@ -21,25 +31,57 @@
 #include <QPalette>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
+#include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
 #include <QStyleFactory>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+// The resources live in the static ui library; Q_INIT_RESOURCE must be called outside any namespace.
+static void initResources() { Q_INIT_RESOURCE(llmprism); }
 
 namespace prism::ui {
 
 static constexpr int kMaxRecent = 10;
+static constexpr int kSortRole = Qt::UserRole + 1;
+
+namespace {
+
+// Sorts by a number stored under kSortRole when there is one, else by text.
+class SortItem : public QTreeWidgetItem {
+public:
+    using QTreeWidgetItem::QTreeWidgetItem;
+    bool operator<(const QTreeWidgetItem& other) const override {
+        const int col = treeWidget() ? treeWidget()->sortColumn() : 0;
+        const QVariant a = data(col, kSortRole), b = other.data(col, kSortRole);
+        if (a.isValid() && b.isValid()) return a.toDouble() < b.toDouble();
+        return text(col) < other.text(col);
+    }
+};
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+} // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    initResources();
     setWindowTitle(tr("LLMPrism"));
     setWindowIcon(QIcon(":/icons/llmprism.svg"));
     setAcceptDrops(true);
     setObjectName("MainWindow");
 
     m_loader = new CaptureLoader(this);
-    m_summary = new SummaryView(this);
-    setCentralWidget(m_summary);
-    createDocks();
+    m_state = new ViewState(this);
+    m_stack = new QStackedWidget(this);
+    m_stack->addWidget(createWelcome());
+    createWorkspace();
+    setCentralWidget(m_stack);
     createActions();
 
     m_statusLabel = new QLabel(tr("Ready"), this);
@@ -76,57 +118,227 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         setBusy(false);
         m_statusLabel->setText(tr("Loading cancelled"));
     });
+    connect(m_state, &ViewState::jobChanged, this, [this] {
+        fillFindings();
+        onSelectionChanged();
+    });
+    connect(m_state, &ViewState::selectionChanged, this, &MainWindow::onSelectionChanged);
+    // Export and copy act on the view the user last clicked into.
+    connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
+        for (QWidget* w = now; w; w = w->parentWidget()) {
+            if (w == m_timeline)
+                m_currentView = View::Timeline;
+            else if (w == m_stepChart)
+                m_currentView = View::Steps;
+            else if (w == m_rankChart)
+                m_currentView = View::Ranks;
+            else if (w == m_topology)
+                m_currentView = View::Topology;
+            else
+                continue;
+            break;
+        }
+    });
 
-    QSettings settings;
-    resize(1280, 800);
-    restoreGeometry(settings.value("window/geometry").toByteArray());
-    restoreState(settings.value("window/state").toByteArray());
-    setTheme(Theme(settings.value("view/theme", int(Theme::System)).toInt()));
+    resize(1400, 900);
+    restoreLayout();
+    setTheme(Theme(QSettings().value("view/theme", int(Theme::System)).toInt()));
 }
 
 MainWindow::~MainWindow() = default;
 
-void MainWindow::createDocks() {
-    auto* jobsDock = new QDockWidget(tr("Jobs"), this);
-    jobsDock->setObjectName("jobsDock");
-    m_jobList = new QListWidget(jobsDock);
-    m_jobList->setObjectName("jobList");
-    jobsDock->setWidget(m_jobList);
-    addDockWidget(Qt::LeftDockWidgetArea, jobsDock);
+QWidget* MainWindow::createWelcome() {
+    auto* page = new QWidget(this);
+    page->setObjectName("welcomePage");
+    auto* layout = new QVBoxLayout(page);
+    layout->addStretch(2);
+    auto* title = new QLabel(tr("<h2>LLMPrism</h2><p>Open a capture folder (flows.csv + topology.json) or a .prism "
+                                "session: File ▸ Open, drop it on this window, or pick a recent one.</p>"),
+                             page);
+    title->setAlignment(Qt::AlignCenter);
+    title->setWordWrap(true);
+    layout->addWidget(title);
+    auto* open = new QPushButton(tr("Open Capture Folder…"), page);
+    open->setObjectName("welcomeOpen");
+    auto* row = new QHBoxLayout;
+    row->addStretch();
+    row->addWidget(open);
+    row->addStretch();
+    layout->addLayout(row);
+    m_welcomeRecent = new QListWidget(page);
+    m_welcomeRecent->setObjectName("welcomeRecent");
+    m_welcomeRecent->setMaximumWidth(640);
+    m_welcomeRecent->setMaximumHeight(200);
+    auto* row2 = new QHBoxLayout;
+    row2->addStretch();
+    row2->addWidget(m_welcomeRecent, 3);
+    row2->addStretch();
+    layout->addLayout(row2);
+    layout->addStretch(3);
+    connect(open, &QPushButton::clicked, this, [this] {
+        QString dir = QFileDialog::getExistingDirectory(this, tr("Open capture folder"),
+                                                        QSettings().value("paths/lastFolder").toString());
+        if (!dir.isEmpty()) openPath(dir);
+    });
+    connect(m_welcomeRecent, &QListWidget::itemActivated, this,
+            [this](QListWidgetItem* item) { openPath(item->text()); });
+    return page;
+}
 
-    auto* problemsDock = new QDockWidget(tr("Input problems"), this);
-    problemsDock->setObjectName("problemsDock");
-    m_problems = new QListWidget(problemsDock);
+void MainWindow::createWorkspace() {
+    auto* work = new QWidget(this);
+    work->setObjectName("workspace");
+    auto* layout = new QVBoxLayout(work);
+    layout->setContentsMargins(0, 0, 0, 0);
+
+    m_hsplit = new QSplitter(Qt::Horizontal, work);
+    m_hsplit->setObjectName("mainSplitter");
+    layout->addWidget(m_hsplit);
+
+    // Left: jobs over findings.
+    m_leftSplit = new QSplitter(Qt::Vertical, m_hsplit);
+    m_leftSplit->setObjectName("leftSplitter");
+    auto titled = [](const QString& title, QWidget* w, QWidget* parent) {
+        auto* box = new QWidget(parent);
+        auto* l = new QVBoxLayout(box);
+        l->setContentsMargins(4, 4, 0, 0);
+        l->setSpacing(2);
+        auto* label = new QLabel("<b>" + title + "</b>", box);
+        l->addWidget(label);
+        l->addWidget(w);
+        return box;
+    };
+    m_jobList = new QTreeWidget;
+    m_jobList->setObjectName("jobList");
+    m_jobList->setHeaderLabels(
+        {tr("Job"), tr("GPUs"), tr("Hosts"), tr("TP×PP×DP"), tr("Steps"), tr("Median"), tr("Finds")});
+    m_jobList->headerItem()->setToolTip(5, tr("Median step time"));
+    m_jobList->headerItem()->setToolTip(6, tr("Findings: slow steps, ranks, links, switches"));
+    m_jobList->setRootIsDecorated(false);
+    m_jobList->setUniformRowHeights(true);
+    m_jobList->setSortingEnabled(true);
+    m_jobList->setAlternatingRowColors(true);
+    m_jobList->header()->setStretchLastSection(false);
+    m_leftSplit->addWidget(titled(tr("Jobs"), m_jobList, m_leftSplit));
+    m_findings = new QTreeWidget;
+    m_findings->setObjectName("findingsList");
+    m_findings->setHeaderLabels({tr("Finding"), tr("Where"), tr("Steps"), tr("Score")});
+    m_findings->setRootIsDecorated(false);
+    m_findings->setUniformRowHeights(true);
+    m_findings->setSortingEnabled(true);
+    m_findings->setToolTip(tr("Click a finding to zoom the timeline to its place and steps"));
+    m_leftSplit->addWidget(titled(tr("Findings"), m_findings, m_leftSplit));
+    m_leftSplit->setStretchFactor(0, 1);
+    m_leftSplit->setStretchFactor(1, 2);
+    m_hsplit->addWidget(m_leftSplit);
+
+    // Centre: timeline over tabs.
+    m_vsplit = new QSplitter(Qt::Vertical, m_hsplit);
+    m_vsplit->setObjectName("centreSplitter");
+    m_timeline = new TimelineView(m_state, m_vsplit);
+    m_vsplit->addWidget(m_timeline);
+    m_tabs = new QTabWidget(m_vsplit);
+    m_tabs->setObjectName("bottomTabs");
+    m_tabs->setDocumentMode(true);
+    m_stepChart = new StepChart(m_state, m_tabs);
+    m_stepChart->setFocusPolicy(Qt::ClickFocus);
+    m_tabs->addTab(m_stepChart, tr("Step time"));
+    m_rankChart = new RankChart(m_state, m_tabs);
+    m_rankChart->setFocusPolicy(Qt::ClickFocus);
+    m_tabs->addTab(m_rankChart, tr("Time per rank"));
+    auto* topoPage = new QWidget(m_tabs);
+    auto* topoLayout = new QVBoxLayout(topoPage);
+    topoLayout->setContentsMargins(0, 2, 0, 0);
+    topoLayout->setSpacing(2);
+    auto* topoBar = new QHBoxLayout;
+    topoBar->setContentsMargins(6, 0, 6, 0);
+    topoBar->addWidget(new QLabel(tr("Colour GPUs by"), topoPage));
+    m_topologyColor = new QComboBox(topoPage);
+    m_topologyColor->setObjectName("topologyColorBy");
+    m_topologyColor->addItems({tr("job"), tr("DP group (selected job)"), tr("PP stage (selected job)")});
+    topoBar->addWidget(m_topologyColor);
+    topoBar->addStretch();
+    topoLayout->addLayout(topoBar);
+    m_topology = new TopologyView(m_state, topoPage);
+    m_topology->setFocusPolicy(Qt::ClickFocus);
+    topoLayout->addWidget(m_topology, 1);
+    connect(m_topologyColor, &QComboBox::currentIndexChanged, this, [this](int i) {
+        m_topology->setColorBy(TopologyView::ColorBy(i));
+        QSettings().setValue("view/topologyColor", i);
+    });
+    m_tabs->addTab(topoPage, tr("Topology"));
+    m_summary = new SummaryView(m_tabs);
+    m_tabs->addTab(m_summary, tr("Capture"));
+    m_problems = new QListWidget(m_tabs);
     m_problems->setObjectName("problemsList");
     m_problems->setWordWrap(true);
-    problemsDock->setWidget(m_problems);
-    addDockWidget(Qt::BottomDockWidgetArea, problemsDock);
+    m_tabs->addTab(m_problems, tr("Input problems"));
+    m_vsplit->addWidget(m_tabs);
+    m_vsplit->setStretchFactor(0, 3);
+    m_vsplit->setStretchFactor(1, 2);
+    m_hsplit->addWidget(m_vsplit);
+
+    // Right: details.
+    m_details = new DetailsPanel(m_state, m_hsplit);
+    m_hsplit->addWidget(titled(tr("Details"), m_details, m_hsplit));
+    m_hsplit->setStretchFactor(0, 0);
+    m_hsplit->setStretchFactor(1, 1);
+    m_hsplit->setStretchFactor(2, 0);
+    m_hsplit->setSizes({390, 900, 290});
+    m_vsplit->setSizes({560, 300});
+
+    connect(m_jobList, &QTreeWidget::itemSelectionChanged, this, [this] {
+        if (m_filling) return;
+        const auto items = m_jobList->selectedItems();
+        if (!items.isEmpty()) m_state->setJob(items.first()->data(0, Qt::UserRole).toInt());
+    });
+    connect(m_findings, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
+        m_state->select(Selection::ofFinding(item->data(0, Qt::UserRole).toInt()), true);
+    });
+    connect(m_findings, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+        m_state->select(Selection::ofFinding(item->data(0, Qt::UserRole).toInt()), true);
+    });
+    m_stack->addWidget(work);
 }
 
 void MainWindow::createActions() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* openFolder = file->addAction(tr("&Open Capture Folder…"), this, [this] {
-        QSettings s;
-        QString dir = QFileDialog::getExistingDirectory(this, tr("Open capture folder"),
-                                                        s.value("paths/lastFolder").toString());
-        if (!dir.isEmpty()) openPath(dir);
-    });
+    QAction* openFolder =
+        file->addAction(style()->standardIcon(QStyle::SP_DirOpenIcon), tr("&Open Capture Folder…"), this, [this] {
+            QString dir = QFileDialog::getExistingDirectory(this, tr("Open capture folder"),
+                                                            QSettings().value("paths/lastFolder").toString());
+            if (!dir.isEmpty()) openPath(dir);
+        });
     openFolder->setShortcut(QKeySequence::Open);
     QAction* openFile = file->addAction(tr("Open &File…"), this, [this] {
-        QSettings s;
-        QString path = QFileDialog::getOpenFileName(this, tr("Open flows or topology file"),
-                                                    s.value("paths/lastFolder").toString(),
-                                                    tr("Captures (*.csv *.csv.gz *.json);;All files (*)"));
+        QString path = QFileDialog::getOpenFileName(
+            this, tr("Open a capture file or a session"), QSettings().value("paths/lastFolder").toString(),
+            tr("Captures and sessions (*.csv *.csv.gz *.json *.prism);;All files (*)"));
         if (!path.isEmpty()) openPath(path);
     });
     openFile->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
-    m_reloadAction = file->addAction(tr("&Reload"), this, [this] {
+    m_reloadAction = file->addAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("&Reload"), this, [this] {
         if (m_session) openPath(m_session->source);
     });
     m_reloadAction->setShortcut(QKeySequence::Refresh);
     m_reloadAction->setEnabled(false);
+    file->addSeparator();
+    QAction* exportCurrent = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("&Export View…"),
+                                             this, [this] { exportViewDialog(m_currentView); });
+    exportCurrent->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    exportCurrent->setToolTip(tr("Save the view you last clicked into as PNG or SVG, with a title line"));
+    QAction* copyCurrent = file->addAction(tr("&Copy View to Clipboard"), this, [this] { copyView(m_currentView); });
+    copyCurrent->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    QMenu* exportMenu = file->addMenu(tr("Export &As"));
+    const QList<QPair<QString, View>> views{{tr("Timeline…"), View::Timeline},
+                                            {tr("Step Chart…"), View::Steps},
+                                            {tr("Time per Rank…"), View::Ranks},
+                                            {tr("Topology…"), View::Topology}};
+    for (const auto& [name, v] : views)
+        m_sessionActions << exportMenu->addAction(name, this, [this, v = v] { exportViewDialog(v); });
+    m_sessionActions << exportCurrent << copyCurrent;
     file->addSeparator();
     m_strictAction = file->addAction(tr("&Strict Input Checking"));
     m_strictAction->setCheckable(true);
@@ -135,12 +347,65 @@ void MainWindow::createActions() {
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    QMenu* theme = view->addMenu(tr("&Theme"));
+    // Timeline actions: their shortcuts act while the timeline has focus (single keys must not fire while
+    // typing elsewhere); the menu lists them so they can be found.
+    auto timelineAction = [&](const QString& text, const QKeySequence& key, auto fn) {
+        QAction* a = view->addAction(text, this, fn);
+        a->setShortcut(key);
+        a->setShortcutContext(Qt::WidgetShortcut);
+        m_timeline->addAction(a);
+        m_sessionActions << a;
+        return a;
+    };
+    timelineAction(tr("&Fit All"), QKeySequence(Qt::Key_F), [this] { m_timeline->fitAll(); });
+    timelineAction(tr("Fit All &Rows"), QKeySequence(Qt::SHIFT | Qt::Key_F), [this] {
+        m_timeline->fitRows();
+        m_timeline->fitAll();
+    });
+    timelineAction(tr("&Undo Zoom"), QKeySequence(Qt::Key_Backspace), [this] { m_timeline->undoZoom(); });
+    QAction* find = view->addAction(tr("&Find Rank, Host or Step…"), this, [this] {
+        m_timeline->setFocus();
+        m_timeline->openSearch();
+    });
+    find->setShortcut(QKeySequence::Find);
+    m_sessionActions << find;
+    view->addSeparator();
+    m_sessionActions << view->addAction(tr("&Collapse All Groups"), this,
+                                        [this] { m_timeline->setAllCollapsed(true); });
+    m_sessionActions << view->addAction(tr("E&xpand All Groups"), this, [this] { m_timeline->setAllCollapsed(false); });
+    QMenu* rows = view->addMenu(tr("Row &Height"));
+    auto* rowGroup = new QActionGroup(this);
+    const int savedRow = QSettings().value("view/rowHeight", 18).toInt();
+    for (auto [name, px] : {std::pair{tr("Compact"), 6}, std::pair{tr("Normal"), 18}, std::pair{tr("Large"), 26}}) {
+        QAction* a = rows->addAction(name, this, [this, px = px] {
+            m_timeline->setRowHeight(px);
+            QSettings().setValue("view/rowHeight", px);
+        });
+        a->setCheckable(true);
+        a->setChecked(px == savedRow);
+        rowGroup->addAction(a);
+    }
+    m_timeline->setRowHeight(savedRow);
+    m_absoluteAction = view->addAction(tr("&Absolute Time"), this, [this](bool on) {
+        m_timeline->setAbsoluteTime(on);
+        QSettings().setValue("view/absoluteTime", on);
+    });
+    m_absoluteAction->setCheckable(true);
+    m_absoluteAction->setChecked(QSettings().value("view/absoluteTime", false).toBool());
+    m_timeline->setAbsoluteTime(m_absoluteAction->isChecked());
+    view->addSeparator();
+    for (auto [name, v, key] : {std::tuple{tr("&Step Chart"), View::Steps, Qt::Key_1},
+                                std::tuple{tr("Time per &Rank"), View::Ranks, Qt::Key_2},
+                                std::tuple{tr("&Topology"), View::Topology, Qt::Key_3}}) {
+        QAction* a = view->addAction(name, this, [this, v = v] { showView(v); });
+        a->setShortcut(QKeySequence(Qt::ALT | key));
+    }
+    view->addSeparator();
+    QMenu* theme = view->addMenu(tr("T&heme"));
     auto* group = new QActionGroup(this);
     const QList<QPair<QString, Theme>> themes{
         {tr("&System"), Theme::System}, {tr("&Light"), Theme::Light}, {tr("&Dark"), Theme::Dark}};
-    QSettings settings;
-    int current = settings.value("view/theme", int(Theme::System)).toInt();
+    const int current = QSettings().value("view/theme", int(Theme::System)).toInt();
     for (const auto& [name, t] : themes) {
         QAction* a = theme->addAction(name, this, [this, t = t] {
             setTheme(t);
@@ -152,13 +417,47 @@ void MainWindow::createActions() {
     }
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Timeline Keys and Mouse"), this, [this] {
+        QMessageBox::information(
+            this, tr("Timeline keys and mouse"),
+            tr("<table cellpadding='2'>"
+               "<tr><td><b>Wheel</b></td><td>zoom around the cursor (Ctrl: finer, Shift: faster)</td></tr>"
+               "<tr><td><b>Drag</b></td><td>pan (left/right in time, up/down through the ranks)</td></tr>"
+               "<tr><td><b>Right-drag, Shift+drag, drag on the time axis</b></td><td>zoom to the range</td></tr>"
+               "<tr><td><b>W / S</b></td><td>zoom in / out</td></tr>"
+               "<tr><td><b>A / D</b></td><td>pan left / right</td></tr>"
+               "<tr><td><b>F</b>, <b>Shift+F</b></td><td>fit all; fit all rows too</td></tr>"
+               "<tr><td><b>Backspace</b></td><td>undo zoom</td></tr>"
+               "<tr><td><b>Ctrl+F</b></td><td>find a rank (host:gpu), host, address or step</td></tr>"
+               "<tr><td><b>Left / Right</b></td><td>previous / next step when a step is selected</td></tr>"
+               "<tr><td><b>Click</b></td><td>select (segment, rank label, step in the step lane, group header "
+               "collapses)</td></tr>"
+               "<tr><td><b>Double-click</b></td><td>zoom to the step</td></tr>"
+               "<tr><td><b>Alt+wheel</b></td><td>row height</td></tr>"
+               "<tr><td><b>Esc</b></td><td>clear the selection</td></tr></table>"));
+    });
     help->addAction(tr("&About LLMPrism"), this, [this] {
         QMessageBox::about(this, tr("About LLMPrism"),
                            tr("<h3>LLMPrism %1</h3><p>Black-box performance diagnosis of LLM training jobs "
                               "from network flow captures: jobs, parallelism, steps and stragglers.</p>")
                                .arg(QStringLiteral(LLMPRISM_VERSION)));
     });
+
+    QToolBar* bar = addToolBar(tr("Main"));
+    bar->setObjectName("mainToolBar");
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    bar->addAction(openFolder);
+    bar->addAction(m_reloadAction);
+    bar->addSeparator();
+    bar->addAction(exportCurrent);
+    QAction* copyTool = bar->addAction(style()->standardIcon(QStyle::SP_FileDialogDetailedView), tr("Copy"), this,
+                                       [this] { copyView(m_currentView); });
+    copyTool->setToolTip(tr("Copy the view you last clicked into to the clipboard (Ctrl+Shift+C)"));
+    m_sessionActions << copyTool;
+    for (QAction* a : m_sessionActions) a->setEnabled(false);
 }
+
+// ---- loading --------------------------------------------------------------------------------------------
 
 void MainWindow::openPath(const QString& path) {
     m_loadingPath = path;
@@ -172,37 +471,223 @@ void MainWindow::setSession(const SessionPtr& session) {
     m_session = session;
     m_lastError.clear();
     m_summary->setSession(session);
-    m_jobList->clear();
-    m_problems->clear();
     m_reloadAction->setEnabled(bool(session));
-    if (!session) return;
-    setWindowTitle(tr("%1 — LLMPrism").arg(QFileInfo(session->source).fileName()));
-    for (const JobInfo& j : session->report().jobs)
-        m_jobList->addItem(tr("%1   %2 GPUs · TP %3 × PP %4 × DP %5")
-                               .arg(QString::fromStdString(j.id))
-                               .arg(j.gpus.size())
-                               .arg(j.tp)
-                               .arg(j.pp)
-                               .arg(j.dp));
-    const LoadDiagnostics& d = session->capture.diagnostics;
-    for (const InputIssue& e : d.errors) {
-        auto* item = new QListWidgetItem(style()->standardIcon(QStyle::SP_MessageBoxCritical),
-                                         tr("Skipped row — %1").arg(QString::fromStdString(e.toString())));
-        m_problems->addItem(item);
+    for (QAction* a : m_sessionActions) a->setEnabled(bool(session));
+    m_stack->setCurrentIndex(session ? 1 : 0);
+    m_state->setSession(session);
+    fillJobs();
+    fillProblems();
+    if (!session) {
+        setWindowTitle(tr("LLMPrism"));
+        return;
     }
-    if (d.skippedRows > d.errors.size())
-        m_problems->addItem(tr("… and %1 more skipped rows").arg(d.skippedRows - d.errors.size()));
-    for (const InputIssue& w : d.warnings)
-        m_problems->addItem(new QListWidgetItem(style()->standardIcon(QStyle::SP_MessageBoxWarning),
-                                                QString::fromStdString(w.toString())));
-    if (d.warningCount > d.warnings.size())
-        m_problems->addItem(tr("… and %1 more warnings").arg(d.warningCount - d.warnings.size()));
+    setWindowTitle(tr("%1 — LLMPrism").arg(QFileInfo(session->source).fileName()));
     const auto& s = *session->report().capture;
-    m_statusLabel->setText(tr("%1 records, %2 jobs, %3 rows skipped")
-                               .arg(QString::fromStdString(formatCount(s.records)))
-                               .arg(session->report().jobs.size())
-                               .arg(s.skippedRows));
+    QString status = tr("%1 records, %2 jobs").arg(q(formatCount(s.records))).arg(session->report().jobs.size());
+    if (s.skippedRows || s.warnings)
+        status += tr(" — %1 rows skipped, %2 warnings (see Input problems)").arg(s.skippedRows).arg(s.warnings);
+    m_statusLabel->setText(status);
 }
+
+bool MainWindow::selectJob(const QString& id) {
+    if (!m_session) return false;
+    const auto& jobs = m_session->report().jobs;
+    for (int j = 0; j < int(jobs.size()); ++j) {
+        if (q(jobs[std::size_t(j)].id) != id) continue;
+        m_state->setJob(j);
+        return true;
+    }
+    return false;
+}
+
+void MainWindow::fillJobs() {
+    m_filling = true;
+    m_jobList->setSortingEnabled(false);
+    m_jobList->clear();
+    if (m_session) {
+        const auto& jobs = m_session->report().jobs;
+        for (int j = 0; j < int(jobs.size()); ++j) {
+            const JobInfo& info = jobs[std::size_t(j)];
+            std::vector<std::int64_t> d;
+            for (const auto& st : info.steps) d.push_back(st.durationNs());
+            std::int64_t median = 0;
+            if (!d.empty()) {
+                std::nth_element(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2), d.end());
+                median = d[d.size() / 2];
+            }
+            auto* item = new SortItem(m_jobList);
+            item->setData(0, Qt::UserRole, j);
+            item->setData(0, kSortRole, double(j));
+            item->setText(0, q(info.id));
+            item->setText(1, QString::number(info.gpus.size()));
+            item->setData(1, kSortRole, double(info.gpus.size()));
+            item->setText(2, QString::number(info.hosts.size()));
+            item->setData(2, kSortRole, double(info.hosts.size()));
+            item->setText(3, QString("%1×%2×%3").arg(info.tp).arg(info.pp).arg(info.dp));
+            item->setText(4, QString::number(info.steps.size()));
+            item->setData(4, kSortRole, double(info.steps.size()));
+            item->setText(5, median ? formatNs(median) : QString("–"));
+            item->setData(5, kSortRole, double(median));
+            item->setText(6, QString::number(info.findings.size()));
+            item->setData(6, kSortRole, double(info.findings.size()));
+            for (int c = 1; c < 7; ++c) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
+            if (!info.findings.empty()) item->setForeground(6, QColor(0xd6, 0x28, 0x2f));
+            QString tip = tr("%1: %2 GPUs on %3 hosts, TP %4 × PP %5 × DP %6")
+                              .arg(q(info.id))
+                              .arg(info.gpus.size())
+                              .arg(info.hosts.size())
+                              .arg(info.tp)
+                              .arg(info.pp)
+                              .arg(info.dp);
+            for (const auto& n : info.notes) tip += "\n• " + q(n);
+            for (int c = 0; c < 7; ++c) item->setToolTip(c, tip);
+        }
+        for (int c = 0; c < 7; ++c) m_jobList->resizeColumnToContents(c);
+    }
+    m_jobList->setSortingEnabled(true);
+    m_jobList->sortByColumn(0, Qt::AscendingOrder);
+    for (int i = 0; i < m_jobList->topLevelItemCount(); ++i)
+        if (m_jobList->topLevelItem(i)->data(0, Qt::UserRole).toInt() == m_state->job())
+            m_jobList->topLevelItem(i)->setSelected(true);
+    m_filling = false;
+}
+
+void MainWindow::fillFindings() {
+    m_filling = true;
+    m_findings->setSortingEnabled(false);
+    m_findings->clear();
+    const JobDataPtr& d = m_state->jobData();
+    if (d) {
+        const auto& fs = d->info().findings;
+        for (int f = 0; f < int(fs.size()); ++f) {
+            const Finding& fd = fs[std::size_t(f)];
+            auto* item = new SortItem(m_findings);
+            item->setData(0, Qt::UserRole, f);
+            item->setText(0, q(fd.kind).replace('_', ' '));
+            item->setIcon(0, style()->standardIcon(QStyle::SP_MessageBoxWarning));
+            item->setText(1, d->place(f).where);
+            item->setText(2,
+                          fd.firstStep == fd.lastStep ? QString::number(fd.firstStep)
+                                                      : QString("%1–%2").arg(fd.firstStep).arg(fd.lastStep));
+            item->setData(2, kSortRole, double(fd.firstStep));
+            item->setText(3, QString::number(fd.score, 'f', 2));
+            item->setData(3, kSortRole, fd.score);
+            for (int c = 0; c < 4; ++c) item->setToolTip(c, q(fd.message));
+        }
+        for (int c = 0; c < 4; ++c) m_findings->resizeColumnToContents(c);
+        if (fs.empty()) {
+            auto* none = new QTreeWidgetItem(
+                m_findings,
+                {d->steps().empty() ? tr("No findings (no steps detected).") : tr("No findings: nothing slow.")});
+            none->setFlags(Qt::NoItemFlags);
+            none->setFirstColumnSpanned(true);
+        }
+    }
+    m_findings->setSortingEnabled(true);
+    m_findings->sortByColumn(2, Qt::AscendingOrder);
+    m_filling = false;
+}
+
+void MainWindow::fillProblems() {
+    m_problems->clear();
+    int count = 0;
+    if (m_session) {
+        const LoadDiagnostics& d = m_session->capture.diagnostics;
+        for (const InputIssue& e : d.errors) {
+            m_problems->addItem(new QListWidgetItem(style()->standardIcon(QStyle::SP_MessageBoxCritical),
+                                                    tr("Skipped row — %1").arg(q(e.toString()))));
+        }
+        if (d.skippedRows > d.errors.size())
+            m_problems->addItem(tr("… and %1 more skipped rows").arg(d.skippedRows - d.errors.size()));
+        for (const InputIssue& w : d.warnings)
+            m_problems->addItem(
+                new QListWidgetItem(style()->standardIcon(QStyle::SP_MessageBoxWarning), q(w.toString())));
+        if (d.warningCount > d.warnings.size())
+            m_problems->addItem(tr("… and %1 more warnings").arg(d.warningCount - d.warnings.size()));
+        count = int(d.skippedRows + d.warningCount);
+    }
+    const int tab = m_tabs->indexOf(m_problems);
+    m_tabs->setTabText(tab, count ? tr("Input problems (%1)").arg(count) : tr("Input problems"));
+    m_tabs->setTabIcon(tab, count ? style()->standardIcon(QStyle::SP_MessageBoxWarning) : QIcon());
+}
+
+void MainWindow::onSelectionChanged() {
+    // Keep the job list and the findings list in step with the shared selection.
+    m_filling = true;
+    for (int i = 0; i < m_jobList->topLevelItemCount(); ++i) {
+        QTreeWidgetItem* it = m_jobList->topLevelItem(i);
+        it->setSelected(it->data(0, Qt::UserRole).toInt() == m_state->job());
+    }
+    const Selection& s = m_state->selection();
+    for (int i = 0; i < m_findings->topLevelItemCount(); ++i) {
+        QTreeWidgetItem* it = m_findings->topLevelItem(i);
+        it->setSelected(s.kind == Selection::Kind::Finding && it->data(0, Qt::UserRole).toInt() == s.finding &&
+                        (it->flags() & Qt::ItemIsEnabled));
+    }
+    m_filling = false;
+}
+
+// ---- views and export -----------------------------------------------------------------------------------
+
+void MainWindow::showView(View view) {
+    switch (view) {
+    case View::Timeline: m_timeline->setFocus(); break;
+    case View::Steps: m_tabs->setCurrentWidget(m_stepChart); break;
+    case View::Ranks: m_tabs->setCurrentWidget(m_rankChart); break;
+    case View::Topology: m_tabs->setCurrentIndex(m_tabs->indexOf(m_topology->parentWidget())); break;
+    }
+    m_currentView = view;
+}
+
+ExportableView* MainWindow::exportable(View view) const {
+    switch (view) {
+    case View::Timeline: return m_timeline;
+    case View::Steps: return m_stepChart;
+    case View::Ranks: return m_rankChart;
+    case View::Topology: return m_topology;
+    }
+    return m_timeline;
+}
+
+bool MainWindow::exportCurrentView(const QString& path, QString* error) {
+    return exportView(*exportable(m_currentView), path, error);
+}
+
+void MainWindow::exportViewDialog(View view) {
+    if (!m_session) return;
+    if (view != View::Timeline) showView(view);
+    QSettings settings;
+    static const char* names[] = {"timeline", "steps", "ranks", "topology"};
+    QString base = QFileInfo(m_session->source).fileName();
+    if (const JobDataPtr& d = m_state->jobData()) base += "-" + q(d->info().id);
+    base += QString("-%1.png").arg(names[int(view)]);
+    const QString dir = settings.value("paths/lastExport", QFileInfo(m_session->source).absolutePath()).toString();
+    QString selected;
+    QString path = QFileDialog::getSaveFileName(this, tr("Export view"), dir + "/" + base,
+                                                tr("PNG image (*.png);;SVG image (*.svg)"), &selected);
+    if (path.isEmpty()) return;
+    if (QFileInfo(path).suffix().isEmpty()) path += selected.contains("svg") ? ".svg" : ".png";
+    settings.setValue("paths/lastExport", QFileInfo(path).absolutePath());
+    QString error;
+    if (!exportView(*exportable(view), path, &error)) {
+        QMessageBox::warning(this, tr("Export failed"), error);
+        return;
+    }
+    statusBar()->showMessage(tr("Exported %1").arg(path), 6000);
+}
+
+void MainWindow::copyView(View view) {
+    if (!m_session) return;
+    copyViewToClipboard(*exportable(view));
+    statusBar()->showMessage(tr("Copied the %1 to the clipboard")
+                                 .arg(view == View::Timeline    ? tr("timeline")
+                                          : view == View::Steps ? tr("step chart")
+                                          : view == View::Ranks ? tr("per-rank chart")
+                                                                : tr("topology")),
+                             4000);
+}
+
+// ---- errors, busy state, recent files -------------------------------------------------------------------
 
 void MainWindow::showError(const QString& path, const QString& message) {
     m_lastError = message;
@@ -211,6 +696,9 @@ void MainWindow::showError(const QString& path, const QString& message) {
                                 tr("LLMPrism could not open\n%1").arg(path), QMessageBox::Ok, this);
     box->setObjectName("errorDialog");
     box->setInformativeText(message);
+    if (!m_strictAction->isChecked() && message.contains(QRegularExpression(", line \\d+")))
+        box->setDetailedText(tr("Bad rows are skipped unless File ▸ Strict Input Checking is on; this error "
+                                "concerns the whole file."));
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open(); // window-modal, never blocks the event loop
 }
@@ -238,6 +726,11 @@ void MainWindow::rebuildRecentMenu() {
     const QStringList recent = recentFiles();
     for (const QString& path : recent) m_recentMenu->addAction(path, this, [this, path] { openPath(path); });
     m_recentMenu->setEnabled(!recent.isEmpty());
+    if (m_welcomeRecent) {
+        m_welcomeRecent->clear();
+        m_welcomeRecent->addItems(recent);
+        m_welcomeRecent->setVisible(!recent.isEmpty());
+    }
 }
 
 void MainWindow::setTheme(Theme theme) {
@@ -253,12 +746,13 @@ void MainWindow::setTheme(Theme theme) {
         p.setColor(QPalette::Window, window);
         p.setColor(QPalette::WindowText, text);
         p.setColor(QPalette::Base, base);
-        p.setColor(QPalette::AlternateBase, window);
+        p.setColor(QPalette::AlternateBase, QColor(0x25, 0x27, 0x2b));
         p.setColor(QPalette::ToolTipBase, base);
         p.setColor(QPalette::ToolTipText, text);
         p.setColor(QPalette::Text, text);
         p.setColor(QPalette::Button, window);
         p.setColor(QPalette::ButtonText, text);
+        p.setColor(QPalette::Mid, QColor(0x45, 0x48, 0x4e));
         p.setColor(QPalette::Highlight, QColor(0x3e, 0x7b, 0xd6));
         p.setColor(QPalette::HighlightedText, Qt::white);
         p.setColor(QPalette::Link, QColor(0x6c, 0xb4, 0xff));
@@ -270,6 +764,27 @@ void MainWindow::setTheme(Theme theme) {
         p = QApplication::style()->standardPalette();
     }
     QApplication::setPalette(p);
+}
+
+void MainWindow::saveLayout() const {
+    QSettings settings;
+    settings.setValue("window/geometry", saveGeometry());
+    settings.setValue("window/state", saveState());
+    settings.setValue("window/mainSplitter", m_hsplit->saveState());
+    settings.setValue("window/centreSplitter", m_vsplit->saveState());
+    settings.setValue("window/leftSplitter", m_leftSplit->saveState());
+    settings.setValue("window/bottomTab", m_tabs->currentIndex());
+}
+
+void MainWindow::restoreLayout() {
+    QSettings settings;
+    restoreGeometry(settings.value("window/geometry").toByteArray());
+    restoreState(settings.value("window/state").toByteArray());
+    m_hsplit->restoreState(settings.value("window/mainSplitter").toByteArray());
+    m_vsplit->restoreState(settings.value("window/centreSplitter").toByteArray());
+    m_leftSplit->restoreState(settings.value("window/leftSplitter").toByteArray());
+    m_tabs->setCurrentIndex(settings.value("window/bottomTab", 0).toInt());
+    m_topologyColor->setCurrentIndex(settings.value("view/topologyColor", 0).toInt());
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
@@ -288,9 +803,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
 
 void MainWindow::closeEvent(QCloseEvent* event) {
     m_loader->cancel();
-    QSettings settings;
-    settings.setValue("window/geometry", saveGeometry());
-    settings.setValue("window/state", saveState());
+    saveLayout();
     QMainWindow::closeEvent(event);
 }
 

@@ -1,4 +1,8 @@
 #pragma once
+// The main window (DESIGN.md "The GUI"): job list and findings on the left, the per-rank timeline in the
+// centre with the step chart, per-rank chart, topology, capture summary and input problems in tabs below,
+// the details of the selection on the right. Every view follows one ViewState. Loading runs in a
+// CaptureLoader worker with progress and Cancel; window state, splitters, theme and recent files persist.
 #include "analysis_session.h"
 
 #include <QMainWindow>
@@ -9,11 +13,23 @@ class QListWidget;
 class QMenu;
 class QProgressBar;
 class QPushButton;
+class QSplitter;
+class QStackedWidget;
+class QTabWidget;
+class QTreeWidget;
+class QComboBox;
 
 namespace prism::ui {
 
 class CaptureLoader;
+class DetailsPanel;
+class ExportableView;
+class RankChart;
+class StepChart;
 class SummaryView;
+class TimelineView;
+class TopologyView;
+class ViewState;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -21,20 +37,41 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Opens a capture folder or file in the background; errors show in a dialog and the status bar.
+    // Opens a capture folder or file (or a .prism session) in the background; errors show in a dialog and
+    // the status bar, and the current session stays.
     void openPath(const QString& path);
     // Shows an already loaded session (used by --screenshot and tests).
     void setSession(const SessionPtr& session);
     SessionPtr session() const { return m_session; }
+    // Selects a job by its report id ("job-1"); false when there is none.
+    bool selectJob(const QString& id);
+
+    enum class View { Timeline, Steps, Ranks, Topology };
+    // Brings a view forward (the timeline is always shown; the others are tabs below it).
+    void showView(View view);
+    ExportableView* exportable(View view) const;
+    // The view export and copy act on: the last one the user clicked into (the timeline by default).
+    View currentView() const { return m_currentView; }
+    bool exportCurrentView(const QString& path, QString* error = nullptr);
+
     CaptureLoader* loader() const { return m_loader; }
+    ViewState* viewState() const { return m_state; }
+    TimelineView* timeline() const { return m_timeline; }
+    StepChart* stepChart() const { return m_stepChart; }
+    RankChart* rankChart() const { return m_rankChart; }
+    TopologyView* topologyView() const { return m_topology; }
+    DetailsPanel* detailsPanel() const { return m_details; }
     SummaryView* summaryView() const { return m_summary; }
+    QTreeWidget* jobList() const { return m_jobList; }
+    QTreeWidget* findingsList() const { return m_findings; }
     QListWidget* problemsList() const { return m_problems; }
-    QListWidget* jobList() const { return m_jobList; }
+    QTabWidget* bottomTabs() const { return m_tabs; }
     QString lastError() const { return m_lastError; }
     QStringList recentFiles() const;
 
     enum class Theme { System, Light, Dark };
-    void setTheme(Theme theme);
+    // Applies to the whole application (Fusion style with a light or dark palette, or the system's).
+    static void setTheme(Theme theme);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -43,19 +80,44 @@ protected:
 
 private:
     void createActions();
-    void createDocks();
+    void createWorkspace();
+    QWidget* createWelcome();
     void addRecent(const QString& path);
     void rebuildRecentMenu();
     void setBusy(bool busy);
     void showError(const QString& path, const QString& message);
+    void fillJobs();
+    void fillFindings();
+    void fillProblems();
+    void onSelectionChanged();
+    void exportViewDialog(View view);
+    void copyView(View view);
+    void saveLayout() const;
+    void restoreLayout();
 
     CaptureLoader* m_loader = nullptr;
+    ViewState* m_state = nullptr;
+    QStackedWidget* m_stack = nullptr;
+    QListWidget* m_welcomeRecent = nullptr;
+    QSplitter* m_hsplit = nullptr;
+    QSplitter* m_vsplit = nullptr;
+    QSplitter* m_leftSplit = nullptr;
+    TimelineView* m_timeline = nullptr;
+    StepChart* m_stepChart = nullptr;
+    RankChart* m_rankChart = nullptr;
+    TopologyView* m_topology = nullptr;
+    QComboBox* m_topologyColor = nullptr;
+    DetailsPanel* m_details = nullptr;
     SummaryView* m_summary = nullptr;
-    QListWidget* m_jobList = nullptr;
+    QTreeWidget* m_jobList = nullptr;
+    QTreeWidget* m_findings = nullptr;
     QListWidget* m_problems = nullptr;
+    QTabWidget* m_tabs = nullptr;
     QMenu* m_recentMenu = nullptr;
     QAction* m_strictAction = nullptr;
     QAction* m_reloadAction = nullptr;
+    QAction* m_absoluteAction = nullptr;
+    QList<QAction*> m_sessionActions; // enabled only with a session
     QLabel* m_statusLabel = nullptr;
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancel = nullptr;
@@ -63,6 +125,8 @@ private:
     QString m_loadingPath;
     QString m_lastError;
     int m_loadId = 0;
+    View m_currentView = View::Timeline;
+    bool m_filling = false;
 };
 
 } // namespace prism::ui

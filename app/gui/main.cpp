@@ -1,24 +1,149 @@
-// llmprism: the desktop application. `llmprism [CAPTURE]` opens the GUI; `--screenshot OUT.png` renders
-// the window headless (no display needed) and exits.
+// llmprism: the desktop application. `llmprism [CAPTURE]` opens the GUI; `--screenshot OUT.png` renders one
+// view (or the whole window) headless (no display needed) and exits.
 #include "capture_loader.h"
+#include "export.h"
 #include "main_window.h"
+#include "rank_chart.h"
+#include "step_chart.h"
+#include "timeline_view.h"
+#include "topology_view.h"
+#include "view_state.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QPixmap>
-#include <QTimer>
+#include <QRegularExpression>
+#include <QSettings>
+#include <QTemporaryDir>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+
+using namespace prism::ui;
+
+namespace {
+
+int fail(int code, const QString& message) {
+    std::fprintf(stderr, "llmprism: %s\n", qPrintable(message));
+    return code;
+}
+
+struct ShotOptions {
+    QString out, view, job, theme, steps, selectStep, colorBy, find;
+    QSize size;
+    bool strict = false;
+    bool fitRows = false;
+};
+
+int screenshot(const QString& capture, const ShotOptions& o) {
+    // Never read or write the user's settings: a screenshot must not depend on (or change) them.
+    QTemporaryDir settingsDir;
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settingsDir.path());
+
+    SessionPtr session;
+    try {
+        session = CaptureLoader::loadNow(capture, o.strict);
+    } catch (const std::exception& e) {
+        return fail(1, "error: " + CaptureLoader::describeError(e).replace('\n', ' '));
+    }
+    const auto theme = o.theme == "dark" ? MainWindow::Theme::Dark : MainWindow::Theme::Light;
+    QSettings().setValue("view/theme", int(theme)); // the window applies the saved theme when it starts
+    MainWindow::setTheme(theme);
+
+    ViewState state;
+    state.setSession(session);
+    if (!o.job.isEmpty()) {
+        const auto& jobs = session->report().jobs;
+        int found = -1;
+        QStringList ids;
+        for (int j = 0; j < int(jobs.size()); ++j) {
+            ids << QString::fromStdString(jobs[std::size_t(j)].id);
+            if (ids.back() == o.job) found = j;
+        }
+        if (found < 0)
+            return fail(
+                2, QString("no job %1 in %2 (jobs: %3)").arg(o.job, capture, ids.isEmpty() ? "none" : ids.join(", ")));
+        state.setJob(found);
+    }
+    auto stepPos = [&](const QString& text) {
+        bool ok = false;
+        int index = text.toInt(&ok);
+        return ok && state.jobData() ? state.jobData()->stepPosition(index) : -1;
+    };
+
+    std::unique_ptr<QWidget> widget;
+    ExportableView* view = nullptr;
+    std::unique_ptr<MainWindow> window;
+    if (o.view == "window") {
+        window = std::make_unique<MainWindow>();
+        window->setSession(session);
+        if (!o.job.isEmpty()) window->selectJob(o.job);
+        window->resize(o.size);
+    } else if (o.view == "timeline") {
+        auto* tl = new TimelineView(&state);
+        tl->setJobData(state.jobData());
+        widget.reset(tl);
+        view = tl;
+    } else if (o.view == "steps") {
+        auto* c = new StepChart(&state);
+        widget.reset(c);
+        view = c;
+    } else if (o.view == "ranks") {
+        auto* c = new RankChart(&state);
+        widget.reset(c);
+        view = c;
+    } else if (o.view == "topology") {
+        auto* t = new TopologyView(&state);
+        t->setColorBy(o.colorBy == "dp"       ? TopologyView::ColorBy::DpGroup
+                          : o.colorBy == "pp" ? TopologyView::ColorBy::PpStage
+                                              : TopologyView::ColorBy::Job);
+        widget.reset(t);
+        view = t;
+    } else {
+        return fail(2, QString("unknown --view %1 (timeline, steps, ranks, topology or window)").arg(o.view));
+    }
+    ViewState* vs = window ? window->viewState() : &state;
+    QWidget* shown = window ? static_cast<QWidget*>(window.get()) : widget.get();
+    shown->resize(o.size);
+    shown->show();
+    QApplication::processEvents();
+    TimelineView* tl = window ? window->timeline() : dynamic_cast<TimelineView*>(widget.get());
+    if (tl && o.fitRows) {
+        tl->fitRows();
+        tl->fitAll();
+    }
+    if (!o.steps.isEmpty()) {
+        const QStringList parts = o.steps.split('-');
+        const int a = stepPos(parts.value(0)), b = stepPos(parts.value(1, parts.value(0)));
+        if (a < 0 || b < 0) return fail(2, QString("--steps %1: no such step in this job").arg(o.steps));
+        if (tl) tl->zoomToSteps(a, b);
+    }
+    if (!o.find.isEmpty() && tl && !tl->search(o.find))
+        return fail(2, QString("--find %1: no such rank, host, address or step in this job").arg(o.find));
+    if (!o.selectStep.isEmpty()) {
+        const int s = stepPos(o.selectStep);
+        if (s < 0) return fail(2, QString("--select-step %1: no such step in this job").arg(o.selectStep));
+        vs->select(prism::ui::Selection::ofStep(s), false);
+    }
+    QApplication::processEvents();
+    QImage image = window ? window->grab().toImage() : renderViewImage(*view, o.size);
+    if (!image.save(o.out)) return fail(1, QString("error: cannot write %1").arg(o.out));
+    std::printf("wrote %s\n", qPrintable(o.out));
+    return 0;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
+    Q_INIT_RESOURCE(llmprism); // the resources live in the static ui library
     // --screenshot must work without a display: pick the offscreen platform before Qt starts.
-    bool screenshot = false;
+    bool shot = false;
     for (int i = 1; i < argc; ++i)
-        if (std::strcmp(argv[i], "--screenshot") == 0 || std::strncmp(argv[i], "--screenshot=", 13) == 0)
-            screenshot = true;
-    if (screenshot && !std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+        if (std::strcmp(argv[i], "--screenshot") == 0 || std::strncmp(argv[i], "--screenshot=", 13) == 0) shot = true;
+    if (shot && !std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
 
     QApplication app(argc, argv);
     QApplication::setOrganizationName("LLMPrism");
@@ -31,44 +156,47 @@ int main(int argc, char** argv) {
                                      "captures.");
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument("capture", "Capture folder, flows.csv[.gz] or topology.json to open.",
+    parser.addPositionalArgument("capture", "Capture folder, flows.csv[.gz], topology.json or .prism session to open.",
                                  "[CAPTURE]");
-    QCommandLineOption shotOpt("screenshot", "Render the window headless to OUT.png and exit.", "OUT.png");
-    QCommandLineOption viewOpt("view", "View to show with --screenshot: summary (more views arrive later).", "VIEW",
-                               "summary");
-    QCommandLineOption jobOpt("job", "Job to select with --screenshot.", "ID");
+    QCommandLineOption shotOpt("screenshot", "Render a view headless to OUT.png and exit.", "OUT.png");
+    QCommandLineOption viewOpt("view", "View for --screenshot: timeline (default), steps, ranks, topology or window.",
+                               "VIEW", "timeline");
+    QCommandLineOption jobOpt("job", "Job to show (report id, e.g. job-1); default the first.", "ID");
+    QCommandLineOption sizeOpt("size", "Image size for --screenshot, WIDTHxHEIGHT (default 1600x900).", "WxH",
+                               "1600x900");
+    QCommandLineOption themeOpt("theme", "Theme for --screenshot: light (default) or dark.", "THEME", "light");
+    QCommandLineOption stepsOpt("steps", "Zoom the timeline to steps FIRST[-LAST] (step indices).", "RANGE");
+    QCommandLineOption selectOpt("select-step", "Select step N (the per-rank chart shows it).", "N");
+    QCommandLineOption colorOpt("color-by", "Topology colours for --screenshot: job, dp or pp.", "MODE", "job");
+    QCommandLineOption findOpt("find", "Find and select a rank, host, address or step (as Ctrl+F does).", "TEXT");
+    QCommandLineOption fitRowsOpt("fit-rows", "Shrink the timeline rows so that every rank fits (an overview).");
     QCommandLineOption strictOpt("strict", "Stop at the first bad input row.");
-    parser.addOptions({shotOpt, viewOpt, jobOpt, strictOpt});
+    parser.addOptions(
+        {shotOpt, viewOpt, jobOpt, sizeOpt, themeOpt, stepsOpt, selectOpt, colorOpt, findOpt, fitRowsOpt, strictOpt});
     parser.process(app);
     const QStringList args = parser.positionalArguments();
 
     if (parser.isSet(shotOpt)) {
-        if (args.size() != 1) {
-            std::fprintf(stderr, "llmprism: --screenshot needs exactly one CAPTURE\n");
-            return 2;
-        }
-        prism::ui::SessionPtr session;
-        try {
-            session = prism::ui::CaptureLoader::loadNow(args.first(), parser.isSet(strictOpt));
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "llmprism: error: %s\n", e.what());
-            return 1;
-        }
-        prism::ui::MainWindow window;
-        window.setSession(session);
-        window.resize(1400, 900);
-        window.show();
-        QApplication::processEvents();
-        const QString out = parser.value(shotOpt);
-        if (!window.grab().save(out)) {
-            std::fprintf(stderr, "llmprism: error: cannot write %s\n", qPrintable(out));
-            return 1;
-        }
-        std::printf("wrote %s\n", qPrintable(out));
-        return 0;
+        if (args.size() != 1) return fail(2, "--screenshot needs exactly one CAPTURE");
+        ShotOptions o;
+        o.out = parser.value(shotOpt);
+        o.view = parser.value(viewOpt).toLower();
+        o.job = parser.value(jobOpt);
+        o.theme = parser.value(themeOpt).toLower();
+        o.steps = parser.value(stepsOpt);
+        o.selectStep = parser.value(selectOpt);
+        o.colorBy = parser.value(colorOpt).toLower();
+        o.strict = parser.isSet(strictOpt);
+        o.fitRows = parser.isSet(fitRowsOpt);
+        o.find = parser.value(findOpt);
+        const auto m = QRegularExpression("^(\\d+)x(\\d+)$").match(parser.value(sizeOpt));
+        if (!m.hasMatch()) return fail(2, "--size must be WIDTHxHEIGHT, e.g. 1600x900");
+        o.size = QSize(std::clamp(m.captured(1).toInt(), 320, 8000), std::clamp(m.captured(2).toInt(), 200, 8000));
+        if (o.theme != "light" && o.theme != "dark") return fail(2, "--theme must be light or dark");
+        return screenshot(args.first(), o);
     }
 
-    prism::ui::MainWindow window;
+    MainWindow window;
     window.show();
     if (!args.isEmpty()) window.openPath(args.first());
     return app.exec();

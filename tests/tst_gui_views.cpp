@@ -1,0 +1,411 @@
+// The main window's views working together on a simulated `anomalies` capture: the job list, the details of a
+// clicked step, the step chart driving the timeline, findings zooming the timeline, the topology selecting
+// ranks, the per-rank chart, export (PNG, SVG, clipboard), headless screenshots, persistence, bad input.
+#include "capture_loader.h"
+#include "details_panel.h"
+#include "export.h"
+#include "main_window.h"
+#include "rank_chart.h"
+#include "step_chart.h"
+#include "timeline_view.h"
+#include "topology_view.h"
+#include "view_state.h"
+#include "view_style.h"
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QChartView>
+#include <QClipboard>
+#include <QFile>
+#include <QMessageBox>
+#include <QProcess>
+#include <QSet>
+#include <QSplitter>
+#include <QSvgRenderer>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTreeWidget>
+#include <QtTest>
+
+using namespace prism;
+using namespace prism::ui;
+
+namespace {
+
+void sendMouse(QWidget* w, QEvent::Type type, QPoint pos, Qt::MouseButton button, Qt::MouseButtons buttons) {
+    QMouseEvent ev(type, QPointF(pos), QPointF(w->mapToGlobal(pos)), button, buttons, Qt::NoModifier);
+    QApplication::sendEvent(w, &ev);
+}
+
+void click(QWidget* w, QPoint pos) {
+    sendMouse(w, QEvent::MouseButtonPress, pos, Qt::LeftButton, Qt::LeftButton);
+    sendMouse(w, QEvent::MouseButtonRelease, pos, Qt::LeftButton, Qt::NoButton);
+}
+
+// Distinct colours in an image (sampled): a blank or single-colour image has one or two.
+int distinctColors(const QImage& img) {
+    QSet<QRgb> colors;
+    for (int y = 0; y < img.height(); y += 3)
+        for (int x = 0; x < img.width(); x += 3) colors.insert(img.pixel(x, y));
+    return int(colors.size());
+}
+
+QString guiBinary() {
+    // The GUI executable sits next to the CLI's directory in the build tree.
+    QDir dir = QFileInfo(LLMPRISM_CLI).dir();
+    dir.cdUp();
+    return dir.filePath("gui/llmprism");
+}
+
+} // namespace
+
+class TestViews : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    QString m_capture;
+    SessionPtr m_session;
+
+    std::unique_ptr<MainWindow> window() {
+        auto w = std::make_unique<MainWindow>();
+        w->resize(1500, 950);
+        w->show();
+        w->setSession(m_session);
+        w->timeline()->setFocus();
+        return w;
+    }
+    int jobWithFindings() const {
+        const auto& jobs = m_session->report().jobs;
+        for (int j = 0; j < int(jobs.size()); ++j)
+            if (!jobs[std::size_t(j)].findings.empty()) return j;
+        return -1;
+    }
+
+private slots:
+    void initTestCase() {
+        QCoreApplication::setOrganizationName("LLMPrismTestViews");
+        QSettings().clear();
+        QVERIFY(m_dir.isValid());
+        m_capture = m_dir.filePath("anomalies");
+        QProcess sim;
+        sim.start(LLMPRISM_CLI, {"simulate", "--preset", "anomalies", "--seed", "11", "--out", m_capture});
+        QVERIFY(sim.waitForFinished(180000));
+        QCOMPARE(sim.exitCode(), 0);
+        m_session = CaptureLoader::loadNow(m_capture);
+        QVERIFY(m_session && !m_session->report().jobs.empty());
+    }
+
+    void aLoadedSampleFillsTheJobList() {
+        MainWindow w;
+        w.show();
+        QAbstractItemModelTester tester(w.jobList()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy done(w.loader(), &CaptureLoader::finished);
+        w.openPath(m_capture);
+        QVERIFY(done.wait(120000));
+        const auto& jobs = w.session()->report().jobs;
+        QCOMPARE(w.jobList()->topLevelItemCount(), int(jobs.size()));
+        for (int i = 0; i < w.jobList()->topLevelItemCount(); ++i) {
+            QTreeWidgetItem* item = w.jobList()->topLevelItem(i);
+            const JobInfo& j = jobs.at(std::size_t(item->data(0, Qt::UserRole).toInt()));
+            QCOMPARE(item->text(0), QString::fromStdString(j.id));
+            QCOMPARE(item->text(1).toInt(), int(j.gpus.size()));
+            QCOMPARE(item->text(2).toInt(), int(j.hosts.size()));
+            QCOMPARE(item->text(3), QString("%1×%2×%3").arg(j.tp).arg(j.pp).arg(j.dp));
+            QCOMPARE(item->text(4).toInt(), int(j.steps.size()));
+            QCOMPARE(item->text(6).toInt(), int(j.findings.size()));
+            if (!j.steps.empty()) QVERIFY(item->text(5).contains("s")); // a duration with its unit
+        }
+        // Selecting another job drives the other views.
+        if (jobs.size() > 1) {
+            QTreeWidgetItem* second = w.jobList()->topLevelItem(1);
+            second->setSelected(true);
+            w.jobList()->setCurrentItem(second);
+            const int job = second->data(0, Qt::UserRole).toInt();
+            QCOMPARE(w.viewState()->job(), job);
+            QCOMPARE(w.timeline()->jobData()->jobIndex(), job);
+            QVERIFY(w.detailsPanel()->text().contains(QString::fromStdString(jobs[std::size_t(job)].id)));
+        }
+    }
+
+    void clickingAStepShowsItsDurationInTheDetailsPanel() {
+        auto w = window();
+        const JobData& d = *w->viewState()->jobData();
+        if (d.steps().empty()) QSKIP("the engine found no steps in this capture (re-run once step division lands)");
+        TimelineView* tl = w->timeline();
+        const int s = int(d.steps().size()) / 3;
+        const StepInfo& step = d.steps()[std::size_t(s)];
+        tl->zoomToSteps(s, s + 2);
+        click(tl, QPoint(int(tl->xOfTime(step.startNs + step.durationNs() / 2)), tl->stepLaneRect().center().y()));
+        QCOMPARE(w->viewState()->selection().step, s);
+        const QString text = w->detailsPanel()->text();
+        QVERIFY2(text.contains(QString("Step %1").arg(step.index)), qPrintable(text));
+        QVERIFY2(text.contains(formatNs(step.durationNs())), qPrintable(text));
+    }
+
+    void clickingAChartPointSelectsTheStepInTheTimeline() {
+        auto w = window();
+        const JobData& d = *w->viewState()->jobData();
+        if (d.steps().size() < 3) QSKIP("the engine found fewer than 3 steps (re-run once step division lands)");
+        w->showView(MainWindow::View::Steps);
+        QApplication::processEvents();
+        StepChart* chart = w->stepChart();
+        QVERIFY(chart->linePointCount() > 0);
+        // The slowest step: the point a user would click.
+        int s = 0;
+        for (int i = 0; i < int(d.steps().size()); ++i)
+            if (d.steps()[std::size_t(i)].durationNs() > d.steps()[std::size_t(s)].durationNs()) s = i;
+        const QPoint p = chart->viewportPointOfStep(s);
+        QVERIFY(chart->chartView()->viewport()->rect().contains(p));
+        click(chart->chartView()->viewport(), p);
+        QCOMPARE(int(w->viewState()->selection().kind), int(Selection::Kind::Step));
+        QCOMPARE(w->viewState()->selection().step, s);
+        const StepInfo& step = d.steps()[std::size_t(s)];
+        QVERIFY(w->timeline()->rangeStart() <= step.startNs && step.endNs <= w->timeline()->rangeEnd());
+        // ...and the step is a good part of the view, not a sliver of the whole job.
+        QVERIFY(w->timeline()->rangeEnd() - w->timeline()->rangeStart() <
+                (d.timeline().endNs - d.timeline().startNs) / 2);
+        // The per-rank chart follows the selected step: each rank's time adds up to at most the step.
+        QCOMPARE(w->rankChart()->step(), s);
+        QCOMPARE(int(w->rankChart()->splits().size()), d.rankCount());
+        for (const TimeSplit& sp : w->rankChart()->splits()) QVERIFY(sp.total() <= step.durationNs() + 1000);
+    }
+
+    void clickingAFindingZoomsTheTimelineToIt() {
+        const int job = jobWithFindings();
+        if (job < 0) QSKIP("the engine raised no finding on this capture (re-run once diagnosis lands)");
+        auto w = window();
+        w->viewState()->setJob(job);
+        QTreeWidget* list = w->findingsList();
+        QCOMPARE(list->topLevelItemCount(), int(m_session->report().jobs[std::size_t(job)].findings.size()));
+        for (int i = 0; i < list->topLevelItemCount(); ++i) {
+            QTreeWidgetItem* item = list->topLevelItem(i);
+            const int f = item->data(0, Qt::UserRole).toInt();
+            w->timeline()->fitAll();
+            const QRect r = list->visualItemRect(item);
+            click(list->viewport(), r.center());
+            QCOMPARE(int(w->viewState()->selection().kind), int(Selection::Kind::Finding));
+            QCOMPARE(w->viewState()->selection().finding, f);
+            const FindingPlace& place = w->viewState()->jobData()->place(f);
+            const TimelineView* tl = w->timeline();
+            QVERIFY(tl->rangeStart() <= place.startNs && place.endNs <= tl->rangeEnd());
+            QVERIFY(tl->rangeEnd() - tl->rangeStart() <= (place.endNs - place.startNs) * 3 / 2);
+            if (!place.ranks.empty()) {
+                const int y = tl->yOfRank(place.ranks.front());
+                QVERIFY(y >= tl->plotRect().top() && y <= tl->plotRect().bottom());
+            }
+            QVERIFY(w->detailsPanel()->text().contains(place.where));
+        }
+    }
+
+    void clickingAHostInTheTopologySelectsItsRanks() {
+        auto w = window();
+        w->showView(MainWindow::View::Topology);
+        QApplication::processEvents();
+        TopologyView* topo = w->topologyView();
+        const JobData& d = *w->viewState()->jobData();
+        const int host = d.hostOfRank(d.rankCount() - 1);
+        QVERIFY(host >= 0);
+        const QRect r = topo->hostRect(host);
+        QVERIFY(!r.isEmpty());
+        click(topo, QPoint(r.left() + 3, r.top() + 3)); // the host box, not one of its NIC cells
+        QCOMPARE(int(w->viewState()->selection().kind), int(Selection::Kind::Host));
+        const auto ranks = w->viewState()->highlightedRanks();
+        auto expected = d.ranksOfHost(host);
+        std::sort(expected.begin(), expected.end());
+        QCOMPARE(ranks, expected);
+        const int y = w->timeline()->yOfRank(ranks.front());
+        QVERIFY(y >= w->timeline()->plotRect().top() && y <= w->timeline()->plotRect().bottom());
+        // A NIC cell selects that NIC.
+        const int nic = d.nicOfRank(ranks.front());
+        click(topo, topo->nicRect(nic).center());
+        QCOMPARE(w->viewState()->selection().nic, nic);
+        QVERIFY(w->detailsPanel()->text().contains(d.rankLabel(ranks.front())));
+    }
+
+    void aLongStepSeriesIsReducedToMinMaxPerPixel() {
+        // A job with 20,000 steps and one spike: the chart draws at most two points per pixel column, and the
+        // spike survives the reduction.
+        auto s = std::make_shared<AnalysisSession>();
+        s->source = "synthetic";
+        JobInfo job;
+        job.id = "job-0";
+        JobTimeline tl;
+        std::int64_t t = 0;
+        const int spike = 12345;
+        for (int k = 0; k < 20000; ++k) {
+            const std::int64_t d = k == spike ? 900'000'000 : 100'000'000 + (k * 7919 % 1000) * 10'000;
+            tl.steps.push_back({k, t, t + d, k == spike});
+            t += d;
+        }
+        tl.startNs = 0;
+        tl.endNs = t;
+        RankTimeline rank;
+        rank.ip = "10.0.0.1";
+        rank.label = "node-0001:0";
+        rank.segments.push_back({0, t, SegmentKind::Compute});
+        rank.maxSegmentNs = t;
+        tl.ranks.push_back(rank);
+        job.steps = tl.steps;
+        s->analysis.report.jobs.push_back(job);
+        s->analysis.timelines.push_back(tl);
+        ViewState state;
+        StepChart chart(&state);
+        chart.resize(900, 400);
+        chart.show();
+        state.setSession(s);
+        QApplication::processEvents();
+        const QPoint spikeAt = chart.viewportPointOfStep(spike);
+        QVERIFY(chart.linePointCount() > 100);
+        QVERIFY2(chart.linePointCount() <= 2 * 900, qPrintable(QString::number(chart.linePointCount())));
+        // The highest point drawn is the spike: near the top of the plot, above every other step.
+        QVERIFY(spikeAt.y() < chart.viewportPointOfStep(spike - 1).y() - 50);
+        QCOMPARE(chart.selectAt(spikeAt), spike);
+    }
+
+    void exportWritesAValidPngAndSvg() {
+        auto w = window();
+        const QString png = m_dir.filePath("timeline.png"), svg = m_dir.filePath("timeline.svg");
+        QString error;
+        QVERIFY2(exportView(*w->exportable(MainWindow::View::Timeline), png, &error), qPrintable(error));
+        QVERIFY2(exportView(*w->exportable(MainWindow::View::Timeline), svg, &error), qPrintable(error));
+        QImage img(png);
+        QVERIFY(!img.isNull());
+        QCOMPARE(img.width(), w->timeline()->width());
+        QCOMPARE(img.height(), w->timeline()->height() + exportTitleHeight(w->timeline()));
+        QVERIFY(distinctColors(img) > 8);
+        QSvgRenderer renderer(svg);
+        QVERIFY(renderer.isValid());
+        // Coordinates are the view's pixels (the physical size is written in mm at 96 dpi, the CSS pixel).
+        QCOMPARE(int(renderer.viewBoxF().width()), w->timeline()->width());
+        QFile f(svg);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray text = f.readAll();
+        // The title line explains the image: capture, job and time range.
+        const QString title = w->timeline()->exportTitle();
+        QVERIFY(title.contains("anomalies") &&
+                title.contains(QString::fromStdString(w->viewState()->jobData()->info().id)));
+        QVERIFY(text.contains("<title>" + title.toHtmlEscaped().toUtf8() + "</title>") ||
+                text.contains(title.toHtmlEscaped().toUtf8()));
+        // Writing into a folder that does not exist fails with a message, not a crash.
+        QVERIFY(!exportView(*w->exportable(MainWindow::View::Steps), m_dir.filePath("no/such/dir/x.png"), &error));
+        QVERIFY(error.contains("no/such/dir"));
+    }
+
+    void copyingAViewPutsItsImageOnTheClipboard() {
+        auto w = window();
+        copyViewToClipboard(*w->exportable(MainWindow::View::Topology));
+        const QImage img = QApplication::clipboard()->image();
+        if (img.isNull()) QSKIP("this platform plugin has no clipboard");
+        QCOMPARE(img.width(), w->topologyView()->width());
+    }
+
+    void theThreeViewsRenderDifferentNonEmptyImages() {
+        auto w = window();
+        const QSize size(900, 500);
+        QList<QImage> images;
+        for (auto v : {MainWindow::View::Timeline, MainWindow::View::Steps, MainWindow::View::Topology}) {
+            w->showView(v);
+            QApplication::processEvents();
+            QImage img = renderViewImage(*w->exportable(v), size);
+            QCOMPARE(img.width(), size.width());
+            QVERIFY2(distinctColors(img) > 8, qPrintable(QString("view %1 looks blank").arg(int(v))));
+            images << img;
+        }
+        QVERIFY(images[0] != images[1]);
+        QVERIFY(images[1] != images[2]);
+        QVERIFY(images[0] != images[2]);
+    }
+
+    void theHeadlessScreenshotRendersEachView() {
+        const QString exe = guiBinary();
+        if (!QFileInfo::exists(exe)) QSKIP("the llmprism executable is not built");
+        QSet<QByteArray> seen;
+        for (const QString view : {"timeline", "steps", "topology"}) {
+            const QString out = m_dir.filePath("shot-" + view + ".png");
+            QProcess p;
+            p.start(exe, {"--screenshot", out, "--view", view, "--size", "800x500", m_capture});
+            QVERIFY(p.waitForFinished(120000));
+            QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+            QImage img(out);
+            QVERIFY(!img.isNull());
+            QCOMPARE(img.width(), 800);
+            QVERIFY(distinctColors(img) > 8);
+            QFile f(out);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            seen.insert(f.readAll());
+        }
+        QCOMPARE(seen.size(), 3);
+        // A bad capture exits with 1 and says why; a bad option with 2.
+        QProcess bad;
+        bad.start(exe, {"--screenshot", m_dir.filePath("x.png"), m_dir.filePath("missing")});
+        QVERIFY(bad.waitForFinished(60000));
+        QCOMPARE(bad.exitCode(), 1);
+        QVERIFY(bad.readAllStandardError().contains("missing"));
+        QProcess opt;
+        opt.start(exe, {"--screenshot", m_dir.filePath("x.png"), "--view", "nope", m_capture});
+        QVERIFY(opt.waitForFinished(60000));
+        QCOMPARE(opt.exitCode(), 2);
+    }
+
+    void aBadCaptureShowsAnErrorAndTheAppLives() {
+        auto w = window();
+        // topology.json with a syntax error: the dialog names the file and the line.
+        const QString dir = m_dir.filePath("badtopo");
+        QVERIFY(QDir().mkpath(dir));
+        QVERIFY(QFile::copy(m_capture + "/flows.csv", dir + "/flows.csv"));
+        QFile topo(dir + "/topology.json");
+        QVERIFY(topo.open(QIODevice::WriteOnly));
+        topo.write("{ \"hosts\": [\n  { \"name\": \"node-0001\", \"nics\": [ { \"ip\": 12 } ] }\n");
+        topo.close();
+        QSignalSpy failed(w->loader(), &CaptureLoader::failed);
+        w->openPath(dir);
+        QVERIFY(failed.wait(60000));
+        auto* box = w->findChild<QMessageBox*>("errorDialog");
+        QVERIFY(box);
+        QVERIFY2(box->informativeText().contains("topology.json"), qPrintable(box->informativeText()));
+        QVERIFY2(box->informativeText().contains("line"), qPrintable(box->informativeText()));
+        box->close();
+        // The session shown before stays, and the window still works.
+        QCOMPARE(w->session(), m_session);
+        QVERIFY(w->isVisible());
+        w->timeline()->fitAll();
+        w->timeline()->repaint();
+        // A file that is not a capture at all.
+        const QString junk = m_dir.filePath("junk.prism");
+        QFile j(junk);
+        QVERIFY(j.open(QIODevice::WriteOnly));
+        j.write("\x01\x02 not a session");
+        j.close();
+        QSignalSpy failed2(w->loader(), &CaptureLoader::failed);
+        w->openPath(junk);
+        QVERIFY(failed2.wait(60000));
+        QVERIFY(w->lastError().contains("junk.prism"));
+        QCOMPARE(w->session(), m_session);
+    }
+
+    void splittersAndThemePersist() {
+        QList<int> sizes;
+        {
+            auto w = window();
+            auto* split = w->findChild<QSplitter*>("mainSplitter");
+            QVERIFY(split);
+            split->setSizes({300, 900, 300});
+            sizes = split->sizes();
+            w->close();
+        }
+        {
+            auto w = window();
+            QCOMPARE(w->findChild<QSplitter*>("mainSplitter")->sizes(), sizes);
+        }
+        QSettings().setValue("view/theme", int(MainWindow::Theme::Dark));
+        {
+            MainWindow w;
+            QVERIFY(isDarkPalette(QApplication::palette()));
+        }
+        MainWindow::setTheme(MainWindow::Theme::Light);
+        QSettings().setValue("view/theme", int(MainWindow::Theme::Light));
+        QVERIFY(!isDarkPalette(QApplication::palette()));
+    }
+};
+
+QTEST_MAIN(TestViews)
+#include "tst_gui_views.moc"

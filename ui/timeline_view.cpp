@@ -1,0 +1,900 @@
+// TimelineView: layout of the rows, navigation, selection and search. Painting is in timeline_paint.cpp.
+#include "timeline_view.h"
+
+#include <QApplication>
+#include <QAction>
+#include <QCompleter>
+#include <QContextMenuEvent>
+#include <QFileInfo>
+#include <QHelpEvent>
+#include <QKeyEvent>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QRegularExpression>
+#include <QScrollBar>
+#include <QStringListModel>
+#include <QToolTip>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+
+namespace prism::ui {
+
+namespace {
+constexpr std::int64_t kMinSpanNs = 100; // deepest zoom: 100 ns across the view
+qint64 groupKey(int stage, int group) { return (qint64(stage) << 32) | qint64(std::uint32_t(group + 1)); }
+} // namespace
+
+TimelineView::TimelineView(ViewState* state, QWidget* parent) : QWidget(parent), m_state(state) {
+    setObjectName("timelineView");
+    setFocusPolicy(Qt::StrongFocus);
+    setMouseTracking(true);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setMinimumSize(320, 160);
+    m_colors = ViewColors::from(palette());
+
+    m_vbar = new QScrollBar(Qt::Vertical, this);
+    m_vbar->setObjectName("timelineScrollBar");
+    connect(m_vbar, &QScrollBar::valueChanged, this, [this](int v) {
+        if (v != m_scrollY) setScroll(v);
+    });
+
+    m_search = new QLineEdit(this);
+    m_search->setObjectName("timelineSearch");
+    m_search->setPlaceholderText(tr("Rank, host, address or step…"));
+    m_search->setClearButtonEnabled(true);
+    m_search->hide();
+    connect(m_search, &QLineEdit::returnPressed, this, [this] {
+        bool found = search(m_search->text());
+        QPalette pal = m_search->palette();
+        pal.setColor(QPalette::Base,
+                     found || m_search->text().isEmpty() ? palette().color(QPalette::Base)
+                                                         : QColor(m_colors.dark ? 0x6b2a2d : 0xfbd5d6));
+        m_search->setPalette(pal);
+    });
+    auto* escape = new QAction(m_search);
+    escape->setShortcut(Qt::Key_Escape);
+    escape->setShortcutContext(Qt::WidgetShortcut);
+    connect(escape, &QAction::triggered, this, [this] {
+        m_search->hide();
+        setFocus();
+    });
+    m_search->addAction(escape);
+
+    if (m_state) {
+        connect(m_state, &ViewState::jobChanged, this, [this] { setJobData(m_state->jobData()); });
+        connect(m_state, &ViewState::selectionChanged, this, &TimelineView::onSelectionChanged);
+    }
+    m_lastWheel.invalidate();
+}
+
+TimelineView::~TimelineView() = default;
+
+void TimelineView::setJobData(const JobDataPtr& data) {
+    m_data = data;
+    m_collapsed.clear();
+    m_undo.clear();
+    m_index.reset();
+    m_hoverRank = m_hoverSegment = -1;
+    m_searchHit = -1;
+    if (m_data) {
+        const auto& lod = m_data->session().lod;
+        const auto j = std::size_t(m_data->jobIndex());
+        if (j < lod.size() && lod[j] && lod[j]->timeline() == &m_data->timeline()) {
+            m_index = lod[j];
+        } else {
+            auto index = std::make_shared<TimelineIndex>();
+            index->build(m_data->timeline());
+            m_index = std::move(index);
+        }
+        QStringList words;
+        for (int r = 0; r < m_data->rankCount(); ++r) words << m_data->rankLabel(r);
+        for (const Host& h : m_data->topology().hosts) words << QString::fromStdString(h.name);
+        words.removeDuplicates();
+        auto* completer = new QCompleter(words, m_search);
+        completer->setCaseSensitivity(Qt::CaseInsensitive);
+        completer->setFilterMode(Qt::MatchContains);
+        m_search->setCompleter(completer);
+    }
+    // Rank labels decide the label column width.
+    QFontMetrics fm(font());
+    int w = fm.horizontalAdvance(tr("▾ DP group 000 · 0000 ranks")) + 30;
+    if (m_data)
+        for (int r = 0; r < m_data->rankCount(); ++r) w = std::max(w, fm.horizontalAdvance(m_data->rankLabel(r)) + 44);
+    m_labelWidth = std::clamp(w, 120, 320);
+    rebuildLayout();
+    m_t0 = jobStart();
+    m_t1 = std::max(jobEnd(), m_t0 + kMinSpanNs);
+    fitAll();
+    m_undo.clear();
+    setScroll(0);
+    invalidate();
+}
+
+std::int64_t TimelineView::jobStart() const {
+    if (!m_data) return 0;
+    const JobTimeline& tl = m_data->timeline();
+    if (tl.endNs > tl.startNs) return tl.startNs;
+    return m_data->info().startNs;
+}
+
+std::int64_t TimelineView::jobEnd() const {
+    if (!m_data) return 1;
+    const JobTimeline& tl = m_data->timeline();
+    std::int64_t e = tl.endNs > tl.startNs ? tl.endNs : m_data->info().endNs;
+    if (!m_data->steps().empty()) e = std::max(e, m_data->steps().back().endNs);
+    return std::max(e, jobStart() + 1);
+}
+
+// ---- layout ---------------------------------------------------------------------------------------------
+
+void TimelineView::rebuildLayout() {
+    m_rows.clear();
+    m_rowOfRank.assign(m_data ? std::size_t(m_data->rankCount()) : 0, -1);
+    m_contentHeight = 0;
+    if (!m_data) {
+        updateScrollBar();
+        return;
+    }
+    const auto& ranks = m_data->timeline().ranks;
+    const int n = int(ranks.size());
+    const int rowH = m_rowHeight;
+    const int headerH = rowH >= 12 ? rowH + 2 : std::max(3, rowH);
+    int maxStage = 0;
+    for (const auto& r : ranks) maxStage = std::max(maxStage, r.stage);
+    const bool stageHeaders = maxStage > 0;
+    int y = 0;
+    auto add = [&](Row row) {
+        row.y = y;
+        y += row.h;
+        m_rows.push_back(row);
+    };
+    for (int a = 0; a < n;) {
+        int stage = ranks[std::size_t(a)].stage;
+        int b = a;
+        while (b < n && ranks[std::size_t(b)].stage == stage) ++b;
+        bool stageCollapsed = stageHeaders && m_collapsed.contains(groupKey(stage, -1));
+        if (stageHeaders) add({Row::Stage, stage, -1, a, b, 0, headerH, stageCollapsed});
+        if (!stageCollapsed) {
+            // DP groups inside the stage: headers only when the stage holds several groups of several ranks.
+            int groups = 0;
+            bool multi = false;
+            for (int i = a; i < b;) {
+                int j = i;
+                while (j < b && ranks[std::size_t(j)].dpGroup == ranks[std::size_t(i)].dpGroup) ++j;
+                ++groups;
+                multi |= j - i > 1;
+                i = j;
+            }
+            const bool groupHeaders = groups > 1 && multi;
+            for (int i = a; i < b;) {
+                int g = ranks[std::size_t(i)].dpGroup;
+                int j = i;
+                while (j < b && ranks[std::size_t(j)].dpGroup == g) ++j;
+                bool collapsed = groupHeaders && m_collapsed.contains(groupKey(stage, g));
+                if (groupHeaders) add({Row::Group, stage, g, i, j, 0, headerH, collapsed});
+                if (!collapsed)
+                    for (int r = i; r < j; ++r) {
+                        m_rowOfRank[std::size_t(r)] = int(m_rows.size());
+                        add({Row::Rank, stage, g, r, r + 1, 0, rowH, false});
+                    }
+                i = j;
+            }
+        }
+        a = b;
+    }
+    m_contentHeight = y;
+    ++m_layoutVersion;
+    updateScrollBar();
+}
+
+void TimelineView::setRowHeight(int px) {
+    px = std::clamp(px, 1, 40);
+    if (px == m_rowHeight) return;
+    // Keep the row at the top of the view in place.
+    int topRow = rowIndexAtY(plotRect().top());
+    int firstRank = topRow >= 0 ? m_rows[std::size_t(topRow)].first : 0;
+    m_rowHeight = px;
+    rebuildLayout();
+    if (firstRank >= 0 && firstRank < int(m_rowOfRank.size()) && m_rowOfRank[std::size_t(firstRank)] >= 0)
+        setScroll(m_rows[std::size_t(m_rowOfRank[std::size_t(firstRank)])].y);
+    invalidate();
+}
+
+void TimelineView::fitRows() {
+    if (!m_data || m_rows.empty()) return;
+    const int avail = plotRect().height();
+    int best = 1;
+    for (int h = 24; h >= 1; --h) {
+        m_rowHeight = h;
+        rebuildLayout();
+        if (m_contentHeight <= avail) {
+            best = h;
+            break;
+        }
+    }
+    m_rowHeight = best;
+    rebuildLayout();
+    setScroll(0);
+    invalidate();
+}
+
+void TimelineView::setGroupCollapsed(int stage, int group, bool collapsed) {
+    qint64 key = groupKey(stage, group);
+    if (collapsed == m_collapsed.contains(key)) return;
+    if (collapsed)
+        m_collapsed.insert(key);
+    else
+        m_collapsed.remove(key);
+    rebuildLayout();
+    invalidate();
+}
+
+void TimelineView::setAllCollapsed(bool collapsed) {
+    m_collapsed.clear();
+    if (collapsed && m_data) {
+        // Collapse the outermost level that has headers.
+        bool stages = std::any_of(m_rows.begin(), m_rows.end(), [](const Row& r) { return r.type == Row::Stage; });
+        for (const auto& r : m_data->timeline().ranks)
+            m_collapsed.insert(stages ? groupKey(r.stage, -1) : groupKey(r.stage, r.dpGroup));
+    }
+    rebuildLayout();
+    setScroll(std::min(m_scrollY, std::max(0, m_contentHeight - plotRect().height())));
+    invalidate();
+}
+
+bool TimelineView::isRankVisible(int rank) const {
+    return rank >= 0 && rank < int(m_rowOfRank.size()) && m_rowOfRank[std::size_t(rank)] >= 0;
+}
+
+int TimelineView::rowIndexAtY(int y) const {
+    const QRect plot = plotRect();
+    if (y < plot.top() || y > plot.bottom() || m_rows.empty()) return -1;
+    const int cy = y - plot.top() + m_scrollY;
+    auto it = std::upper_bound(m_rows.begin(), m_rows.end(), cy, [](int v, const Row& r) { return v < r.y; });
+    if (it == m_rows.begin()) return -1;
+    --it;
+    if (cy >= it->y + it->h) return -1;
+    return int(it - m_rows.begin());
+}
+
+int TimelineView::rankAtY(int y) const {
+    int i = rowIndexAtY(y);
+    if (i < 0 || m_rows[std::size_t(i)].type != Row::Rank) return -1;
+    return m_rows[std::size_t(i)].first;
+}
+
+int TimelineView::yOfRank(int rank) const {
+    if (!isRankVisible(rank)) return -1;
+    const Row& r = m_rows[std::size_t(m_rowOfRank[std::size_t(rank)])];
+    return plotRect().top() + r.y - m_scrollY + r.h / 2;
+}
+
+void TimelineView::updateScrollBar() {
+    const int page = std::max(1, plotRect().height());
+    const int maxScroll = std::max(0, m_contentHeight - page);
+    m_vbar->blockSignals(true);
+    m_vbar->setRange(0, maxScroll);
+    m_vbar->setPageStep(page);
+    m_vbar->setSingleStep(std::max(1, m_rowHeight));
+    m_vbar->setValue(std::min(m_scrollY, maxScroll));
+    m_vbar->blockSignals(false);
+    m_vbar->setVisible(maxScroll > 0);
+    if (m_scrollY > maxScroll) m_scrollY = maxScroll;
+}
+
+void TimelineView::setScroll(int y) {
+    const int maxScroll = std::max(0, m_contentHeight - plotRect().height());
+    y = std::clamp(y, 0, maxScroll);
+    m_scrollY = y;
+    m_vbar->blockSignals(true);
+    m_vbar->setValue(y);
+    m_vbar->blockSignals(false);
+    update();
+}
+
+void TimelineView::invalidate() {
+    m_cacheKey.clear();
+    update();
+}
+
+// ---- time range -----------------------------------------------------------------------------------------
+
+std::int64_t TimelineView::clampSpan(std::int64_t span) const {
+    const std::int64_t full = jobEnd() - jobStart();
+    return std::clamp<std::int64_t>(span, kMinSpanNs, std::max<std::int64_t>(kMinSpanNs, full * 2));
+}
+
+void TimelineView::pushUndo() {
+    if (!m_undo.empty() && m_undo.back() == std::pair(m_t0, m_t1)) return;
+    m_undo.emplace_back(m_t0, m_t1);
+    if (m_undo.size() > 200) m_undo.erase(m_undo.begin());
+}
+
+void TimelineView::setRange(std::int64_t t0, std::int64_t t1, bool push) {
+    if (t1 < t0) std::swap(t0, t1);
+    std::int64_t span = clampSpan(t1 - t0);
+    std::int64_t mid = t0 + (t1 - t0) / 2;
+    t0 = mid - span / 2;
+    t1 = t0 + span;
+    // Keep some of the job in view: the range may pass the job's ends by at most half a view.
+    const std::int64_t lo = jobStart() - span / 2, hi = jobEnd() + span / 2;
+    if (t0 < lo) {
+        t1 += lo - t0;
+        t0 = lo;
+    }
+    if (t1 > hi) {
+        t0 -= t1 - hi;
+        t1 = hi;
+    }
+    if (t0 == m_t0 && t1 == m_t1) return;
+    if (push) pushUndo();
+    m_t0 = t0;
+    m_t1 = t1;
+    update();
+    emit rangeChanged(m_t0, m_t1);
+}
+
+void TimelineView::zoomAt(double x, double factor) {
+    if (factor <= 0) return;
+    const QRect plot = plotRect();
+    x = std::clamp(x, double(plot.left()), double(plot.right() + 1));
+    const double frac = (x - plot.left()) / std::max(1, plot.width());
+    const std::int64_t anchor = timeAtX(x);
+    const std::int64_t span = clampSpan(std::int64_t(double(m_t1 - m_t0) / factor));
+    const std::int64_t t0 = anchor - std::int64_t(frac * double(span));
+    setRange(t0, t0 + span, false);
+}
+
+void TimelineView::panBy(double dxPx) {
+    const double nsPerPx = double(m_t1 - m_t0) / std::max(1, plotRect().width());
+    const std::int64_t d = std::int64_t(dxPx * nsPerPx);
+    setRange(m_t0 + d, m_t1 + d, false);
+}
+
+void TimelineView::fitAll() {
+    const std::int64_t a = jobStart(), b = jobEnd();
+    const std::int64_t margin = std::max<std::int64_t>(1, (b - a) / 100);
+    setRange(a - margin, b + margin, true);
+}
+
+bool TimelineView::undoZoom() {
+    if (m_undo.empty()) return false;
+    auto [a, b] = m_undo.back();
+    m_undo.pop_back();
+    setRange(a, b, false);
+    return true;
+}
+
+void TimelineView::zoomToSteps(int first, int last) {
+    if (!m_data) return;
+    const auto& st = m_data->steps();
+    if (st.empty()) return;
+    first = std::clamp(first, 0, int(st.size()) - 1);
+    last = std::clamp(last, first, int(st.size()) - 1);
+    const std::int64_t a = st[std::size_t(first)].startNs, b = st[std::size_t(last)].endNs;
+    const std::int64_t margin = std::max<std::int64_t>(1, (b - a) / 20);
+    setRange(a - margin, b + margin, true);
+}
+
+void TimelineView::zoomToFinding(int finding) {
+    if (!m_data || finding < 0 || finding >= m_data->findingCount()) return;
+    const FindingPlace& p = m_data->place(finding);
+    const std::int64_t margin = std::max<std::int64_t>(1, (p.endNs - p.startNs) / 20);
+    setRange(p.startNs - margin, p.endNs + margin, true);
+    if (!p.ranks.empty()) revealRank(p.ranks.front());
+}
+
+void TimelineView::revealRank(int rank) {
+    if (!m_data || rank < 0 || rank >= m_data->rankCount()) return;
+    if (!isRankVisible(rank)) {
+        const auto& r = m_data->timeline().ranks[std::size_t(rank)];
+        m_collapsed.remove(groupKey(r.stage, -1));
+        m_collapsed.remove(groupKey(r.stage, r.dpGroup));
+        rebuildLayout();
+        invalidate();
+    }
+    const Row& row = m_rows[std::size_t(m_rowOfRank[std::size_t(rank)])];
+    const int page = plotRect().height();
+    if (row.y < m_scrollY || row.y + row.h > m_scrollY + page) setScroll(row.y - page / 3);
+}
+
+double TimelineView::xOfTime(std::int64_t t) const {
+    const QRect plot = plotRect();
+    return plot.left() + double(t - m_t0) * double(plot.width()) / double(std::max<std::int64_t>(1, m_t1 - m_t0));
+}
+
+std::int64_t TimelineView::timeAtX(double x) const {
+    const QRect plot = plotRect();
+    return m_t0 + std::int64_t((x - plot.left()) * double(m_t1 - m_t0) / double(std::max(1, plot.width())));
+}
+
+int TimelineView::stepAtX(double x) const {
+    if (!m_data) return -1;
+    const std::int64_t t = timeAtX(x);
+    const auto& st = m_data->steps();
+    auto it = std::upper_bound(st.begin(), st.end(), t, [](std::int64_t v, const StepInfo& s) { return v < s.endNs; });
+    if (it == st.end() || t < it->startNs) return -1;
+    return int(it - st.begin());
+}
+
+void TimelineView::setAbsoluteTime(bool absolute) {
+    m_absolute = absolute;
+    update();
+}
+
+// ---- selection ------------------------------------------------------------------------------------------
+
+void TimelineView::onSelectionChanged(const Selection& s, bool reveal) {
+    update();
+    if (!reveal || !m_data) return;
+    switch (s.kind) {
+    case Selection::Kind::Step: {
+        const auto& st = m_data->steps();
+        if (s.step < 0 || s.step >= int(st.size())) break;
+        const StepInfo& step = st[std::size_t(s.step)];
+        const bool inside = step.startNs >= m_t0 && step.endNs <= m_t1;
+        // Zoom to the step and its neighbours unless it already fills a good part of the view.
+        if (!inside || double(step.durationNs()) < 0.25 * double(m_t1 - m_t0))
+            zoomToSteps(std::max(0, s.step - 1), std::min(int(st.size()) - 1, s.step + 1));
+        break;
+    }
+    case Selection::Kind::Rank: revealRank(s.rank); break;
+    case Selection::Kind::Segment: {
+        revealRank(s.rank);
+        const auto& segs = m_data->timeline().ranks.at(std::size_t(s.rank)).segments;
+        if (s.segment >= 0 && s.segment < int(segs.size())) {
+            const Segment& seg = segs[std::size_t(s.segment)];
+            if (seg.endNs < m_t0 || seg.startNs > m_t1) {
+                const std::int64_t span = m_t1 - m_t0, mid = seg.startNs + (seg.endNs - seg.startNs) / 2;
+                setRange(mid - span / 2, mid + span / 2, true);
+            }
+        }
+        break;
+    }
+    case Selection::Kind::Finding: zoomToFinding(s.finding); break;
+    case Selection::Kind::Host:
+    case Selection::Kind::Nic:
+    case Selection::Kind::Switch: {
+        auto ranks = m_state ? m_state->highlightedRanks() : std::vector<int>{};
+        if (!ranks.empty()) revealRank(ranks.front());
+        break;
+    }
+    default: break;
+    }
+}
+
+void TimelineView::selectStep(int step, bool reveal) {
+    if (m_state && step >= 0) m_state->select(Selection::ofStep(step), reveal);
+}
+
+int TimelineView::hitSegment(int rank, double x, int* segmentOut) const {
+    *segmentOut = -1;
+    if (!m_data || rank < 0) return -1;
+    const JobTimeline& tl = m_data->timeline();
+    const double nsPerPx = double(m_t1 - m_t0) / std::max(1, plotRect().width());
+    const std::int64_t t = timeAtX(x);
+    const std::int64_t slack = std::int64_t(nsPerPx * 2);
+    auto [a, b] = tl.visible(std::size_t(rank), t - slack, t + slack + 1);
+    const auto& segs = tl.ranks[std::size_t(rank)].segments;
+    // Prefer the segment under the cursor; among sub-pixel ones, the nearest, preferring communication.
+    int best = -1;
+    double bestScore = 1e300;
+    for (std::size_t i = a; i < b; ++i) {
+        const Segment& s = segs[i];
+        double dist = t < s.startNs ? double(s.startNs - t) : t >= s.endNs ? double(t - s.endNs) : 0.0;
+        double score = dist + (s.kind == SegmentKind::Compute ? nsPerPx * 0.5 : 0.0);
+        if (score < bestScore) {
+            bestScore = score;
+            best = int(i);
+        }
+    }
+    *segmentOut = best;
+    return best;
+}
+
+void TimelineView::clickAt(const QPoint& pos, Qt::KeyboardModifiers) {
+    if (!m_data || !m_state) return;
+    const QRect plot = plotRect();
+    if (stepLaneRect().contains(pos) && pos.x() >= plot.left()) {
+        int s = stepAtX(pos.x());
+        if (s >= 0)
+            selectStep(s, false);
+        else
+            m_state->clearSelection();
+        return;
+    }
+    const int rowIndex = rowIndexAtY(pos.y());
+    if (rowIndex < 0) {
+        if (axisRect().contains(pos)) return;
+        m_state->clearSelection();
+        return;
+    }
+    const Row& row = m_rows[std::size_t(rowIndex)];
+    if (pos.x() < plot.left()) {
+        if (row.type == Row::Rank)
+            m_state->select(Selection::ofRank(row.first), false);
+        else
+            setGroupCollapsed(row.stage, row.type == Row::Stage ? -1 : row.group, !row.collapsed);
+        return;
+    }
+    if (row.type != Row::Rank) {
+        setGroupCollapsed(row.stage, row.type == Row::Stage ? -1 : row.group, !row.collapsed);
+        return;
+    }
+    int seg = -1;
+    hitSegment(row.first, pos.x(), &seg);
+    if (seg >= 0)
+        m_state->select(Selection::ofSegment(row.first, seg), false);
+    else
+        m_state->select(Selection::ofRank(row.first), false);
+}
+
+// ---- search ---------------------------------------------------------------------------------------------
+
+void TimelineView::openSearch() {
+    const QRect plot = plotRect();
+    const int w = std::min(320, plot.width() - 8);
+    m_search->setGeometry(plot.right() - w - 4, plot.top() + 4, w, m_search->sizeHint().height());
+    m_search->show();
+    m_search->raise();
+    m_search->setFocus();
+    m_search->selectAll();
+}
+
+bool TimelineView::search(const QString& rawText) {
+    if (!m_data || !m_state) return false;
+    const QString text = rawText.trimmed();
+    if (text.isEmpty()) return false;
+    if (text != m_lastSearch) m_searchHit = -1;
+    m_lastSearch = text;
+
+    // A step: "12", "#12", "step 12".
+    QString stepText = text;
+    stepText.remove(QRegularExpression("^(step\\s*|#)", QRegularExpression::CaseInsensitiveOption));
+    bool isNumber = false;
+    const int stepIndex = stepText.toInt(&isNumber);
+    if (isNumber && !text.contains('.') && !text.contains(':')) {
+        int pos = m_data->stepPosition(stepIndex);
+        if (pos < 0) return false;
+        m_state->select(Selection::ofStep(pos), true);
+        return true;
+    }
+    // A host: select the host (its ranks light up).
+    if (auto h = m_data->topology().hostByName(text.toStdString())) {
+        if (!m_data->ranksOfHost(*h).empty()) {
+            m_state->select(Selection::ofHost(*h), true);
+            return true;
+        }
+    }
+    // A rank: exact label or address first, then the next label containing the text.
+    const int n = m_data->rankCount();
+    for (int r = 0; r < n; ++r) {
+        if (m_data->rankLabel(r).compare(text, Qt::CaseInsensitive) == 0 ||
+            QString::fromStdString(m_data->timeline().ranks[std::size_t(r)].ip) == text) {
+            m_searchHit = r;
+            m_state->select(Selection::ofRank(r), true);
+            return true;
+        }
+    }
+    for (int k = 1; k <= n; ++k) {
+        int r = (m_searchHit + k) % n;
+        if (r < 0) r += n;
+        if (m_data->rankLabel(r).contains(text, Qt::CaseInsensitive) ||
+            QString::fromStdString(m_data->timeline().ranks[std::size_t(r)].ip).startsWith(text)) {
+            m_searchHit = r;
+            m_state->select(Selection::ofRank(r), true);
+            return true;
+        }
+    }
+    return false;
+}
+
+// ---- events ---------------------------------------------------------------------------------------------
+
+void TimelineView::resizeEvent(QResizeEvent*) {
+    const int w = m_vbar->sizeHint().width();
+    const QRect plot = plotRect();
+    m_vbar->setGeometry(width() - w, plot.top(), w, plot.height());
+    updateScrollBar();
+    if (m_search->isVisible()) openSearch();
+    invalidate();
+}
+
+void TimelineView::wheelEvent(QWheelEvent* event) {
+    if (!m_data) return;
+    const QPoint pos = event->position().toPoint();
+    QPoint delta = event->angleDelta();
+    const auto mods = event->modifiers();
+    if (mods & Qt::AltModifier) {
+        // Alt+wheel: row height (some platforms report Alt+wheel as horizontal).
+        int d = delta.y() ? delta.y() : delta.x();
+        setRowHeight(m_rowHeight + (d > 0 ? 1 : -1) * std::max(1, m_rowHeight / 6));
+        event->accept();
+        return;
+    }
+    if (pos.x() < plotRect().left() && delta.y() != 0) {
+        setScroll(m_scrollY - delta.y() * std::max(1, m_rowHeight) * 3 / 120);
+        event->accept();
+        return;
+    }
+    if (delta.y() == 0 && delta.x() != 0) {
+        panBy(-double(delta.x()) / 120.0 * plotRect().width() * 0.1);
+        event->accept();
+        return;
+    }
+    if (delta.y() == 0) return;
+    // One undo entry per wheel gesture, not per notch.
+    if (!m_lastWheel.isValid() || m_lastWheel.elapsed() > 600) pushUndo();
+    m_lastWheel.restart();
+    const double base = (mods & Qt::ControlModifier) ? 1.05 : (mods & Qt::ShiftModifier) ? 2.0 : 1.25;
+    zoomAt(pos.x(), std::pow(base, double(delta.y()) / 120.0));
+    event->accept();
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* event) {
+    setFocus();
+    m_pressPos = event->position().toPoint();
+    m_pressT0 = m_t0;
+    m_pressT1 = m_t1;
+    m_pressScroll = m_scrollY;
+    const bool onAxis =
+        (axisRect().contains(m_pressPos) || stepLaneRect().contains(m_pressPos)) && m_pressPos.x() >= plotRect().left();
+    if (event->button() == Qt::RightButton || event->button() == Qt::LeftButton) {
+        m_drag = Drag::Pending;
+        m_rangeFromAxis = event->button() == Qt::RightButton || (event->modifiers() & Qt::ShiftModifier) || onAxis;
+        m_rangeX0 = m_rangeX1 = m_pressPos.x();
+        if (event->button() == Qt::RightButton) m_rangeFromAxis = true;
+    }
+    event->accept();
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* event) {
+    const QPoint pos = event->position().toPoint();
+    m_mouse = pos;
+    if (m_drag == Drag::Pending && (pos - m_pressPos).manhattanLength() > QApplication::startDragDistance())
+        m_drag = m_rangeFromAxis ? Drag::Range : Drag::Pan;
+    if (m_drag == Drag::Pan) {
+        const double nsPerPx = double(m_pressT1 - m_pressT0) / std::max(1, plotRect().width());
+        const std::int64_t d = std::int64_t(double(m_pressPos.x() - pos.x()) * nsPerPx);
+        setRange(m_pressT0 + d, m_pressT1 + d, false);
+        setScroll(m_pressScroll + (m_pressPos.y() - pos.y()));
+        setCursor(Qt::ClosedHandCursor);
+        return;
+    }
+    if (m_drag == Drag::Range) {
+        const QRect plot = plotRect();
+        m_rangeX1 = std::clamp(pos.x(), plot.left(), plot.right() + 1);
+        update();
+        return;
+    }
+    // Hover: outline the segment under the cursor.
+    int rank = rankAtY(pos.y());
+    int seg = -1;
+    if (rank >= 0 && pos.x() >= plotRect().left()) hitSegment(rank, pos.x(), &seg);
+    if (rank != m_hoverRank || seg != m_hoverSegment) {
+        m_hoverRank = rank;
+        m_hoverSegment = seg;
+        update();
+    }
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
+    const QPoint pos = event->position().toPoint();
+    unsetCursor();
+    if (m_drag == Drag::Range) {
+        const int a = std::min(m_rangeX0, m_rangeX1), b = std::max(m_rangeX0, m_rangeX1);
+        m_drag = Drag::None;
+        if (b - a >= 3) {
+            setRange(timeAtX(a), timeAtX(b), true);
+        }
+        update();
+        return;
+    }
+    const bool wasClick = m_drag == Drag::Pending && event->button() == Qt::LeftButton;
+    const bool menuClick = m_drag == Drag::Pending && event->button() == Qt::RightButton;
+    m_drag = Drag::None;
+    if (wasClick) clickAt(pos, event->modifiers());
+    if (menuClick) showContextMenu(event->globalPosition().toPoint());
+    update();
+}
+
+void TimelineView::mouseDoubleClickEvent(QMouseEvent* event) {
+    const QPoint pos = event->position().toPoint();
+    if (pos.x() >= plotRect().left() && (stepLaneRect().contains(pos) || rowIndexAtY(pos.y()) >= 0)) {
+        int s = stepAtX(pos.x());
+        if (s >= 0) {
+            zoomToSteps(s, s);
+            selectStep(s, false);
+        }
+    }
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* event) {
+    const auto mods = event->modifiers();
+    const QRect plot = plotRect();
+    const double cx = plot.contains(m_mouse) ? m_mouse.x() : plot.center().x();
+    const double zoomStep = (mods & Qt::ShiftModifier) ? 2.0 : (mods & Qt::ControlModifier) ? 1.1 : 1.4;
+    const double panStep = plot.width() * ((mods & Qt::ShiftModifier) ? 0.5 : 0.15);
+    if (event->matches(QKeySequence::Find)) {
+        openSearch();
+        return;
+    }
+    switch (event->key()) {
+    case Qt::Key_W:
+        pushUndo();
+        zoomAt(cx, zoomStep);
+        return;
+    case Qt::Key_S:
+        pushUndo();
+        zoomAt(cx, 1.0 / zoomStep);
+        return;
+    case Qt::Key_A: panBy(-panStep); return;
+    case Qt::Key_D: panBy(panStep); return;
+    case Qt::Key_F:
+        if (mods & Qt::ShiftModifier) fitRows();
+        fitAll();
+        return;
+    case Qt::Key_Backspace: undoZoom(); return;
+    case Qt::Key_Escape:
+        if (m_search->isVisible()) m_search->hide();
+        if (m_state) m_state->clearSelection();
+        return;
+    case Qt::Key_Up: setScroll(m_scrollY - std::max(1, m_rowHeight)); return;
+    case Qt::Key_Down: setScroll(m_scrollY + std::max(1, m_rowHeight)); return;
+    case Qt::Key_PageUp: setScroll(m_scrollY - plot.height() * 9 / 10); return;
+    case Qt::Key_PageDown: setScroll(m_scrollY + plot.height() * 9 / 10); return;
+    case Qt::Key_Home: setScroll(0); return;
+    case Qt::Key_End: setScroll(m_contentHeight); return;
+    case Qt::Key_Left:
+    case Qt::Key_Right:
+        // Step through steps when one is selected.
+        if (m_state && m_data && m_state->selection().kind == Selection::Kind::Step) {
+            int s = m_state->selection().step + (event->key() == Qt::Key_Left ? -1 : 1);
+            if (s >= 0 && s < int(m_data->steps().size())) selectStep(s, true);
+        } else {
+            panBy(event->key() == Qt::Key_Left ? -panStep : panStep);
+        }
+        return;
+    default: break;
+    }
+    QWidget::keyPressEvent(event);
+}
+
+void TimelineView::leaveEvent(QEvent*) {
+    m_mouse = {-1, -1};
+    if (m_hoverRank >= 0) {
+        m_hoverRank = m_hoverSegment = -1;
+        update();
+    }
+}
+
+void TimelineView::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) {
+        m_colors = ViewColors::from(palette());
+        invalidate();
+    } else if (event->type() == QEvent::FontChange) {
+        setJobData(m_data);
+    }
+    QWidget::changeEvent(event);
+}
+
+bool TimelineView::event(QEvent* event) {
+    if (event->type() == QEvent::ToolTip) {
+        auto* help = static_cast<QHelpEvent*>(event);
+        const QString text = describeAt(help->pos());
+        if (text.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(help->globalPos(), text, this);
+        return true;
+    }
+    if (event->type() == QEvent::ShortcutOverride) {
+        // Let the view's single-key navigation win over application shortcuts while it has focus.
+        auto* key = static_cast<QKeyEvent*>(event);
+        if (key->modifiers() == Qt::NoModifier || key->modifiers() == Qt::ShiftModifier) {
+            switch (key->key()) {
+            case Qt::Key_W:
+            case Qt::Key_A:
+            case Qt::Key_S:
+            case Qt::Key_D:
+            case Qt::Key_F:
+            case Qt::Key_Backspace:
+            case Qt::Key_Escape: event->accept(); return true;
+            default: break;
+            }
+        }
+    }
+    return QWidget::event(event);
+}
+
+void TimelineView::contextMenuEvent(QContextMenuEvent* event) {
+    // Right-drag zooms to a range, so the mouse menu opens on the release of a right click without a drag
+    // (mouseReleaseEvent); the keyboard's menu key opens it here.
+    if (event->reason() == QContextMenuEvent::Mouse) return;
+    showContextMenu(event->globalPos());
+}
+
+void TimelineView::showContextMenu(const QPoint& globalPos) {
+    QMenu menu(this);
+    menu.addAction(tr("Fit All\tF"), this, &TimelineView::fitAll);
+    menu.addAction(tr("Fit All Rows\tShift+F"), this, [this] {
+        fitRows();
+        fitAll();
+    });
+    QAction* undo = menu.addAction(tr("Undo Zoom\tBackspace"), this, [this] { undoZoom(); });
+    undo->setEnabled(!m_undo.empty());
+    menu.addSeparator();
+    menu.addAction(tr("Collapse All Groups"), this, [this] { setAllCollapsed(true); });
+    menu.addAction(tr("Expand All Groups"), this, [this] { setAllCollapsed(false); });
+    QAction* abs = menu.addAction(tr("Absolute Time"), this, [this](bool on) { setAbsoluteTime(on); });
+    abs->setCheckable(true);
+    abs->setChecked(m_absolute);
+    menu.addAction(tr("Find…\tCtrl+F"), this, &TimelineView::openSearch);
+    menu.exec(globalPos);
+}
+
+// ---- descriptions ---------------------------------------------------------------------------------------
+
+QString TimelineView::describeAt(const QPoint& pos) const {
+    if (!m_data) return {};
+    const QRect plot = plotRect();
+    const auto& st = m_data->steps();
+    if (stepLaneRect().contains(pos) && pos.x() >= plot.left()) {
+        int s = stepAtX(pos.x());
+        if (s < 0) return {};
+        const StepInfo& step = st[std::size_t(s)];
+        QString t = tr("<b>Step %1</b><br>%2").arg(step.index).arg(formatNs(step.durationNs()));
+        if (m_data->medianStepNs() > 0)
+            t += tr(" (%1% of the median)")
+                     .arg(qRound(100.0 * double(step.durationNs()) / double(m_data->medianStepNs())));
+        if (step.slow) t += tr("<br><span style='color:%1'>slow step</span>").arg(m_colors.slow.name());
+        return t;
+    }
+    const int rowIndex = rowIndexAtY(pos.y());
+    if (rowIndex < 0) return {};
+    const Row& row = m_rows[std::size_t(rowIndex)];
+    if (row.type != Row::Rank) {
+        QString name = row.type == Row::Stage ? tr("PP stage %1").arg(row.stage) : tr("DP group %1").arg(row.group);
+        return tr("<b>%1</b><br>%2 ranks — click to %3")
+            .arg(name)
+            .arg(row.last - row.first)
+            .arg(row.collapsed ? tr("expand") : tr("collapse"));
+    }
+    const int rank = row.first;
+    const RankTimeline& rt = m_data->timeline().ranks[std::size_t(rank)];
+    QString head = tr("<b>%1</b> (%2) · stage %3 · DP group %4")
+                       .arg(m_data->rankLabel(rank), QString::fromStdString(rt.ip))
+                       .arg(rt.stage)
+                       .arg(rt.dpGroup);
+    if (m_data->isStraggler(rank)) head += tr("<br><span style='color:%1'>straggler</span>").arg(m_colors.slow.name());
+    if (pos.x() < plot.left()) return head;
+    int seg = -1;
+    hitSegment(rank, pos.x(), &seg);
+    if (seg < 0) return head;
+    const Segment& s = rt.segments[std::size_t(seg)];
+    QString t = head + tr("<br><b>%1</b> %2").arg(segmentKindName(s.kind), formatNs(s.endNs - s.startNs));
+    if (s.peer < std::uint32_t(m_data->rankCount()))
+        t += tr(" %1 %2").arg(s.kind == SegmentKind::PpRecv       ? "←"
+                                  : s.kind == SegmentKind::PpSend ? "→"
+                                                                  : "↔",
+                              m_data->rankLabel(int(s.peer)));
+    if (s.bytes) t += tr("<br>%1 at %2").arg(formatBytesQ(s.bytes), formatRate(s.bytes, s.endNs - s.startNs));
+    t += tr("<br>at %1 from job start")
+             .arg(formatNsAtStep(s.startNs - jobStart(), std::max<std::int64_t>(1, (s.endNs - s.startNs) / 10)));
+    if (s.step < st.size()) t += tr(" · step %1").arg(st[s.step].index);
+    return t;
+}
+
+QString TimelineView::exportTitle() const {
+    if (!m_data) return tr("LLMPrism timeline");
+    const QString capture = QFileInfo(m_data->session().source).fileName();
+    return tr("%1 — %2 — %3 … %4 (%5 shown)")
+        .arg(capture.isEmpty() ? m_data->session().source : capture, m_data->title(),
+             formatNsAtStep(m_t0 - jobStart(), (m_t1 - m_t0) / 100 + 1),
+             formatNsAtStep(m_t1 - jobStart(), (m_t1 - m_t0) / 100 + 1), formatNs(m_t1 - m_t0));
+}
+
+} // namespace prism::ui
