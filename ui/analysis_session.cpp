@@ -5,13 +5,21 @@
 namespace prism::ui {
 
 void AnalysisSession::buildLod(const std::function<bool(double)>& progress) {
-    lod.clear();
+    std::vector<int> all(analysis.timelines.size());
+    for (std::size_t j = 0; j < all.size(); ++j) all[j] = int(j);
+    buildLod(all, progress);
+}
+
+void AnalysisSession::buildLod(const std::vector<int>& jobs, const std::function<bool(double)>& progress) {
     const auto& tls = analysis.timelines;
-    for (std::size_t j = 0; j < tls.size(); ++j) {
+    lod.assign(tls.size(), nullptr);
+    std::size_t done = 0;
+    for (int j : jobs) {
+        if (j < 0 || std::size_t(j) >= tls.size()) continue;
         auto index = std::make_shared<TimelineIndex>();
-        index->build(tls[j]);
-        lod.push_back(std::move(index));
-        if (progress && !progress(double(j + 1) / double(tls.size()))) throw Cancelled();
+        index->build(tls[std::size_t(j)]);
+        lod[std::size_t(j)] = std::move(index);
+        if (progress && !progress(double(++done) / double(jobs.size()))) throw Cancelled();
     }
 }
 

@@ -33,7 +33,7 @@ QString CaptureLoader::describeError(const std::exception& e) {
 SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) {
     if (isSessionFile(path)) {
         auto session = readSessionFile(path, {});
-        if (session->lod.empty()) session->buildLod();
+        session->buildLod(std::vector<int>{0}); // the job shown first; the others when they are shown
         return session;
     }
     auto session = std::make_shared<AnalysisSession>();
@@ -75,8 +75,9 @@ int CaptureLoader::load(const QString& path, bool strict) {
         try {
             if (isSessionFile(path)) {
                 auto opened = readSessionFile(path, [report](double f) { return report(0.95 * f, "Reading session"); });
-                if (opened->lod.empty())
-                    opened->buildLod([report](double f) { return report(0.95 + 0.05 * f, "Indexing"); });
+                // The job shown first only: the others are indexed when first shown, so that a session opens
+                // to its first paint in well under a second.
+                opened->buildLod(std::vector<int>{0}, [report](double f) { return report(0.95 + 0.05 * f, "Indexing"); });
                 SessionPtr done = opened;
                 post([id = job->id, done](CaptureLoader* l) {
                     l->m_busy = false;

@@ -4,6 +4,8 @@
 #include "details_panel.h"
 #include "export.h"
 #include "model/units.h"
+#include "notes_panel.h"
+#include "session_file.h"
 #include "rank_chart.h"
 #include "step_chart.h"
 #include "summary_view.h"
@@ -29,6 +31,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPalette>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -42,6 +45,7 @@
 #include <QToolBar>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 // The resources live in the static ui library; Q_INIT_RESOURCE must be called outside any namespace.
 static void initResources() { Q_INIT_RESOURCE(llmprism); }
@@ -237,6 +241,10 @@ void MainWindow::createWorkspace() {
     m_vsplit->setObjectName("centreSplitter");
     m_timeline = new TimelineView(m_state, m_vsplit);
     m_vsplit->addWidget(m_timeline);
+    m_notes = new NotesPanel(m_state, m_timeline);
+    m_leftSplit->addWidget(titled(tr("Notes"), m_notes, m_leftSplit));
+    m_leftSplit->setStretchFactor(2, 1);
+    connect(m_notes, &NotesPanel::notesChanged, this, &MainWindow::updateTitle);
     m_tabs = new QTabWidget(m_vsplit);
     m_tabs->setObjectName("bottomTabs");
     m_tabs->setDocumentMode(true);
@@ -325,7 +333,17 @@ void MainWindow::createActions() {
     m_reloadAction->setShortcut(QKeySequence::Refresh);
     m_reloadAction->setEnabled(false);
     file->addSeparator();
-    QAction* exportCurrent = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("&Export View…"),
+    QAction* saveSessionAction = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton),
+                                                 tr("&Save Session"), this, [this] { saveSessionInteractive(false); });
+    saveSessionAction->setShortcut(QKeySequence::Save);
+    saveSessionAction->setToolTip(tr("Save the capture, its analysis and your notes as a .prism session that "
+                                     "reopens instantly (only the notes when the session is already a file)"));
+    QAction* saveSessionAsAction =
+        file->addAction(tr("Save Session &As…"), this, [this] { saveSessionInteractive(true); });
+    saveSessionAsAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+    m_sessionActions << saveSessionAction << saveSessionAsAction;
+    file->addSeparator();
+    QAction* exportCurrent = file->addAction(style()->standardIcon(QStyle::SP_FileIcon), tr("&Export View…"),
                                              this, [this] { exportViewDialog(m_currentView); });
     exportCurrent->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     exportCurrent->setToolTip(tr("Save the view you last clicked into as PNG or SVG, with a title line"));
@@ -345,6 +363,14 @@ void MainWindow::createActions() {
     m_strictAction->setToolTip(tr("Stop at the first bad row instead of skipping bad rows"));
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* addNote = edit->addAction(tr("Add &Note…"), this, [this] { m_notes->addForSelectionInteractive(); });
+    addNote->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
+    addNote->setToolTip(tr("Note on the selected step, rank or finding, or on the visible time range"));
+    addNote->setProperty("inContextMenu", true);
+    m_timeline->addAction(addNote); // also in the timeline's context menu
+    m_sessionActions << addNote;
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     // Timeline actions: their shortcuts act while the timeline has focus (single keys must not fire while
@@ -448,6 +474,7 @@ void MainWindow::createActions() {
     bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     bar->addAction(openFolder);
     bar->addAction(m_reloadAction);
+    bar->addAction(saveSessionAction);
     bar->addSeparator();
     bar->addAction(exportCurrent);
     QAction* copyTool = bar->addAction(style()->standardIcon(QStyle::SP_FileDialogDetailedView), tr("Copy"), this,
@@ -460,6 +487,7 @@ void MainWindow::createActions() {
 // ---- loading --------------------------------------------------------------------------------------------
 
 void MainWindow::openPath(const QString& path) {
+    if (!maybeKeepNotes()) return;
     m_loadingPath = path;
     QSettings().setValue("paths/lastFolder", QFileInfo(path).isDir() ? path : QFileInfo(path).absolutePath());
     setBusy(true);
@@ -469,19 +497,18 @@ void MainWindow::openPath(const QString& path) {
 
 void MainWindow::setSession(const SessionPtr& session) {
     m_session = session;
+    m_sessionPath = session ? session->sessionPath : QString();
     m_lastError.clear();
     m_summary->setSession(session);
     m_reloadAction->setEnabled(bool(session));
     for (QAction* a : m_sessionActions) a->setEnabled(bool(session));
     m_stack->setCurrentIndex(session ? 1 : 0);
     m_state->setSession(session);
+    m_notes->setSession(session);
     fillJobs();
     fillProblems();
-    if (!session) {
-        setWindowTitle(tr("LLMPrism"));
-        return;
-    }
-    setWindowTitle(tr("%1 — LLMPrism").arg(QFileInfo(session->source).fileName()));
+    updateTitle();
+    if (!session) return;
     const auto& s = *session->report().capture;
     QString status = tr("%1 records, %2 jobs").arg(q(formatCount(s.records))).arg(session->report().jobs.size());
     if (s.skippedRows || s.warnings)
@@ -802,9 +829,142 @@ void MainWindow::dropEvent(QDropEvent* event) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!maybeKeepNotes()) {
+        event->ignore();
+        return;
+    }
     m_loader->cancel();
     saveLayout();
     QMainWindow::closeEvent(event);
+}
+
+// ---- session files ---------------------------------------------------------------------------------------
+
+bool MainWindow::hasUnsavedNotes() const { return m_session && m_notes->isDirty(); }
+
+void MainWindow::updateTitle() {
+    if (!m_session) {
+        setWindowTitle(tr("LLMPrism"));
+        setWindowModified(false);
+        return;
+    }
+    const QString name = QFileInfo(m_sessionPath.isEmpty() ? m_session->source : m_sessionPath).fileName();
+    setWindowTitle(tr("%1[*] — LLMPrism").arg(name));
+    setWindowModified(m_notes->isDirty());
+}
+
+bool MainWindow::saveSessionAs(const QString& path, QString* error) {
+    if (!m_session) {
+        if (error) *error = tr("no capture is open");
+        return false;
+    }
+    try {
+        writeSessionFile(path, *m_session, m_notes->notes());
+    } catch (const std::exception& e) {
+        if (error) *error = CaptureLoader::describeError(e);
+        return false;
+    }
+    m_sessionPath = QFileInfo(path).absoluteFilePath();
+    m_notes->markSaved();
+    addRecent(m_sessionPath);
+    updateTitle();
+    return true;
+}
+
+void MainWindow::saveSessionInteractive(bool askPath) {
+    if (!m_session || m_saving) return;
+    if (!askPath && !m_sessionPath.isEmpty()) {
+        // The flows and the analysis are in the file already: write the notes in place (one transaction).
+        try {
+            writeNotes(m_sessionPath.toStdString(), m_notes->notes());
+        } catch (const std::exception& e) {
+            QMessageBox::warning(this, tr("Could not save the notes"),
+                                 tr("%1\n\nUse File ▸ Save Session As to save a copy elsewhere.")
+                                     .arg(CaptureLoader::describeError(e)));
+            return;
+        }
+        m_notes->markSaved();
+        updateTitle();
+        statusBar()->showMessage(tr("Saved %1 notes in %2").arg(m_notes->notes().size()).arg(m_sessionPath), 6000);
+        return;
+    }
+    QSettings settings;
+    QString base = QFileInfo(m_sessionPath.isEmpty() ? m_session->source : m_sessionPath).completeBaseName();
+    if (base.isEmpty()) base = "session";
+    const QString dir =
+        settings.value("paths/lastSession", settings.value("paths/lastFolder").toString()).toString();
+    QString path = QFileDialog::getSaveFileName(this, tr("Save session"), dir + "/" + base + ".prism",
+                                                tr("LLMPrism session (*.prism)"));
+    if (path.isEmpty()) return;
+    if (QFileInfo(path).suffix().isEmpty()) path += ".prism";
+    settings.setValue("paths/lastSession", QFileInfo(path).absolutePath());
+
+    // In the background: a large capture takes a second or two (the window stays responsive).
+    m_saving = true;
+    setBusy(true);
+    m_cancel->setVisible(false);
+    m_statusLabel->setText(tr("Saving %1…").arg(QFileInfo(path).fileName()));
+    const SessionPtr session = m_session;
+    const std::vector<Note> notes = m_notes->notes();
+    QPointer<MainWindow> self(this);
+    (void)QtConcurrent::run([self, session, notes, path] {
+        QString error;
+        try {
+            writeSessionFile(path, *session, notes, [self](double f) {
+                if (self)
+                    QMetaObject::invokeMethod(
+                    self.data(), [self, f] { if (self) self->m_progress->setValue(int(f * 1000)); },
+                    Qt::QueuedConnection);
+                return true;
+            });
+        } catch (const std::exception& e) {
+            error = CaptureLoader::describeError(e);
+        }
+        if (!self) return;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, session, notes, path, error] {
+                if (!self) return;
+                self->m_saving = false;
+                self->setBusy(false);
+                if (!error.isEmpty()) {
+                    self->m_statusLabel->setText(tr("Could not save %1").arg(QFileInfo(path).fileName()));
+                    QMessageBox::warning(self, tr("Could not save the session"), error);
+                    return;
+                }
+                if (self->m_session != session) return; // another capture was opened meanwhile
+                self->m_sessionPath = QFileInfo(path).absoluteFilePath();
+                if (self->m_notes->notes() == notes) self->m_notes->markSaved();
+                self->addRecent(self->m_sessionPath);
+                self->updateTitle();
+                self->m_statusLabel->setText(tr("Saved %1").arg(self->m_sessionPath));
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+bool MainWindow::maybeKeepNotes() {
+    if (!hasUnsavedNotes()) return true;
+    const auto answer = QMessageBox::question(
+        this, tr("Unsaved notes"),
+        tr("The notes on %1 are not saved. Save them in a session file?")
+            .arg(QFileInfo(m_sessionPath.isEmpty() ? m_session->source : m_sessionPath).fileName()),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Cancel) return false;
+    if (answer == QMessageBox::Discard) return true;
+    if (!m_sessionPath.isEmpty()) {
+        saveSessionInteractive(false);
+        return !m_notes->isDirty();
+    }
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save session"), QString(),
+                                                      tr("LLMPrism session (*.prism)"));
+    if (path.isEmpty()) return false;
+    QString error;
+    if (!saveSessionAs(QFileInfo(path).suffix().isEmpty() ? path + ".prism" : path, &error)) {
+        QMessageBox::warning(this, tr("Could not save the session"), error);
+        return false;
+    }
+    return true;
 }
 
 } // namespace prism::ui

@@ -1,8 +1,8 @@
 #pragma once
-// The main window (DESIGN.md "The GUI"): job list and findings on the left, the per-rank timeline in the
-// centre with the step chart, per-rank chart, topology, capture summary and input problems in tabs below,
-// the details of the selection on the right. Every view follows one ViewState. Loading runs in a
-// CaptureLoader worker with progress and Cancel; window state, splitters, theme and recent files persist.
+// The main window (DESIGN.md "The GUI"): job list, findings and the user's notes on the left, the per-rank
+// timeline in the centre with the step chart, per-rank chart, topology, capture summary and input problems
+// in tabs below, the details of the selection on the right. Every view follows one ViewState. Loading runs
+// in a CaptureLoader worker with progress and Cancel; window state, splitters, theme and recent files persist.
 #include "analysis_session.h"
 
 #include <QMainWindow>
@@ -24,6 +24,7 @@ namespace prism::ui {
 class CaptureLoader;
 class DetailsPanel;
 class ExportableView;
+class NotesPanel;
 class RankChart;
 class StepChart;
 class SummaryView;
@@ -54,6 +55,15 @@ public:
     View currentView() const { return m_currentView; }
     bool exportCurrentView(const QString& path, QString* error = nullptr);
 
+    // Session files (.prism). saveSessionAs writes everything (capture, analysis, notes) atomically and
+    // synchronously (tests, --save); the menu's Save Session As runs the same in the background with progress.
+    // saveSession writes only the notes when the session came from a .prism file, else asks for a file.
+    bool saveSessionAs(const QString& path, QString* error = nullptr);
+    void saveSessionInteractive(bool askPath);
+    // The .prism file the shown session lives in (opened from or saved to), empty for a capture.
+    QString sessionPath() const { return m_sessionPath; }
+    NotesPanel* notesPanel() const { return m_notes; }
+    bool hasUnsavedNotes() const;
     CaptureLoader* loader() const { return m_loader; }
     ViewState* viewState() const { return m_state; }
     TimelineView* timeline() const { return m_timeline; }
@@ -94,6 +104,8 @@ private:
     void copyView(View view);
     void saveLayout() const;
     void restoreLayout();
+    bool maybeKeepNotes(); // asks to save unsaved notes; false: the user cancelled
+    void updateTitle();
 
     CaptureLoader* m_loader = nullptr;
     ViewState* m_state = nullptr;
@@ -108,6 +120,7 @@ private:
     TopologyView* m_topology = nullptr;
     QComboBox* m_topologyColor = nullptr;
     DetailsPanel* m_details = nullptr;
+    NotesPanel* m_notes = nullptr;
     SummaryView* m_summary = nullptr;
     QTreeWidget* m_jobList = nullptr;
     QTreeWidget* m_findings = nullptr;
@@ -122,6 +135,8 @@ private:
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancel = nullptr;
     SessionPtr m_session;
+    QString m_sessionPath;
+    bool m_saving = false;
     QString m_loadingPath;
     QString m_lastError;
     int m_loadId = 0;

@@ -1,6 +1,7 @@
 #include "session_file.h"
 
 #include "model/diagnostics.h"
+#include "store/session.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -8,6 +9,8 @@
 namespace prism::ui {
 
 bool isSessionFile(const QString& path) {
+    // By suffix or by the SQLite header, so that a foreign or damaged file named .prism (or any SQLite file)
+    // gets openSession's clear error instead of being read as flows.
     QFileInfo info(path);
     if (!info.isFile()) return false;
     if (info.suffix().compare("prism", Qt::CaseInsensitive) == 0) return true;
@@ -16,11 +19,29 @@ bool isSessionFile(const QString& path) {
     return f.read(16) == QByteArray("SQLite format 3\0", 16);
 }
 
-std::shared_ptr<AnalysisSession> readSessionFile(const QString& path, const std::function<bool(double)>&) {
-    // The session store arrives with core/store; this is where it plugs in.
-    throw InputError({path.toStdString(), 0, 0,
-                      "this build cannot open .prism session files yet (the session store is not part of it); "
-                      "open the capture folder (flows.csv + topology.json) instead"});
+std::shared_ptr<AnalysisSession> readSessionFile(const QString& path, const std::function<bool(double)>& progress) {
+    OpenOptions options;
+    options.progress = progress;
+    Session stored = openSession(path.toStdString(), options);
+    auto session = std::make_shared<AnalysisSession>();
+    session->source = path;
+    session->sessionPath = path;
+    session->capture = std::move(stored.capture);
+    session->analysis = std::move(stored.analysis);
+    session->notes = std::move(stored.notes);
+    session->meta = std::move(stored.meta);
+    return session;
+}
+
+void writeSessionFile(const QString& path, const AnalysisSession& session, const std::vector<Note>& notes,
+                      const std::function<bool(double)>& progress) {
+    SaveOptions options;
+    options.progress = progress;
+    if (session.meta) { // the capture files may be gone: keep what the session recorded about them
+        options.flowsChecksum = session.meta->flows;
+        options.topologyChecksum = session.meta->topology;
+    }
+    saveSession(path.toStdString(), session.capture, session.analysis, notes, options);
 }
 
 } // namespace prism::ui

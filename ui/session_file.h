@@ -1,8 +1,8 @@
 #pragma once
 // Hook for .prism session files (DESIGN.md "The session file"): a session opens without re-analysis. The
 // loader sends every path through isSessionFile(); readSessionFile() is the single place that turns a stored
-// session into an AnalysisSession. Until the session store (core/store) is built in, it throws an InputError
-// saying so, and the GUI shows it like any other input error.
+// session into an AnalysisSession (core/store openSession: no re-analysis; errors are InputErrors the GUI
+// shows like any other input error).
 #include "analysis_session.h"
 
 #include <QString>
@@ -15,5 +15,9 @@ namespace prism::ui {
 bool isSessionFile(const QString& path);
 // Reads a stored session. `progress` as for loadCapture (return false to cancel: throws Cancelled).
 std::shared_ptr<AnalysisSession> readSessionFile(const QString& path, const std::function<bool(double)>& progress);
+// Writes `session` with `notes` to `path` (atomically; core/store saveSession). The source checksums come
+// from the session file it was opened from, else from the capture files. Throws like saveSession.
+void writeSessionFile(const QString& path, const AnalysisSession& session, const std::vector<Note>& notes,
+                      const std::function<bool(double)>& progress = {});
 
 } // namespace prism::ui

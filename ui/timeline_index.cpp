@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 namespace prism::ui {
 
@@ -100,48 +101,53 @@ void TimelineIndex::build(const JobTimeline& tl, std::size_t budgetBytes) {
     m_buckets0 = n0;
     m_bucket0 = double(span) / double(n0);
 
-    std::vector<std::uint8_t> kinds(n0), cover(n0);
-    std::vector<std::uint8_t> level0(ranks * n0);
-    std::vector<std::uint8_t> cover0(ranks * n0);
-    for (std::size_t r = 0; r < ranks; ++r) {
-        columnsFromSegments(r, m_origin, m_bucket0, int(n0), kinds.data(), cover.data());
-        for (std::size_t b = 0; b < n0; ++b) {
-            std::uint8_t k = kinds[b];
-            level0[r * n0 + b] = k == kEmpty ? kEmpty : std::uint8_t(k & kKindMask);
-            cover0[r * n0 + b] = k == kEmpty ? 0 : cover[b];
-        }
-    }
-    // Coarser levels keep the child that covers more; coverage halves the sum so it stays in 0-255.
-    std::vector<std::uint8_t> prevCover = std::move(cover0);
-    std::vector<std::vector<std::uint8_t>> levels;
-    levels.push_back(std::move(level0));
-    std::size_t n = n0;
-    while (n > 2) {
-        const std::size_t m = (n + 1) / 2;
-        const auto& pk = levels.back();
-        std::vector<std::uint8_t> k(ranks * m), c(ranks * m);
-        for (std::size_t r = 0; r < ranks; ++r) {
-            const std::uint8_t* ak = &pk[r * n];
-            const std::uint8_t* ac = &prevCover[r * n];
-            for (std::size_t b = 0; b < m; ++b) {
-                std::size_t i = 2 * b, j = std::min(2 * b + 1, n - 1);
-                std::uint8_t k0 = ak[i], k1 = ak[j];
-                unsigned c0 = ac[i], c1 = j == i ? 0 : ac[j];
-                std::uint8_t kk;
-                if (k0 == k1 || k1 == kEmpty || c1 == 0)
-                    kk = k0;
-                else if (k0 == kEmpty || c0 == 0)
-                    kk = k1;
-                else
-                    kk = c0 >= c1 ? k0 : k1;
-                k[r * m + b] = kk;
-                c[r * m + b] = std::uint8_t((c0 + c1 + 1) / 2);
+    // Level sizes: n0, then halving (rounded up) down to 2 buckets.
+    std::vector<std::size_t> sizes{n0};
+    while (sizes.back() > 2) sizes.push_back((sizes.back() + 1) / 2);
+    std::vector<std::vector<std::uint8_t>> levels(sizes.size());
+    for (std::size_t l = 0; l < sizes.size(); ++l) levels[l].resize(ranks * sizes[l]);
+
+    // Rank by rank (rows are independent), split over the cores: a job of millions of segments is indexed
+    // while its session opens. Coarser levels keep the child that covers more; coverage halves the sum so
+    // it stays in 0-255.
+    auto buildRanks = [&](std::size_t r0, std::size_t r1) {
+        std::vector<std::uint8_t> kinds(n0), cover(n0);
+        for (std::size_t r = r0; r < r1; ++r) {
+            columnsFromSegments(r, m_origin, m_bucket0, int(n0), kinds.data(), cover.data());
+            std::uint8_t* k0row = &levels[0][r * n0];
+            for (std::size_t b = 0; b < n0; ++b) {
+                const std::uint8_t k = kinds[b];
+                k0row[b] = k == kEmpty ? kEmpty : std::uint8_t(k & kKindMask);
+                if (k == kEmpty) cover[b] = 0;
+            }
+            for (std::size_t l = 1; l < sizes.size(); ++l) {
+                const std::size_t n = sizes[l - 1], m = sizes[l];
+                const std::uint8_t* ak = &levels[l - 1][r * n];
+                std::uint8_t* out = &levels[l][r * m];
+                for (std::size_t b = 0; b < m; ++b) {
+                    const std::size_t i = 2 * b, j = std::min(2 * b + 1, n - 1);
+                    const std::uint8_t ka = ak[i], kb = ak[j];
+                    const unsigned c0 = cover[i], c1 = j == i ? 0 : cover[j];
+                    std::uint8_t kk;
+                    if (ka == kb || kb == kEmpty || c1 == 0)
+                        kk = ka;
+                    else if (ka == kEmpty || c0 == 0)
+                        kk = kb;
+                    else
+                        kk = c0 >= c1 ? ka : kb;
+                    out[b] = kk;
+                    cover[b] = std::uint8_t((c0 + c1 + 1) / 2); // b <= i: in place
+                }
             }
         }
-        levels.push_back(std::move(k));
-        prevCover = std::move(c);
-        n = m;
-    }
+    };
+    const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1,
+                                                        std::clamp<std::size_t>(ranks / 64, 1, 8));
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t)
+        pool.emplace_back(buildRanks, ranks * t / threads, ranks * (t + 1) / threads);
+    buildRanks(0, ranks / threads);
+    for (auto& th : pool) th.join();
     m_levels = std::move(levels);
 }
 

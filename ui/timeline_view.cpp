@@ -80,14 +80,15 @@ void TimelineView::setJobData(const JobDataPtr& data) {
     m_hoverRank = m_hoverSegment = -1;
     m_searchHit = -1;
     if (m_data) {
-        const auto& lod = m_data->session().lod;
+        auto& lod = m_data->session().lod; // mutable: indices built here are kept
         const auto j = std::size_t(m_data->jobIndex());
         if (j < lod.size() && lod[j] && lod[j]->timeline() == &m_data->timeline()) {
             m_index = lod[j];
         } else {
             auto index = std::make_shared<TimelineIndex>();
             index->build(m_data->timeline());
-            m_index = std::move(index);
+            m_index = index;
+            if (j < lod.size()) lod[j] = std::move(index); // kept for the next time this job is shown
         }
         QStringList words;
         for (int r = 0; r < m_data->rankCount(); ++r) words << m_data->rankLabel(r);
@@ -833,6 +834,14 @@ void TimelineView::showContextMenu(const QPoint& globalPos) {
     abs->setCheckable(true);
     abs->setChecked(m_absolute);
     menu.addAction(tr("Find…\tCtrl+F"), this, &TimelineView::openSearch);
+    // Actions the window lends to this menu (e.g. Add Note).
+    bool separated = false;
+    for (QAction* a : actions()) {
+        if (!a->property("inContextMenu").toBool()) continue;
+        if (!separated) menu.addSeparator();
+        separated = true;
+        menu.addAction(a);
+    }
     menu.exec(globalPos);
 }
 

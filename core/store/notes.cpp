@@ -213,4 +213,12 @@ bool removeNote(const std::string& path, std::int64_t id) {
     });
 }
 
+void writeNotes(const std::string& path, const std::vector<Note>& notes) {
+    editSession(path, [&](store::Database& db) {
+        db.exec("DELETE FROM notes");
+        store::insertNotes(db, notes);
+        return true;
+    });
+}
+
 } // namespace prism

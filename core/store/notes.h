@@ -54,6 +54,9 @@ std::vector<Note> readNotes(const std::string& sessionPath);
 std::int64_t addNote(const std::string& sessionPath, Note note); // returns the id given
 bool updateNote(const std::string& sessionPath, const Note& note);
 bool removeNote(const std::string& sessionPath, std::int64_t id);
+// Replaces every note of the session with `notes` (ids kept) in one transaction: what Save does when only the
+// notes of an opened session changed, so the flows need not be rewritten.
+void writeNotes(const std::string& sessionPath, const std::vector<Note>& notes);
 
 std::int64_t nowUnixMs();
 
