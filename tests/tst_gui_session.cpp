@@ -119,6 +119,7 @@ private slots:
         QVERIFY(why.contains("does not exist"));
 
         QCOMPARE(notes->list()->topLevelItemCount(), 4);
+        QCOMPARE(int(w.timeline()->noteMarks().size()), 4); // flags on the timeline's step lane
         QVERIFY(w.hasUnsavedNotes());
         QVERIFY(w.isWindowModified());
 
@@ -172,6 +173,19 @@ private slots:
         QVERIFY(notes2->jumpTo(rangeNote));
         QCOMPARE(w2.timeline()->rangeStart(), r0);
         QCOMPARE(w2.timeline()->rangeEnd(), r1);
+
+        // Clicking the range note's flag on the step lane jumps to the range (a click on the lane elsewhere
+        // would select the step under it instead).
+        w2.timeline()->fitAll();
+        w2.viewState()->clearSelection();
+        QCOMPARE(int(w2.timeline()->noteMarks().size()), 4);
+        const QPoint flag(int(w2.timeline()->xOfTime(r0)) + 2, w2.timeline()->stepLaneRect().center().y());
+        QVERIFY(w2.timeline()->noteMarkAt(flag) >= 0);
+        QVERIFY(w2.timeline()->describeAt(flag).contains("two steps around the slowdown"));
+        QTest::mouseClick(w2.timeline(), Qt::LeftButton, {}, flag);
+        QCOMPARE(w2.timeline()->rangeStart(), r0);
+        QCOMPARE(w2.timeline()->rangeEnd(), r1);
+        QVERIFY(w2.viewState()->selection().kind != Selection::Kind::Step);
 
         // Activating a list entry jumps too.
         w2.viewState()->clearSelection();

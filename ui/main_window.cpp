@@ -123,6 +123,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         m_statusLabel->setText(tr("Loading cancelled"));
     });
     connect(m_state, &ViewState::jobChanged, this, [this] {
+        updateNoteMarks();
         fillFindings();
         onSelectionChanged();
     });
@@ -244,7 +245,11 @@ void MainWindow::createWorkspace() {
     m_notes = new NotesPanel(m_state, m_timeline);
     m_leftSplit->addWidget(titled(tr("Notes"), m_notes, m_leftSplit));
     m_leftSplit->setStretchFactor(2, 1);
-    connect(m_notes, &NotesPanel::notesChanged, this, &MainWindow::updateTitle);
+    connect(m_notes, &NotesPanel::notesChanged, this, [this] {
+        updateTitle();
+        updateNoteMarks();
+    });
+    connect(m_timeline, &TimelineView::noteMarkClicked, m_notes, [this](qint64 id) { m_notes->jumpTo(id); });
     m_tabs = new QTabWidget(m_vsplit);
     m_tabs->setObjectName("bottomTabs");
     m_tabs->setDocumentMode(true);
@@ -505,6 +510,7 @@ void MainWindow::setSession(const SessionPtr& session) {
     m_stack->setCurrentIndex(session ? 1 : 0);
     m_state->setSession(session);
     m_notes->setSession(session);
+    updateNoteMarks();
     fillJobs();
     fillProblems();
     updateTitle();
@@ -839,6 +845,26 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 }
 
 // ---- session files ---------------------------------------------------------------------------------------
+
+void MainWindow::updateNoteMarks() {
+    std::vector<TimelineView::NoteMark> marks;
+    const JobDataPtr& d = m_state->jobData();
+    if (m_session && d) {
+        for (const Note& n : m_notes->notes()) {
+            if (n.jobId != d->info().id) continue;
+            const NotePlace place = notePlace(n, m_session->report());
+            TimelineView::NoteMark m;
+            m.id = n.id;
+            m.where = m_notes->describe(n);
+            m.text = QString::fromStdString(n.text);
+            // A rank note marks where the view was when it was written (its place is the whole job).
+            m.startNs = n.target == NoteTarget::Rank && n.endNs > n.startNs ? n.startNs : place.startNs;
+            m.endNs = n.target == NoteTarget::Rank && n.endNs > n.startNs ? n.endNs : place.endNs;
+            marks.push_back(std::move(m));
+        }
+    }
+    m_timeline->setNoteMarks(std::move(marks));
+}
 
 bool MainWindow::hasUnsavedNotes() const { return m_session && m_notes->isDirty(); }
 

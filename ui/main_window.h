@@ -106,6 +106,7 @@ private:
     void restoreLayout();
     bool maybeKeepNotes(); // asks to save unsaved notes; false: the user cancelled
     void updateTitle();
+    void updateNoteMarks(); // the shown job's notes as flags on the timeline
 
     CaptureLoader* m_loader = nullptr;
     ViewState* m_state = nullptr;

@@ -5,6 +5,7 @@
 
 #include <QPaintEvent>
 #include <QPainter>
+#include <QPainterPath>
 #include <QScrollBar>
 #include <algorithm>
 #include <cmath>
@@ -579,6 +580,7 @@ void TimelineView::paintLegend(QPainter& p, const Frame& f) const {
         item(m_colors.kind[int(k)], QString::fromUtf8(segmentKindName(k)));
     item(m_colors.slowBand, tr("slow step"));
     item(m_colors.slow, tr("finding (straggler, slow link)"), true);
+    if (!m_noteMarks.empty()) item(QColor(0xf0, 0xa2, 0x02), tr("note"));
     if (m_data) {
         // A hint on navigation, the longest that fits.
         p.setPen(m_colors.mutedText);
@@ -641,13 +643,20 @@ void TimelineView::paintEvent(QPaintEvent*) {
     p.drawImage(f.plot.topLeft(), m_cache);
     // The strip behind the scroll bar.
     p.fillRect(QRect(f.plot.right() + 1, f.plot.top(), width() - f.plot.right() - 1, f.plot.height()), m_colors.header);
+    paintChrome(p, f);
+    // Drawn last so the range being dragged shows over the axis too.
+    if (m_drag == Drag::Range) paintSelection(p, f);
+}
+
+// What is drawn over the rows, the same on screen and in an export: selection, labels, axis, step lane
+// with the note flags, legend.
+void TimelineView::paintChrome(QPainter& p, const Frame& f) const {
     paintSelection(p, f);
     paintLabels(p, f);
     paintAxis(p, f);
     paintStepLane(p, f);
+    paintNoteMarks(p, f);
     paintLegend(p, f);
-    // Drawn last so the range being dragged shows over the axis too.
-    if (m_drag == Drag::Range) paintSelection(p, f);
 }
 
 void TimelineView::render(QPainter& p, const QSize& size, bool vector) const {
@@ -679,11 +688,38 @@ void TimelineView::render(QPainter& p, const QSize& size, bool vector) const {
     }
     paintSegmentText(p, f);
     paintStaticOverlays(p, f);
-    paintSelection(p, f);
-    paintLabels(p, f);
-    paintAxis(p, f);
-    paintStepLane(p, f);
-    paintLegend(p, f);
+    paintChrome(p, f);
+}
+
+void TimelineView::paintNoteMarks(QPainter& p, const Frame& f) const {
+    if (m_noteMarks.empty()) return;
+    const QColor flag(0xf0, 0xa2, 0x02), edge = m_colors.dark ? QColor(0x1e, 0x1f, 0x22) : QColor(0x5a, 0x40, 0x00);
+    const QRect lane(f.plot.left(), f.lane.top(), f.plot.width(), f.lane.height());
+    p.save();
+    p.setClipRect(lane.adjusted(-6, 0, 6, 0));
+    p.setRenderHint(QPainter::Antialiasing, true);
+    for (const NoteMark& m : m_noteMarks) {
+        if (m.endNs < f.t0 || m.startNs > f.t1) continue;
+        const double x0 = f.plot.left() + double(m.startNs - f.t0) / f.nsPerPx;
+        const double x1 = f.plot.left() + double(m.endNs - f.t0) / f.nsPerPx;
+        // The span as a bracket along the lane's bottom edge.
+        const double l = std::max(x0, double(lane.left())), r = std::min(x1, double(lane.right()));
+        if (r - l >= 2) p.fillRect(QRectF(l, lane.bottom() - 2, r - l, 3), flag);
+        // A flag at the start: a pole and a pennant.
+        if (x0 >= lane.left() - 6 && x0 <= lane.right() + 6) {
+            QPainterPath pennant;
+            const double top = lane.top() + 1, h = std::min(9.0, lane.height() * 0.55);
+            pennant.moveTo(x0, top);
+            pennant.lineTo(x0 + h * 1.1, top + h / 2);
+            pennant.lineTo(x0, top + h);
+            pennant.closeSubpath();
+            p.setPen(QPen(edge, 1));
+            p.drawLine(QPointF(x0, top), QPointF(x0, lane.bottom()));
+            p.setBrush(flag);
+            p.drawPath(pennant);
+        }
+    }
+    p.restore();
 }
 
 } // namespace prism::ui

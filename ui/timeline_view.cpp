@@ -499,6 +499,10 @@ int TimelineView::hitSegment(int rank, double x, int* segmentOut) const {
 void TimelineView::clickAt(const QPoint& pos, Qt::KeyboardModifiers) {
     if (!m_data || !m_state) return;
     const QRect plot = plotRect();
+    if (const int mark = noteMarkAt(pos); mark >= 0) {
+        emit noteMarkClicked(m_noteMarks[std::size_t(mark)].id);
+        return;
+    }
     if (stepLaneRect().contains(pos) && pos.x() >= plot.left()) {
         int s = stepAtX(pos.x());
         if (s >= 0)
@@ -847,9 +851,35 @@ void TimelineView::showContextMenu(const QPoint& globalPos) {
 
 // ---- descriptions ---------------------------------------------------------------------------------------
 
+void TimelineView::setNoteMarks(std::vector<NoteMark> marks) {
+    std::stable_sort(marks.begin(), marks.end(),
+                     [](const NoteMark& a, const NoteMark& b) { return a.startNs < b.startNs; });
+    m_noteMarks = std::move(marks);
+    update();
+}
+
+int TimelineView::noteMarkAt(const QPoint& pos) const {
+    if (m_noteMarks.empty() || !stepLaneRect().contains(pos) || pos.x() < plotRect().left() - 4) return -1;
+    int best = -1;
+    double bestD = 7; // pixels: the pennant is ~10 px wide
+    for (std::size_t i = 0; i < m_noteMarks.size(); ++i) {
+        const double d = pos.x() - xOfTime(m_noteMarks[i].startNs);
+        if (d >= -3 && d < bestD) { // on or just right of the pole
+            bestD = d;
+            best = int(i);
+        }
+    }
+    return best;
+}
+
 QString TimelineView::describeAt(const QPoint& pos) const {
     if (!m_data) return {};
     const QRect plot = plotRect();
+    if (const int mark = noteMarkAt(pos); mark >= 0) {
+        const NoteMark& m = m_noteMarks[std::size_t(mark)];
+        return tr("<b>Note</b> · %1<br>%2<br><i>click to jump to it</i>")
+            .arg(m.where.toHtmlEscaped(), m.text.toHtmlEscaped().replace('\n', "<br>"));
+    }
     const auto& st = m_data->steps();
     if (stepLaneRect().contains(pos) && pos.x() >= plot.left()) {
         int s = stepAtX(pos.x());

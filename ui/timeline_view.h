@@ -91,8 +91,20 @@ public:
     // Text under a point (what the tooltip shows), empty when nothing.
     QString describeAt(const QPoint& pos) const;
 
+    // The user's notes on the shown job, drawn as flags on the step lane (a bracket under the lane for a
+    // range); hovering one shows its text, clicking it emits noteMarkClicked.
+    struct NoteMark {
+        qint64 id = 0;
+        std::int64_t startNs = 0, endNs = 0;
+        QString where, text;
+    };
+    void setNoteMarks(std::vector<NoteMark> marks);
+    const std::vector<NoteMark>& noteMarks() const { return m_noteMarks; }
+    int noteMarkAt(const QPoint& pos) const; // index into noteMarks(), -1 when none
+
 signals:
     void rangeChanged(std::int64_t t0, std::int64_t t1);
+    void noteMarkClicked(qint64 id);
 
 protected:
     void paintEvent(QPaintEvent* event) override;
@@ -131,6 +143,8 @@ private:
     void paintLabels(QPainter& p, const Frame& f) const;
     void paintAxis(QPainter& p, const Frame& f) const;
     void paintStepLane(QPainter& p, const Frame& f) const;
+    void paintNoteMarks(QPainter& p, const Frame& f) const;
+    void paintChrome(QPainter& p, const Frame& f) const;
     void paintLegend(QPainter& p, const Frame& f) const;
     void paintEmpty(QPainter& p, const QSize& size) const;
     void stepColumns(const Frame& f, std::vector<int>& step) const;
@@ -162,6 +176,7 @@ private:
     int m_labelWidth = 160;
     bool m_absolute = false;
     std::int64_t m_t0 = 0, m_t1 = 1;
+    std::vector<NoteMark> m_noteMarks; // sorted by start
     std::vector<std::pair<std::int64_t, std::int64_t>> m_undo;
     QElapsedTimer m_lastWheel;
     ViewColors m_colors;
