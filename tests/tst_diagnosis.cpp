@@ -1,5 +1,6 @@
 // Engine stage 5: diagnosis (slow steps, ranks, links, switches) measured against the anomalies the
 // simulator injects, and its silence on clean captures.
+#include "test_util.h"
 #include "analysis/evaluate.h"
 #include "analysis/pipeline.h"
 #include "io/report_json.h"
@@ -11,24 +12,9 @@
 #include <set>
 
 using namespace prism;
+using namespace prism::test;
 
 namespace {
-
-Capture captureOf(const sim::SimResult& r) {
-    Capture c;
-    c.source = "simulated";
-    c.flows = r.flows;
-    c.flows.sortByStart();
-    c.topology = r.topology;
-    c.hasTopology = true;
-    return c;
-}
-
-sim::SimConfig presetConfig(const char* name, int seed) {
-    auto config = sim::makePreset(name, std::uint64_t(seed));
-    if (!config) throw std::runtime_error(std::string("no preset ") + name);
-    return *config;
-}
 
 std::vector<const Finding*> ofKind(const JobInfo& job, const std::string& kind) {
     std::vector<const Finding*> out;

@@ -1,5 +1,6 @@
 // The capture readers: flows.csv (plain and gzip), topology.json and loadCapture/summarize, on good inputs
 // in every accepted form and on malformed ones (each error must say where and what).
+#include "test_util.h"
 #include "io/capture.h"
 
 #include <QTemporaryDir>
@@ -19,6 +20,7 @@ template <> inline char* toString(const std::string& s) { return qstrdup(s.c_str
 } // namespace QTest
 
 using namespace prism;
+using namespace prism::test;
 using namespace std::string_literals;
 
 namespace {
@@ -26,18 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string data(const std::string& name) { return std::string(LLMPRISM_TEST_DATA) + "/readers/" + name; }
-
-std::string readBytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-void writeBytes(const std::string& path, const std::string& bytes) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-}
 
 void writeGzip(const std::string& path, const std::string& bytes) {
     gzFile gz = gzopen(path.c_str(), "wb");

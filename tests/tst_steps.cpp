@@ -1,5 +1,6 @@
 // Engine stages 3-4: step division (DP sync bursts, PP rhythm, clock alignment, BOCD) and the per-rank
 // timeline, measured against the simulator's ground truth.
+#include "test_util.h"
 #include "analysis/evaluate.h"
 #include "analysis/pipeline.h"
 #include "analysis/steps.h"
@@ -13,26 +14,9 @@
 #include <set>
 
 using namespace prism;
+using namespace prism::test;
 
 namespace {
-
-Capture captureOf(const FlowTable& flows, const Topology& topology) {
-    Capture c;
-    c.source = "simulated";
-    c.flows = flows;
-    c.flows.sortByStart();
-    c.topology = topology;
-    c.hasTopology = true;
-    return c;
-}
-
-Capture captureOf(const sim::SimResult& r) { return captureOf(r.flows, r.topology); }
-
-sim::SimConfig presetConfig(const char* name, int seed) {
-    auto config = sim::makePreset(name, std::uint64_t(seed));
-    if (!config) throw std::runtime_error(std::string("no preset ") + name);
-    return *config;
-}
 
 // The records of a capture whose start lies in [from, to).
 FlowTable window(const FlowTable& in, std::int64_t from, std::int64_t to) {

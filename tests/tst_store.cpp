@@ -1,6 +1,7 @@
 // The session file (.prism): a capture and its analysis saved and reopened field by field, notes, atomic
 // writes, foreign / newer / damaged files, the untouched source capture, the documented example queries and
 // the CLI's `import` and `analyze SESSION.prism`.
+#include "test_util.h"
 #include "analysis/pipeline.h"
 #include "io/capture.h"
 #include "io/report_json.h"
@@ -36,22 +37,11 @@ template <> inline char* toString(const std::string& s) { return qstrdup(s.c_str
 } // namespace QTest
 
 using namespace prism;
+using namespace prism::test;
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string readBytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-void writeBytes(const std::string& path, const std::string& bytes) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-}
 
 // Runs SQL on a file with the plain SQLite C API (what a user's script would do); returns rows as text.
 std::vector<std::vector<std::string>> query(const std::string& path, const std::string& sql, bool write = false) {

@@ -1,0 +1,47 @@
+#pragma once
+// Helpers the tests share: simulator presets as captures, whole-file reads and writes.
+#include "io/capture.h"
+#include "sim/simulator.h"
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace prism::test {
+
+// A capture as loadCapture would make it from the simulator's output (records sorted by start).
+inline Capture captureOf(const FlowTable& flows, const Topology& topology) {
+    Capture c;
+    c.source = "simulated";
+    c.flows = flows;
+    c.flows.sortByStart();
+    c.topology = topology;
+    c.hasTopology = true;
+    return c;
+}
+
+inline Capture captureOf(const sim::SimResult& r) { return captureOf(r.flows, r.topology); }
+
+inline sim::SimConfig presetConfig(const char* name, int seed) {
+    auto config = sim::makePreset(name, std::uint64_t(seed));
+    if (!config) throw std::runtime_error(std::string("no preset ") + name);
+    return *config;
+}
+
+inline sim::SimResult simulatePreset(const char* name, int seed) { return sim::simulate(presetConfig(name, seed)); }
+
+inline std::string readBytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+inline void writeBytes(const std::string& path, const std::string& bytes) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+} // namespace prism::test
