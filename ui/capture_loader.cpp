@@ -77,7 +77,8 @@ int CaptureLoader::load(const QString& path, bool strict) {
                 auto opened = readSessionFile(path, [report](double f) { return report(0.95 * f, "Reading session"); });
                 // The job shown first only: the others are indexed when first shown, so that a session opens
                 // to its first paint in well under a second.
-                opened->buildLod(std::vector<int>{0}, [report](double f) { return report(0.95 + 0.05 * f, "Indexing"); });
+                opened->buildLod(std::vector<int>{0},
+                                 [report](double f) { return report(0.95 + 0.05 * f, "Indexing"); });
                 SessionPtr done = opened;
                 post([id = job->id, done](CaptureLoader* l) {
                     l->m_busy = false;

@@ -185,7 +185,8 @@ std::int64_t NotesPanel::addNote(const Note& note, QString* error) {
     m_dirty = true;
     refill();
     for (int i = 0; i < m_list->topLevelItemCount(); ++i)
-        if (m_list->topLevelItem(i)->data(0, kIdRole).toLongLong() == id) m_list->setCurrentItem(m_list->topLevelItem(i));
+        if (m_list->topLevelItem(i)->data(0, kIdRole).toLongLong() == id)
+            m_list->setCurrentItem(m_list->topLevelItem(i));
     emit notesChanged();
     return id;
 }
@@ -271,9 +272,10 @@ void NotesPanel::refill() {
         item->setText(1, text.section('\n', 0, 0));
         QString tip = "<b>" + describe(n).toHtmlEscaped() + "</b><br>" + text.toHtmlEscaped().replace('\n', "<br>");
         if (n.createdMs)
-            tip += "<br><i>" +
-                   QDateTime::fromMSecsSinceEpoch(n.modifiedMs ? n.modifiedMs : n.createdMs).toString("yyyy-MM-dd hh:mm") +
-                   (n.author.empty() ? QString() : " · " + q(n.author)) + "</i>";
+            tip +=
+                "<br><i>" +
+                QDateTime::fromMSecsSinceEpoch(n.modifiedMs ? n.modifiedMs : n.createdMs).toString("yyyy-MM-dd hh:mm") +
+                (n.author.empty() ? QString() : " · " + q(n.author)) + "</i>";
         item->setToolTip(0, tip);
         item->setToolTip(1, tip);
         if (n.id == keep) item->setSelected(true);

@@ -70,7 +70,8 @@ Options:
   --quiet           print nothing but errors
 )";
 
-const char* kEvaluateHelp = R"(Usage: llmprism-cli evaluate --report R.json --truth T.json [--json OUT] [--expect-perfect]
+const char* kEvaluateHelp =
+    R"(Usage: llmprism-cli evaluate --report R.json --truth T.json [--json OUT] [--expect-perfect]
 
 Scores a report against ground truth: job recognition precision/recall, exact TP/PP/DP, DP-group and
 PP-pair precision/recall, PP chain order, step count and step-duration error, finding precision/recall.

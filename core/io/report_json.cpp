@@ -137,7 +137,8 @@ Report reportFromJson(const json& j, const std::string& src) {
         auto fmt = rd.get<std::string>(j, "format", "top level", "", false);
         if (fmt != "llmprism-report") rd.fail("format", "expected \"llmprism-report\", found \"" + fmt + "\"");
         r.version = rd.get<int>(j, "version", "top level", 1, false);
-        if (r.version > 1) rd.fail("version", "version " + std::to_string(r.version) + " is newer than this tool reads (1)");
+        if (r.version > 1)
+            rd.fail("version", "version " + std::to_string(r.version) + " is newer than this tool reads (1)");
     }
     auto jobsIt = j.find("jobs");
     if (jobsIt == j.end() || !jobsIt->is_array()) rd.fail("top level", "expected a \"jobs\" list");

@@ -27,7 +27,8 @@ bool isSmallColumn(int col) {
 }
 bool encodingKnown(int col, const std::string& encoding) {
     if (col < 0) return false;
-    if (isSmallColumn(col)) return encoding == "plus1-u16" || (col != int(SegColumn::MicroBatch) && encoding == "plus1-varint");
+    if (isSmallColumn(col))
+        return encoding == "plus1-u16" || (col != int(SegColumn::MicroBatch) && encoding == "plus1-varint");
     return encoding == kSegEncodings[col];
 }
 constexpr const char* kStatsEncoding = "zigzag-varint-rows-15";
@@ -64,7 +65,8 @@ using Encodings = std::array<const char*, kSegColumns>;
 // Writes "plus1" values (none, all ones, becomes 0) as 16-bit little-endian or as varints.
 class SmallWriter {
 public:
-    SmallWriter(std::string& out, std::size_t n, bool fixed) : m_fixed(fixed), m_out(out), m_varints(out, fixed ? 0 : n) {
+    SmallWriter(std::string& out, std::size_t n, bool fixed)
+        : m_fixed(fixed), m_out(out), m_varints(out, fixed ? 0 : n) {
         if (fixed) out.reserve(2 * n);
     }
     void put(std::uint32_t plus1) {
