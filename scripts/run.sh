@@ -6,5 +6,5 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF
 cmake --build "$root/build" --target llmprism llmprism-cli
-if [ $# -eq 0 ]; then set -- "$root/samples/two-jobs"; fi
+if [ $# -eq 0 ]; then set -- "$root/samples/anomalies"; fi
 exec "$root/build/app/gui/llmprism" "$@"
