@@ -35,7 +35,8 @@ Report perfectReportFor(const Report& truth) {
     return r;
 }
 
-const JobScore& scoreOf(const EvaluationResult& res, const std::string& truthId) {
+// By value: callers pass the result of evaluate() straight in, a temporary.
+JobScore scoreOf(const EvaluationResult& res, const std::string& truthId) {
     auto it = std::find_if(res.jobs.begin(), res.jobs.end(), [&](const JobScore& j) { return j.truthId == truthId; });
     if (it == res.jobs.end()) throw std::runtime_error("no score for " + truthId);
     return *it;
