@@ -65,6 +65,58 @@ private slots:
         }
     }
 
+    // Anomalies must not change the inferred shape: a slow rank, a slow link or a pause moves the silences
+    // that orient pipeline pairs (dp = 1) and the bursts that delimit steps. A slow rank on the job's second
+    // host (hosts[1], stage 1 of pure-pp) used to flip the stage 0-1 pairs: PP 2 x TP 16 instead of PP 4 x TP 8.
+    void anomaliesKeepTheShape_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<int>("hostIndex"); // into the job's hosts (rank order)
+        QTest::addColumn<int>("seed");
+        for (const char* p : {"pure-pp", "pure-dp"})
+            for (const char* kind : {"slow_rank", "slow_link", "slow_step"})
+                for (int host = 0; host < 4; ++host)
+                    for (int seed = 1; seed <= 3; ++seed) {
+                        if (QString(kind) == "slow_step" && host > 0) continue; // a whole-job pause
+                        QTest::newRow(qPrintable(QString("%1 %2 hosts[%3] seed %4").arg(p, kind).arg(host).arg(seed)))
+                            << QString(p) << QString(kind) << host << seed;
+                    }
+    }
+
+    void anomaliesKeepTheShape() {
+        QFETCH(QString, preset);
+        QFETCH(QString, kind);
+        QFETCH(int, hostIndex);
+        QFETCH(int, seed);
+        auto config = sim::makePreset(preset.toStdString(), std::uint64_t(seed));
+        QVERIFY(config.has_value());
+        const sim::JobSpec& job = config->jobs[0];
+        sim::AnomalySpec a;
+        a.kind = kind.toStdString();
+        a.job = 0;
+        a.host = job.hosts[std::size_t(hostIndex)];
+        a.gpu = job.firstGpu + (seed * 3) % 8;
+        a.firstStep = 5;
+        a.lastStep = 9;
+        a.factor = kind == "slow_link" ? 4.0 : 2.0;
+        a.pauseNs = kind == "slow_step" ? 150'000'000 : 0;
+        config->anomalies = {a};
+        sim::SimResult sim = sim::simulate(*config);
+        Report report = analyzeCapture(captureOf(sim));
+        EvaluationResult ev = evaluate(report, sim.truth);
+        QCOMPARE(report.jobs.size(), sim.truth.jobs.size());
+        QVERIFY2(ev.totals.jobs.exact(), "job recognition precision and recall are not 100%");
+        for (const JobScore& js : ev.jobs) {
+            QVERIFY2(js.recognized, qPrintable("job " + QString::fromStdString(js.truthId) + " not recognized"));
+            QVERIFY2(js.tp.exact, qPrintable(QString("TP %1, truth %2").arg(js.tp.report).arg(js.tp.truth)));
+            QVERIFY2(js.pp.exact, qPrintable(QString("PP %1, truth %2").arg(js.pp.report).arg(js.pp.truth)));
+            QVERIFY2(js.dp.exact, qPrintable(QString("DP %1, truth %2").arg(js.dp.report).arg(js.dp.truth)));
+            QVERIFY(js.dpPairs.exact());
+            QVERIFY(js.ppPairs.exact());
+            QVERIFY2(js.ppChains.exact(), "pipeline chain order differs from truth");
+        }
+    }
+
     void twoJobsOnTheSameHostsStayTwoJobs() {
         sim::SimResult sim = simulatePreset("shared-hosts", 5);
         Report report = analyzeCapture(captureOf(sim));

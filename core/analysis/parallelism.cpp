@@ -18,8 +18,8 @@ constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 // Record lists in compressed-sparse-row form: list k is idx[off[k] .. off[k+1]).
 struct Csr {
     std::vector<std::uint32_t> off, idx;
-    // Per-pair lists also carry their records' times and sizes in list order, so the per-pair passes read
-    // memory sequentially instead of jumping across the whole capture.
+    // Per-pair lists carry their records' times and sizes in list order instead of indices, so the per-pair
+    // passes read memory sequentially instead of jumping across the whole capture.
     std::vector<std::int64_t> startNs, endNs;
     std::vector<std::uint64_t> bytes;
     std::size_t size(std::size_t k) const { return off[k + 1] - off[k]; }
@@ -88,42 +88,44 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     if (params.windowRecords && records.size() > params.windowRecords)
         records = records.subspan((records.size() - params.windowRecords) / 2, params.windowRecords);
     const std::size_t m = records.size();
-    std::vector<std::uint32_t> slot(m); // pair*2 + direction of each job record
-    std::vector<std::uint32_t> srcLocal(m), dstLocal(m);
+    // Pass 1: the pair and direction of each record (slot = pair * 2 + direction), counted per slot.
+    std::vector<std::uint32_t> slot(m);
+    std::vector<std::uint32_t> count; // per slot
+    count.reserve(2 * 4 * n);
     for (std::size_t k = 0; k < m; ++k) {
         std::uint32_t r = records[k];
         std::uint32_t s = local(flows.src[r]), d = local(flows.dst[r]);
-        srcLocal[k] = s;
-        dstLocal[k] = d;
         std::uint32_t a = std::min(s, d), b = std::max(s, d);
         std::uint32_t* id;
         if (dense)
             id = &pairIndex[std::size_t(a) * n + b];
         else
             id = &pairHash.try_emplace((std::uint64_t(a) << 32) | b, kNone).first->second;
-        if (*id == kNone) {
+        if (*id == kNone) [[unlikely]] {
             *id = std::uint32_t(pairEnds.size());
             pairEnds.push_back({a, b});
+            count.push_back(0);
+            count.push_back(0);
         }
-        slot[k] = *id * 2 + (s == a ? 0 : 1);
+        const std::uint32_t sl = *id * 2 + (s == a ? 0 : 1);
+        slot[k] = sl;
+        ++count[sl];
     }
     const std::size_t pairs = pairEnds.size();
 
     // Record lists per pair direction and per endpoint (CSR).
     Csr byDir, byNode; // byNode is built only when needed (jobs without DP traffic)
     byDir.off.assign(pairs * 2 + 1, 0);
-    for (std::size_t k = 0; k < m; ++k) ++byDir.off[slot[k] + 1];
-    for (std::size_t i = 1; i < byDir.off.size(); ++i) byDir.off[i] += byDir.off[i - 1];
-    byDir.idx.resize(m);
+    for (std::size_t i = 0; i < 2 * pairs; ++i) byDir.off[i + 1] = byDir.off[i] + count[i];
     byDir.startNs.resize(m);
     byDir.endNs.resize(m);
     byDir.bytes.resize(m);
     {
+        // Pass 2: times and sizes into per-slot order.
         std::vector<std::uint32_t> fillDir(byDir.off.begin(), byDir.off.end() - 1);
         for (std::size_t k = 0; k < m; ++k) {
-            std::uint32_t r = records[k];
-            std::uint32_t pos = fillDir[slot[k]]++;
-            byDir.idx[pos] = r;
+            const std::uint32_t r = records[k];
+            const std::uint32_t pos = fillDir[slot[k]]++;
             byDir.startNs[pos] = flows.startNs[r];
             byDir.endNs[pos] = flows.endNs[r];
             byDir.bytes[pos] = flows.bytes[r];
@@ -132,7 +134,10 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     auto buildByNode = [&] {
         if (!byNode.off.empty()) return;
         byNode.off.assign(n + 1, 0);
+        std::vector<std::uint32_t> srcLocal(m), dstLocal(m);
         for (std::size_t k = 0; k < m; ++k) {
+            srcLocal[k] = local(flows.src[records[k]]);
+            dstLocal[k] = local(flows.dst[records[k]]);
             ++byNode.off[srcLocal[k] + 1];
             ++byNode.off[dstLocal[k] + 1];
         }
@@ -157,11 +162,17 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         // Distinct record sizes, counted up to kMaxDistinct (pipelines repeat a few sizes).
         constexpr std::size_t kMaxDistinct = 32;
         std::uint64_t sizes[kMaxDistinct];
-        std::size_t distinct = 0;
+        std::size_t distinct = 0, lastHit = 0;
         auto count = [&](std::uint64_t v) {
+            // Once the cap is reached nothing can change; sizes come in runs, so the last hit is tried first.
+            if (distinct == kMaxDistinct || (distinct && sizes[lastHit] == v)) return;
             for (std::size_t i = 0; i < distinct; ++i)
-                if (sizes[i] == v) return;
-            if (distinct < kMaxDistinct) sizes[distinct++] = v;
+                if (sizes[i] == v) {
+                    lastHit = i;
+                    return;
+                }
+            lastHit = distinct;
+            sizes[distinct++] = v;
         };
         for (std::size_t q = byDir.off[ab]; q < byDir.off[ab + 1]; ++q) pi.bytesAB += byDir.bytes[q], count(byDir.bytes[q]);
         for (std::size_t q = byDir.off[ba]; q < byDir.off[ba + 1]; ++q) pi.bytesBA += byDir.bytes[q], count(byDir.bytes[q]);
@@ -229,7 +240,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             burstEnds[v].push_back(last);
         }
     }
-    std::vector<std::vector<std::uint32_t>> forwardOut(n), forwardIn(n);
+    std::vector<std::vector<std::uint32_t>> forwardOut(n), forwardIn(n), ppAdj(n);
+    std::vector<bool> forwardAB(pairs, true); // PP pair p: a→b is forward
     for (std::size_t p = 0; p < pairs; ++p) {
         PairInfo& pi = res.pairs[p];
         if (pi.kind != PairKind::PP) continue;
@@ -271,7 +283,64 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         if (score == 0 && !pairRecs.empty()) vote(byDir.startNs[pairRecs.front()], 1.0); // the first is forward
         pi.forwardVotes = votes;
         pi.forwardScore = score;
-        std::uint32_t from = score >= 0 ? x : y, to = score >= 0 ? y : x;
+        forwardAB[p] = score >= 0;
+        ppAdj[x].push_back(std::uint32_t(p));
+        ppAdj[y].push_back(std::uint32_t(p));
+    }
+
+    // A pipeline is a path: its pairs all point the same way along it, so a path of PP pairs is oriented as
+    // a whole, by the sum of its pairs' scores. One pair's own evidence can be wrong (a slow stage opens
+    // long silences before its backward sends, dp = 1); its neighbours outvote it. Other shapes (branches,
+    // cycles) keep the per-pair orientation.
+    {
+        std::vector<bool> done(n, false);
+        std::vector<std::uint32_t> nodes, stack;
+        for (std::size_t v0 = 0; v0 < n; ++v0) {
+            if (done[v0] || ppAdj[v0].empty()) continue;
+            nodes.clear();
+            stack.assign(1, std::uint32_t(v0));
+            done[v0] = true;
+            std::size_t degreeSum = 0;
+            bool path = true;
+            while (!stack.empty()) {
+                const std::uint32_t v = stack.back();
+                stack.pop_back();
+                nodes.push_back(v);
+                degreeSum += ppAdj[v].size();
+                if (ppAdj[v].size() > 2) path = false;
+                for (std::uint32_t p : ppAdj[v]) {
+                    const std::uint32_t w = pairEnds[p].first == v ? pairEnds[p].second : pairEnds[p].first;
+                    if (!done[w]) done[w] = true, stack.push_back(w);
+                }
+            }
+            if (!path || degreeSum / 2 + 1 != nodes.size() || nodes.size() < 3) continue;
+            std::uint32_t end = nodes.front();
+            for (std::uint32_t v : nodes)
+                if (ppAdj[v].size() == 1) end = v;
+            // Walk from one end: (pair, whether the walk enters it at its end a); sum the scores along the walk.
+            std::vector<std::pair<std::uint32_t, bool>> walk;
+            double sum = 0;
+            for (std::uint32_t v = end, prev = kNone;;) {
+                std::uint32_t next = kNone;
+                for (std::uint32_t p : ppAdj[v]) {
+                    if (p == prev) continue;
+                    const bool fromA = pairEnds[p].first == v;
+                    walk.push_back({p, fromA});
+                    sum += fromA ? res.pairs[p].forwardScore : -res.pairs[p].forwardScore;
+                    next = fromA ? pairEnds[p].second : pairEnds[p].first;
+                    prev = p;
+                    break;
+                }
+                if (next == kNone) break;
+                v = next;
+            }
+            for (auto [p, fromA] : walk) forwardAB[p] = (sum >= 0) == fromA;
+        }
+    }
+    for (std::size_t p = 0; p < pairs; ++p) {
+        if (res.pairs[p].kind != PairKind::PP) continue;
+        auto [x, y] = pairEnds[p];
+        std::uint32_t from = forwardAB[p] ? x : y, to = forwardAB[p] ? y : x;
         forwardOut[from].push_back(to);
         forwardIn[to].push_back(from);
     }

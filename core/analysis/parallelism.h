@@ -1,8 +1,9 @@
 #pragma once
 // Stage 2: parallelism inference for one recognized job. Each communicating NIC pair is classified DP or
 // PP from its signature; DP groups are the connected components of DP pairs (Boost.Graph); PP pairs are
-// oriented (the forward direction is the one that speaks first after each step's silence) and chained by
-// DFS on the directed PP graph, stage 0 first; TP = job GPUs / (DP × PP), cross-checked against the GPUs
+// oriented (the forward direction is the one that speaks first after each step's silence; the pairs of one
+// pipeline, a path, are oriented together by the sum of their scores) and chained by DFS on the directed PP
+// graph, stage 0 first; TP = job GPUs / (DP × PP), cross-checked against the GPUs
 // the job uses per host. What happens inside a host never reaches the network, so intra-host parallelism
 // is reported as TP (the paper's convention) and a note says so.
 #include "analysis/recognition.h"
@@ -30,7 +31,9 @@ struct PairInfo {
     double asymmetry = 0;    // min/max of the byte counts of the two directions (1 = symmetric)
     double simultaneity = 0; // share of transfers that start together with one in the reverse direction
     int forwardVotes = 0;    // PP: step starts where a→b spoke first minus where b→a did
-    double forwardScore = 0; // PP: the same votes, weighted (positive: a→b is forward)
+    double forwardScore = 0; // PP: the same votes, weighted (positive: a→b is forward). The pair's own evidence:
+                             // a pipeline (a path of PP pairs) is oriented as a whole by the sum along it,
+                             // so ppChains may overrule the sign of one pair
     std::uint32_t distinctSizes = 0;
 };
 

@@ -64,6 +64,24 @@ double rhythmCorrelation(const Cluster& a, const Cluster& b) {
     return sxy / std::sqrt(sxx * syy);
 }
 
+// (x - lo) / width for x >= lo, width > 0, without a 64-bit division per record: a floating-point estimate,
+// corrected to the exact quotient.
+class BinOf {
+public:
+    BinOf(std::int64_t lo, std::int64_t width) : m_lo(lo), m_width(width), m_inv(1.0 / double(width)) {}
+    std::int64_t operator()(std::int64_t x) const {
+        const std::int64_t d = x - m_lo;
+        std::int64_t q = std::int64_t(double(d) * m_inv);
+        while (q > 0 && q * m_width > d) --q;
+        while ((q + 1) * m_width <= d) ++q;
+        return q;
+    }
+
+private:
+    std::int64_t m_lo, m_width;
+    double m_inv;
+};
+
 } // namespace
 
 RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology, const RecognitionParams& params,
@@ -72,47 +90,76 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
     const std::size_t n = flows.size();
     const std::size_t endpoints = flows.endpoints.size();
 
-    // Pass 1: split each endpoint's activity into epochs at long silences; an (endpoint, epoch) is a node.
+    // Pass 1, the only full pass over the columns: split each endpoint's activity into epochs at long
+    // silences (an (endpoint, epoch) is a node), join the two nodes of each RoCE record (union-find; a
+    // node's last partner is remembered, so the repeats of a pair cost no union), and gather per node what
+    // the clusters need (records, span, bytes as a sender). Per record only its sender node is kept.
     std::vector<std::uint32_t> current(endpoints, kNone);
     std::vector<std::int64_t> lastEnd(endpoints, 0);
     std::vector<EndpointId> nodeEndpoint;
-    std::vector<std::uint32_t> roce, srcNode, dstNode;
-    auto nodeOf = [&](EndpointId e, std::int64_t start, std::int64_t end) {
-        if (current[e] == kNone || start - lastEnd[e] > params.jobGapNs) {
-            current[e] = std::uint32_t(nodeEndpoint.size());
-            nodeEndpoint.push_back(e);
-            lastEnd[e] = end;
-        } else
-            lastEnd[e] = std::max(lastEnd[e], end);
-        return current[e];
+    struct NodeStats {
+        std::size_t records = 0;
+        std::uint64_t bytes = 0;
+        std::int64_t first = std::numeric_limits<std::int64_t>::max();
+        std::int64_t last = std::numeric_limits<std::int64_t>::min();
+        std::uint32_t lastPartner = kNone;
     };
-    {
-        std::size_t roceCount = 0;
-        for (std::size_t i = 0; i < n; ++i) roceCount += flows.isRoce(i);
-        roce.reserve(roceCount);
-        srcNode.reserve(roceCount);
-        dstNode.reserve(roceCount);
-    }
+    std::vector<NodeStats> nodeStats;
+    std::vector<std::size_t> parent; // union-find over nodes (union by index, path halving)
+    auto find = [&](std::size_t v) {
+        while (parent[v] != v) {
+            parent[v] = parent[parent[v]];
+            v = parent[v];
+        }
+        return v;
+    };
+    auto nodeOf = [&](EndpointId e, std::int64_t start, std::int64_t end) __attribute__((always_inline)) {
+        std::uint32_t& cur = current[e];
+        std::int64_t& last = lastEnd[e];
+        if (cur == kNone || start - last > params.jobGapNs) [[unlikely]] {
+            cur = std::uint32_t(nodeEndpoint.size());
+            nodeEndpoint.push_back(e);
+            nodeStats.emplace_back();
+            parent.push_back(cur);
+            last = end;
+        } else
+            last = std::max(last, end);
+        return cur;
+    };
+    std::vector<std::uint32_t> senderNode(n); // kNone for records that are not RoCE
+    const std::int64_t* startNs = flows.startNs.data();
+    const std::int64_t* endNs = flows.endNs.data();
+    const EndpointId* src = flows.src.data();
+    const EndpointId* dst = flows.dst.data();
     for (std::size_t i = 0; i < n; ++i) {
-        if (!flows.isRoce(i)) continue;
-        roce.push_back(std::uint32_t(i));
-        srcNode.push_back(nodeOf(flows.src[i], flows.startNs[i], flows.endNs[i]));
-        dstNode.push_back(nodeOf(flows.dst[i], flows.startNs[i], flows.endNs[i]));
+        if (!flows.isRoce(i)) {
+            senderNode[i] = kNone;
+            continue;
+        }
+        const std::int64_t start = startNs[i], end = endNs[i];
+        const std::uint32_t s = nodeOf(src[i], start, end);
+        const std::uint32_t d = nodeOf(dst[i], start, end);
+        senderNode[i] = s;
+        NodeStats& st = nodeStats[s];
+        ++st.records;
+        st.bytes += flows.bytes[i];
+        st.first = std::min(st.first, start);
+        st.last = std::max(st.last, end);
+        if (st.lastPartner != d) {
+            st.lastPartner = d;
+            const std::size_t a = find(s), b = find(d);
+            if (a != b) parent[std::max(a, b)] = std::min(a, b);
+        }
         if (progress && (i & 0xFFFFF) == 0 && !progress(0.4 * double(i) / double(n))) throw Cancelled();
     }
 
-    // Union-find over the nodes: cross-machine clusters.
+    // Clusters: the connected node sets, numbered by their first node.
     const std::size_t nodes = nodeEndpoint.size();
-    std::vector<std::size_t> rank(nodes), parent(nodes);
-    boost::disjoint_sets<std::size_t*, std::size_t*> sets(rank.data(), parent.data());
-    for (std::size_t v = 0; v < nodes; ++v) sets.make_set(v);
-    for (std::size_t k = 0; k < roce.size(); ++k) sets.union_set(srcNode[k], dstNode[k]);
-
     std::vector<std::uint32_t> clusterOfRoot(nodes, kNone);
     std::vector<Cluster> clusters;
     std::vector<std::uint32_t> clusterOfNode(nodes);
     for (std::size_t v = 0; v < nodes; ++v) {
-        std::size_t root = sets.find_set(v);
+        std::size_t root = find(v);
         if (clusterOfRoot[root] == kNone) {
             clusterOfRoot[root] = std::uint32_t(clusters.size());
             clusters.emplace_back();
@@ -123,16 +170,10 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
         c.endpoints.push_back(e);
         auto nic = topology.nicByIp(flows.endpoints.at(e));
         c.hostKeys.push_back(nic && topology.nics[*nic].host >= 0 ? long(topology.nics[*nic].host) : -1L - long(e));
-    }
-    std::vector<std::uint32_t> clusterOfRecord(roce.size());
-    for (std::size_t k = 0; k < roce.size(); ++k) {
-        std::uint32_t ci = clusterOfNode[srcNode[k]];
-        clusterOfRecord[k] = ci;
-        Cluster& c = clusters[ci];
-        std::uint32_t r = roce[k];
-        ++c.records;
-        c.first = std::min(c.first, flows.startNs[r]);
-        c.last = std::max(c.last, flows.endNs[r]);
+        const NodeStats& st = nodeStats[v];
+        c.records += st.records;
+        c.first = std::min(c.first, st.first);
+        c.last = std::max(c.last, st.last);
     }
     if (progress && !progress(0.5)) throw Cancelled();
     for (Cluster& c : clusters) {
@@ -170,11 +211,20 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
                 C.firstBin = (C.first - lo) / width;
                 C.series.assign(std::size_t((C.last - lo) / width - C.firstBin + 1), 0.0f);
             }
-        for (std::size_t k = 0; k < roce.size(); ++k) {
-            Cluster& C = clusters[clusterOfRecord[k]];
+        // Per node, where its records go (nullptr: not a candidate), so the pass makes no cluster lookups.
+        std::vector<float*> seriesOfNode(nodes, nullptr);
+        std::vector<std::int64_t> firstBinOfNode(nodes, 0);
+        for (std::size_t v = 0; v < nodes; ++v) {
+            Cluster& C = clusters[clusterOfNode[v]];
             if (C.series.empty()) continue;
-            std::uint32_t r = roce[k];
-            C.series[std::size_t((flows.startNs[r] - lo) / width - C.firstBin)] += float(flows.bytes[r]);
+            seriesOfNode[v] = C.series.data();
+            firstBinOfNode[v] = C.firstBin;
+        }
+        const BinOf binOf(lo, width);
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint32_t v = senderNode[i];
+            if (v == kNone || !seriesOfNode[v]) continue;
+            seriesOfNode[v][std::size_t(binOf(startNs[i]) - firstBinOfNode[v])] += float(flows.bytes[i]);
         }
         for (auto [a, b] : candidates)
             if (rhythmCorrelation(clusters[a], clusters[b]) >= params.rhythmThreshold) jobs.union_set(a, b);
@@ -225,18 +275,32 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
         unknownTotal += job.unknownNics.size();
         result.jobs.push_back(std::move(job));
     }
-    // The records of each job, in start order: one pass.
+    // The records of each job, in start order: one pass over the sender nodes, into lists sized beforehand.
     {
         std::map<std::size_t, std::size_t> jobOfRoot;
         for (auto& [root, list] : members) jobOfRoot.emplace(root, jobOfRoot.size());
-        std::vector<std::uint32_t> jobOfCluster(cn);
-        for (std::size_t c = 0; c < cn; ++c) jobOfCluster[c] = std::uint32_t(jobOfRoot.at(jobs.find_set(c)));
-        for (std::size_t c = 0; c < cn; ++c) result.jobs[jobOfCluster[c]].records.reserve(
-            result.jobs[jobOfCluster[c]].records.capacity() + clusters[c].records);
-        for (std::size_t k = 0; k < roce.size(); ++k) {
-            RecognizedJob& job = result.jobs[jobOfCluster[clusterOfRecord[k]]];
-            job.records.push_back(roce[k]);
-            job.bytes += flows.bytes[roce[k]];
+        std::vector<std::uint32_t> jobOfNode(nodes);
+        std::vector<std::size_t> count(result.jobs.size(), 0);
+        for (std::size_t v = 0; v < nodes; ++v) {
+            const std::uint32_t j = std::uint32_t(jobOfRoot.at(jobs.find_set(clusterOfNode[v])));
+            jobOfNode[v] = j;
+            count[j] += nodeStats[v].records;
+            result.jobs[j].bytes += nodeStats[v].bytes;
+        }
+        std::vector<std::uint32_t*> fill(result.jobs.size());
+        for (std::size_t j = 0; j < result.jobs.size(); ++j) {
+            result.jobs[j].records.resize(count[j]);
+            fill[j] = result.jobs[j].records.data();
+        }
+        if (result.jobs.size() == 1) {
+            std::uint32_t* out = fill[0];
+            for (std::size_t i = 0; i < n; ++i)
+                if (senderNode[i] != kNone) *out++ = std::uint32_t(i);
+        } else {
+            for (std::size_t i = 0; i < n; ++i) {
+                const std::uint32_t v = senderNode[i];
+                if (v != kNone) *fill[jobOfNode[v]]++ = std::uint32_t(i);
+            }
         }
     }
     std::sort(result.jobs.begin(), result.jobs.end(), [&](const RecognizedJob& a, const RecognizedJob& b) {
