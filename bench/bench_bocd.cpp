@@ -2,7 +2,8 @@
 // number of run lengths kept, so each case reports it (runLengths = BocdResult::meanRunLengthsKept) next to
 // points/s (items_per_second) and run-length updates/s (updates = points x runLengths).
 //  - Piecewise/L/seg: piecewise-constant series (σ = 1, levels alternating ±1.5, segment lengths uniform in
-//    [L/2, 3L/2]) with the default settings: pruning at 1e-4, no cap; seg = 0 leaves out the segmentation.
+//    [L/2, 3L/2]) with the default settings: pruning at 1e-4, no cap; seg = 0 leaves out the segmentation
+//    (as the engine runs it).
 //  - Capped/C: white noise, where pruning cannot drop anything (the whole series is one run), capped at C.
 #include "analysis/bocd.h"
 
@@ -75,7 +76,10 @@ BENCHMARK(BM_BocdPiecewise)
     ->Args({64, 1})
     ->Args({100, 1})
     ->Args({256, 1})
+    ->Args({16, 0})
+    ->Args({32, 0})
     ->Args({64, 0})
+    ->Args({100, 0})
     ->Unit(benchmark::kMillisecond);
 
 void BM_BocdCapped(benchmark::State& state)

@@ -1,5 +1,6 @@
 // BOCD: reproduction of the reference (R ocp as run by TCPDBench) on the TCPD series, the F1/covering
-// scores against the human annotations, pruned vs exact recursion, and synthetic segmentation.
+// scores against the human annotations, pruned vs exact recursion, synthetic segmentation, and bit-identical
+// results on every vector kernel.
 #include "analysis/bocd.h"
 
 #include <QtTest>
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -259,6 +261,8 @@ private slots:
     void zscoreGivesMeanZeroAndUnitSampleSd();
     void invalidInputIsRejected();
     void emptyInputGivesEmptyResult();
+    void longSeriesMatchesTheExactRecursion();
+    void everyKernelWidthGivesBitIdenticalResults();
 };
 
 void TestBocd::referenceChangePointsAreReproducedOnTheTcpdSeries()
@@ -569,6 +573,71 @@ void TestBocd::emptyInputGivesEmptyResult()
     QVERIFY(r.cpProbability.empty());
     QVERIFY(r.segmentation.empty());
     QVERIFY(runBocdExact(std::vector<double>{}).changePoints.empty());
+}
+
+void TestBocd::longSeriesMatchesTheExactRecursion()
+{
+    // 2000 points: the fast path's window walks down its arrays and is moved back up many times, its
+    // arrays grow, and the stored (unnormalised) values are rebased every few dozen points.
+    std::mt19937_64 rng(23);
+    std::uniform_int_distribution<int> len(20, 240);
+    std::uniform_real_distribution<double> level(-3.0, 3.0);
+    std::vector<std::pair<std::size_t, double>> segs;
+    std::size_t total = 0;
+    while (total < 2000) {
+        segs.emplace_back(len(rng), level(rng));
+        total += segs.back().first;
+    }
+    const std::vector<double> x = steps(segs, 1.0, 29);
+    BocdParams p;
+    p.pruneThreshold = 1e-12;
+    const BocdResult fast = runBocd(x, p);
+    const BocdResult exact = runBocdExact(x, p);
+    QVERIFY(fast.maxRunLengthsKept > 200); // long runs were kept
+    QCOMPARE(fast.changePoints, exact.changePoints);
+    QCOMPARE(fast.segmentation, exact.segmentation);
+    QCOMPARE(fast.mapRunLength, exact.mapRunLength);
+    double worst = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+        worst = std::max(worst, std::abs(fast.cpProbability[i] - exact.cpProbability[i]));
+    qInfo("largest |cp fast - cp exact| over %zu points: %.3g", x.size(), worst);
+    QVERIFY(worst < 1e-6);
+}
+
+void TestBocd::everyKernelWidthGivesBitIdenticalResults()
+{
+    // A long univariate and a bivariate synthetic series, and the 31 TCPD series the reference answered.
+    const std::vector<double> x = steps({{300, 0.0}, {500, 2.0}, {200, -1.0}, {4000, 0.5}}, 1.0, 31);
+    const std::vector<std::vector<double>> cols{x, steps({{2500, 1.0}, {2500, -1.0}}, 0.5, 37)};
+    const int native = bocdKernelWidth();
+    std::vector<std::vector<std::vector<double>>> inputs{{x}, cols};
+    for (const auto& [name, cps] : referenceLocations())
+        inputs.push_back(loadSeries(name).columns); // the TCPD series, with the reference settings
+    std::vector<BocdResult> refs;
+    for (const auto& in : inputs)
+        refs.push_back(runBocdMultivariate(in, referenceParams()));
+    int tried = 0;
+    for (int width : {2, 4, 8}) {
+        if (!setBocdKernelWidth(width))
+            continue;
+        QCOMPARE(bocdKernelWidth(), width);
+        ++tried;
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            const BocdResult r = runBocdMultivariate(inputs[i], referenceParams());
+            const BocdResult* ref = &refs[i];
+            QVERIFY(std::memcmp(r.cpProbability.data(), ref->cpProbability.data(),
+                                r.cpProbability.size() * sizeof(double)) == 0);
+            QVERIFY(std::memcmp(r.startProbability.data(), ref->startProbability.data(),
+                                r.startProbability.size() * sizeof(double)) == 0);
+            QCOMPARE(r.mapRunLength, ref->mapRunLength);
+            QCOMPARE(r.segmentation, ref->segmentation);
+            QCOMPARE(r.changePoints, ref->changePoints);
+        }
+    }
+    QVERIFY(setBocdKernelWidth(0));
+    QCOMPARE(bocdKernelWidth(), native);
+    QVERIFY(tried >= 1); // the baseline always runs
+    QVERIFY(!setBocdKernelWidth(3));
 }
 
 QTEST_APPLESS_MAIN(TestBocd)

@@ -66,6 +66,12 @@ BocdResult runBocdMultivariate(std::span<const std::vector<double>> columns, con
 // written independently of the fast path so the two can check each other.
 BocdResult runBocdExact(std::span<const double> x, const BocdParams& p = {});
 
+// The vector width of the kernels in use: 8 (AVX-512), 4 (AVX2) or 2 (baseline, SSE2 on x86-64); picked
+// once by CPU. setBocdKernelWidth forces one (0: back to the CPU's choice) and returns false when the CPU
+// cannot run it; for tests and benchmarks (results must be bit-identical across widths), not thread-safe.
+int bocdKernelWidth();
+bool setBocdKernelWidth(int width);
+
 // (x - mean) / sd with the sample sd, computed like R's scale() (long double sums) to follow the
 // reference's numerics. A constant series is only centred (R would divide by 0).
 std::vector<double> zscore(std::span<const double> x);
