@@ -109,6 +109,50 @@ private slots:
     }
 
     // A pause before one step: every rank silent, so it is a slow step whatever else happens.
+    // Without DP traffic a step ends with the gradient into stage 0, so a slow stage 0 still works through its
+    // last backwards after its episode's last step: silence before the next step, which is its work, not a
+    // pause. A real pause there is still one.
+    void aSlowFirstStageDoesNotSpillIntoASlowStep() {
+        for (int seed = 1; seed <= 3; ++seed)
+            for (bool pause : {false, true}) {
+                sim::SimConfig config = presetConfig("pure-pp", seed);
+                config.anomalies = {{"slow_rank", 0, config.jobs[0].hosts[0], seed, 5, 9, 2.0, 0}};
+                if (pause) config.anomalies.push_back({"slow_step", 0, 0, 0, 10, 10, 0.0, 150'000'000});
+                sim::SimResult sim = sim::simulate(config);
+                const Report report = analyzeCapture(captureOf(sim));
+                const EvaluationResult ev = evaluate(report, sim.truth);
+                QVERIFY2(ev.totals.findings.exact(), qPrintable(describe(report)));
+                QCOMPARE(ofKind(report.jobs[0], "slow_step").size(), std::size_t(pause ? 1 : 0));
+                QCOMPARE(ofKind(report.jobs[0], "slow_rank").size(), std::size_t(1));
+            }
+    }
+
+    // Slow links with few peers to compare: in pure-dp's synchronous rings the slow NIC is the one whose
+    // transfers end last, counted by whole transfers (a slow transfer is split into more active-timeout
+    // records, whose early pieces used to blame its ring neighbour); in a 3-stage pipeline the middle NIC's
+    // neighbours have no other peer, so all three are slow with everyone, and the slow pairs all touch it.
+    void slowLinksWithFewPeersArePlaced() {
+        struct Case {
+            const char* preset;
+            int pp, host, gpu, seed;
+            double factor;
+        };
+        for (const Case& c : {Case{"pure-dp", 0, 3, 4, 4, 3.0}, Case{"pure-dp", 0, 2, 0, 16, 3.0},
+                              Case{"pure-dp", 0, 4, 4, 4, 3.0}, Case{"pure-pp", 3, 1, 3, 1, 4.0},
+                              Case{"pure-pp", 3, 1, 6, 2, 2.0}}) {
+            sim::SimConfig config = presetConfig(c.preset, c.seed);
+            sim::JobSpec& job = config.jobs[0];
+            if (c.pp) {
+                job.pp = c.pp;
+                job.hosts.resize(std::size_t(c.pp));
+            }
+            config.anomalies = {{"slow_link", 0, job.hosts[std::size_t(c.host)], c.gpu, 5, 9, c.factor, 0}};
+            sim::SimResult sim = sim::simulate(config);
+            const Report report = analyzeCapture(captureOf(sim));
+            QVERIFY2(evaluate(report, sim.truth).totals.findings.exact(), qPrintable(describe(report)));
+        }
+    }
+
     void aJobWidePauseIsASlowStep() {
         sim::SimResult sim = sim::simulate(presetConfig("anomalies", 4));
         Report report = analyzeCapture(captureOf(sim));

@@ -117,6 +117,38 @@ private slots:
         }
     }
 
+    // Task of the pipeline orientation without DP traffic: a stage slowed 2.5-3x (stage 2 or the last) opens
+    // silences inside its steps longer than the step's own quiet gap, and the silence votes used to orient the
+    // chains backwards. The drains of the pipeline (the step ends) settle it: their quiet gaps are longer the
+    // right way round over most steps.
+    void aSlowLateStageKeepsThePipelineOrder_data() {
+        QTest::addColumn<int>("hostIndex");
+        QTest::addColumn<double>("factor");
+        QTest::addColumn<int>("seed");
+        for (int host : {2, 3})
+            for (double factor : {2.5, 3.0})
+                for (int seed = 1; seed <= 3; ++seed)
+                    QTest::newRow(qPrintable(QString("hosts[%1] x%2 seed %3").arg(host).arg(factor).arg(seed)))
+                        << host << factor << seed;
+    }
+
+    void aSlowLateStageKeepsThePipelineOrder() {
+        QFETCH(int, hostIndex);
+        QFETCH(double, factor);
+        QFETCH(int, seed);
+        auto config = sim::makePreset("pure-pp", std::uint64_t(seed));
+        QVERIFY(config.has_value());
+        const sim::JobSpec& job = config->jobs[0];
+        config->anomalies = {{"slow_rank", 0, job.hosts[std::size_t(hostIndex)], job.firstGpu + seed % 8, 5, 9, factor,
+                              0}};
+        sim::SimResult sim = sim::simulate(*config);
+        EvaluationResult ev = evaluate(analyzeCapture(captureOf(sim)), sim.truth);
+        QVERIFY(ev.totals.jobs.exact());
+        QCOMPARE(ev.totals.ppExact, std::size_t(1));
+        QVERIFY2(ev.totals.ppChains.exact(), "pipeline chain order differs from truth");
+        QVERIFY(ev.totals.steps.exact());
+    }
+
     void twoJobsOnTheSameHostsStayTwoJobs() {
         sim::SimResult sim = simulatePreset("shared-hosts", 5);
         Report report = analyzeCapture(captureOf(sim));

@@ -339,6 +339,19 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
         return it == healthyPeers.end() ? 0u : it->second;
     };
 
+    // The member of a component that every slow pair among its members touches, or -1 (a ring has none).
+    auto hubOf = [&](std::size_t k, const std::vector<int>& members) {
+        std::vector<int> touches(members.size(), 0);
+        int pairs = 0;
+        for (std::size_t i = 0; i < members.size(); ++i)
+            for (std::size_t j = i + 1; j < members.size(); ++j)
+                if (slowPairs.count(pairKey(k, members[i], members[j]))) ++pairs, ++touches[i], ++touches[j];
+        int hub = -1;
+        for (std::size_t i = 0; i < members.size(); ++i)
+            if (pairs >= 2 && touches[i] == pairs) hub = members[i];
+        return hub;
+    };
+
     // Per step: NICs with (nearly) all records slow, joined by slow pairs into components. A component of one
     // is the slow NIC; of two, a slow pair; larger (a synchronous ring slows all its members alike), the member
     // whose hops end last.
@@ -383,19 +396,22 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
                 place = std::to_string(members[0]);
             } else if (members.size() == 2) {
                 place = std::to_string(members[0]) + ">" + std::to_string(members[1]);
+            } else if (int hub = hubOf(k, members); hub >= 0) {
+                // Every slow pair of the component touches one member (a middle stage whose neighbours have no
+                // other peer, pp = 3): that member is slow.
+                place = std::to_string(hub);
             } else {
-                // Lateness: how much later than the component's median end each member's records end.
+                // Lateness: how much later than the component's median end each member's transfers end (whole
+                // transfers: a slow one is split into more active-timeout records, whose earlier pieces end
+                // early and would dilute its lateness).
                 std::vector<std::pair<int, std::int64_t>> recEnds;
                 std::vector<std::int64_t> allEnds;
                 std::set<int> in(members.begin(), members.end());
-                for (std::uint32_t r : job.records) {
-                    const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-                    if (a < 0 || b < 0 || !in.count(a) || !in.count(b) ||
-                        stepOf(flows.startNs[r] - sd.offsetOf(flows.src[r])) != k)
-                        continue;
-                    const std::int64_t e = flows.endNs[r] - sd.offsetOf(flows.src[r]);
-                    recEnds.push_back({a, e});
-                    recEnds.push_back({b, e});
+                for (const Xfer& x : xfers) {
+                    if (x.step != k || !in.count(x.a) || !in.count(x.b)) continue;
+                    const std::int64_t e = x.e - sd.offsetOf(ix.endpoint(x.a));
+                    recEnds.push_back({x.a, e});
+                    recEnds.push_back({x.b, e});
                     allEnds.push_back(e);
                 }
                 if (allEnds.empty()) continue;
@@ -543,17 +559,43 @@ std::vector<Finding> slowSteps(const StepDivision& sd, const std::vector<Finding
             if (d[k - 1] >= st.median * (1.0 + p.minStepExcess / 2)) slow[k] = 1;
     }
 
+    // Without DP traffic a step ends with its last PP transfer, the gradient into stage 0: stage 0's last
+    // backwards (and any backlog of them) fall into the next step, and so does its first forward, as silence
+    // before the step's first record. So a slow stage 0 also explains the step after its episode, and in its
+    // steps and that one as much silence as it causes between its own slow steps (or its extra compute per
+    // step, for a one-step episode) is its work, not a pause.
+    auto spillInto = [&](int idx) {
+        double spill = 0;
+        if (sd.source != StepSource::Pipeline) return spill;
+        for (const Finding& f : causes) {
+            if (f.kind != "slow_rank" || idx < f.firstStep || idx - 1 > f.lastStep) continue;
+            double stage = -1, own = 0, peer = 0;
+            for (const auto& [key, v] : f.evidence) {
+                if (key == "pp_stage") stage = v;
+                if (key == "compute_ms") own = v;
+                if (key == "peer_compute_ms") peer = v;
+            }
+            if (stage != 0) continue;
+            std::vector<double> inside; // silence before the episode's steps after its first
+            for (std::size_t k = 1; k < K; ++k)
+                if (sd.steps[k].index > f.firstStep && sd.steps[k].index <= f.lastStep)
+                    inside.push_back(lead[k - 1] - leadBase);
+            spill = std::max({spill, std::max(0.0, own - peer) * 1e6, medianOf(inside)});
+        }
+        return spill;
+    };
     // Which slow steps are slow_step findings: a job-wide silence before the step (a pause), or nothing else
     // (no slow rank or link in that step) to explain it.
     std::vector<int> flagged;
     for (std::size_t k = 1; k < K; ++k) {
         if (!slow[k]) continue;
         const double extra = d[k - 1] - st.median;
-        const double silence = lead[k - 1] - leadBase;
         const int idx = sd.steps[k].index;
-        const bool explained = std::any_of(causes.begin(), causes.end(), [&](const Finding& f) {
-            return f.firstStep <= idx && idx <= f.lastStep;
-        });
+        const double spill = spillInto(idx);
+        const double silence = lead[k - 1] - leadBase - spill;
+        const bool explained = spill > 0 || std::any_of(causes.begin(), causes.end(), [&](const Finding& f) {
+                                   return f.firstStep <= idx && idx <= f.lastStep;
+                               });
         if (silence >= p.pauseShare * extra || !explained) flagged.push_back(int(k));
     }
     std::vector<Episode> eps = episodesOf(flagged, 0);

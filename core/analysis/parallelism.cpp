@@ -1,5 +1,7 @@
 #include "analysis/parallelism.h"
 
+#include "analysis/steps.h"
+
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/connected_components.hpp>
@@ -288,6 +290,93 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         ppAdj[y].push_back(std::uint32_t(p));
     }
 
+    bool hasDp = false;
+    for (const PairInfo& pi : res.pairs) hasDp = hasDp || pi.kind == PairKind::DP;
+    std::vector<std::pair<std::int64_t, std::int64_t>> jobPieces; // the job's activity, merged (no DP only)
+    if (!hasDp) {
+        for (std::uint32_t r : records) {
+            if (jobPieces.empty() || flows.startNs[r] > jobPieces.back().second)
+                jobPieces.push_back({flows.startNs[r], std::max(flows.startNs[r], flows.endNs[r])});
+            else
+                jobPieces.back().second = std::max(jobPieces.back().second, flows.endNs[r]);
+        }
+    }
+    // Without DP bursts, the step boundaries that orient the pipelines are where they drain (steps.h
+    // scanDrains), which needs the orientation: the paths (pipelines) are taken all as voted, or all the
+    // other way round, over all their pairs together (a transfer the exporter lost leaves one pair off its
+    // count; the others still see the drain). Per way round:
+    //   gaps: the median length of the drains' quiet gaps. Right, the gaps between steps (stage 0's last
+    //         backward, the optimizer, its first forward); wrong, moments every pair is at its most loaded,
+    //         shorter gaps inside steps.
+    //   runs: the median over drains and head pairs of the transfers that run forward right after the drain
+    //         plus those that run backward right before it. Right, the warm-up (stage 0 sends pp activations
+    //         before the first gradient returns) and the cool-down, about 2 pp; wrong, the head is the last
+    //         pair, which alternates: about 2. An order, not a time: a slow stage leaves it (pp >= 3; with
+    //         pp = 2 both ways see runs of 1-2).
+    struct Path {
+        std::vector<std::pair<std::uint32_t, bool>> walk; // (pair, whether the walk enters it at its end a)
+        bool along = true;                                // the walk goes forward, from stage 0
+    };
+    std::vector<Path> paths;
+    const StepParams drainParams;
+    constexpr double kDecisive = 1.5; // a gap median this many times the other decides; else the runs
+    struct DrainEvidence {
+        double runs = 0, gaps = 0;
+        std::vector<std::size_t> drains; // gap indices of jobPieces
+    };
+    auto drainEvidence = [&](bool flipped) {
+        std::vector<LinkRecord> recs;
+        auto byStart = [](const LinkRecord& x, const LinkRecord& y) { return x.s < y.s; };
+        std::uint32_t link = 0;
+        for (const Path& path : paths) {
+            const bool along = path.along != flipped;
+            for (std::size_t i = 0; i < path.walk.size(); ++i, ++link) {
+                const auto [p, fromA] = path.walk[i];
+                const bool head = along ? i == 0 : i + 1 == path.walk.size();
+                for (std::uint32_t dir = 0; dir < 2; ++dir) {
+                    // Each direction's list is in start order already: merge it in.
+                    const bool forward = ((dir == 0) == fromA) == along;
+                    const std::size_t mid = recs.size();
+                    for (std::uint32_t q = byDir.off[p * 2 + dir]; q < byDir.off[p * 2 + dir + 1]; ++q)
+                        recs.push_back({byDir.startNs[q], std::max(byDir.startNs[q], byDir.endNs[q]), link,
+                                        forward ? 1 : -1, head});
+                    std::inplace_merge(recs.begin(), recs.begin() + std::ptrdiff_t(mid), recs.end(), byStart);
+                }
+            }
+        }
+        // Transfers on the head pairs: records of one direction that start before the previous one ended (the
+        // other channels) or right after it (the next active-timeout piece) are one transfer.
+        constexpr std::int64_t kUnset = std::numeric_limits<std::int64_t>::min();
+        std::vector<std::vector<std::pair<std::int64_t, int>>> heads(link); // per pair: (start, direction)
+        std::vector<std::int64_t> lastEnd(2 * std::size_t(link), kUnset);
+        for (const LinkRecord& r : recs) {
+            if (!r.head) continue;
+            std::int64_t& last = lastEnd[2 * std::size_t(r.link) + (r.dir > 0 ? 1 : 0)];
+            if (last == kUnset || r.s > last + 5'000) heads[r.link].push_back({r.s, r.dir});
+            last = std::max(last == kUnset ? r.e : last, r.e);
+        }
+        DrainEvidence ev;
+        const std::vector<double> share = scanDrains(jobPieces, recs, drainParams).share;
+        std::vector<double> gaps, runs;
+        for (std::size_t g = 0; g < share.size(); ++g) {
+            const std::int64_t gap = jobPieces[g + 1].first - jobPieces[g].second;
+            if (share[g] < drainParams.drainedShare || gap < drainParams.minBoundaryGapNs) continue;
+            ev.drains.push_back(g);
+            gaps.push_back(double(gap));
+            for (const auto& head : heads) {
+                if (head.empty()) continue;
+                auto at = std::lower_bound(head.begin(), head.end(), std::pair{jobPieces[g + 1].first, -2});
+                std::size_t run = 0;
+                for (auto it = at; it != head.end() && it->second > 0; ++it) ++run;
+                for (auto it = at; it != head.begin() && std::prev(it)->second < 0; --it) ++run;
+                runs.push_back(double(run));
+            }
+        }
+        ev.gaps = medianOf(std::move(gaps));
+        ev.runs = medianOf(std::move(runs));
+        return ev;
+    };
+
     // A pipeline is a path: its pairs all point the same way along it, so a path of PP pairs is oriented as
     // a whole, by the sum of its pairs' scores. One pair's own evidence can be wrong (a slow stage opens
     // long silences before its backward sends, dp = 1); its neighbours outvote it. Other shapes (branches,
@@ -313,7 +402,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                     if (!done[w]) done[w] = true, stack.push_back(w);
                 }
             }
-            if (!path || degreeSum / 2 + 1 != nodes.size() || nodes.size() < 3) continue;
+            if (!path || degreeSum / 2 + 1 != nodes.size() || nodes.size() < 2) continue;
             std::uint32_t end = nodes.front();
             for (std::uint32_t v : nodes)
                 if (ppAdj[v].size() == 1) end = v;
@@ -335,7 +424,47 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                 v = next;
             }
             for (auto [p, fromA] : walk) forwardAB[p] = (sum >= 0) == fromA;
+            paths.push_back({std::move(walk), sum >= 0});
         }
+    }
+    if (!hasDp && !paths.empty()) {
+        // The silences above are the pipeline's own, and a slow stage opens long ones inside a step (before
+        // its backward sends), time-symmetric enough to outvote the step's. The drains decide when they are
+        // clear, by medians over the steps, so a few slow steps do not: the gaps first, when one median is
+        // clearly longer (pp = 2 with balanced stages also drains for a moment inside a step, and both medians
+        // are then those short gaps); else the runs (pp >= 3); else the votes stand.
+        const DrainEvidence asVoted = drainEvidence(false), turned = drainEvidence(true);
+        bool deep = false;
+        for (const Path& path : paths) deep = deep || path.walk.size() >= 2;
+        bool turn = false;
+        if (turned.gaps > kDecisive * asVoted.gaps) turn = true;
+        else if (asVoted.gaps > kDecisive * turned.gaps) turn = false;
+        else if (deep && turned.runs > asVoted.runs) turn = true;
+        for (Path& path : paths) path.along = path.along != turn;
+        // Then each path on its own, at those step boundaries: the first transfer on a pair after the step's
+        // quiet gap is an activation, forward (a path whose votes went the other way from the rest).
+        const std::vector<std::size_t>& drains = turn ? turned.drains : asVoted.drains;
+        for (Path& path : paths) {
+            int votes = 0;
+            for (std::size_t g : drains) {
+                const std::int64_t t = jobPieces[g + 1].first;
+                for (const auto& [p, fromA] : path.walk) {
+                    // The first record at or after t in each direction of the pair.
+                    std::int64_t first[2];
+                    for (std::uint32_t dir = 0; dir < 2; ++dir) {
+                        const auto b = byDir.startNs.begin() + byDir.off[p * 2 + dir];
+                        const auto e = byDir.startNs.begin() + byDir.off[p * 2 + dir + 1];
+                        const auto it = std::lower_bound(b, e, t);
+                        first[dir] = it == e ? std::numeric_limits<std::int64_t>::max() : *it;
+                    }
+                    if (first[0] == first[1]) continue;
+                    votes += ((first[0] < first[1]) == fromA) ? 1 : -1; // walk direction first
+                }
+            }
+            if (votes != 0) path.along = votes > 0;
+        }
+        for (const Path& path : paths)
+            for (auto [p, fromA] : path.walk) forwardAB[p] = path.along == fromA;
     }
     for (std::size_t p = 0; p < pairs; ++p) {
         if (res.pairs[p].kind != PairKind::PP) continue;

@@ -109,7 +109,8 @@ PairKind JobIndex::kind(int a, int b) const {
     return it == m_sparse.end() ? PairKind::PP : it->second;
 }
 
-std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const StepParams& p, double lengthExponent) {
+std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const StepParams& p, double lengthExponent,
+                                    bool activeSpans) {
     const std::size_t n = pieces.size();
     if (n < 2) return {};
     std::vector<std::int64_t> gap(n - 1);
@@ -157,7 +158,7 @@ std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const Step
         iv.clear();
         for (std::size_t j = 0; j < cuts.size(); ++j) {
             const std::int64_t next = j + 1 < cuts.size() ? pieces[cuts[j + 1]].second : pieces.back().second;
-            iv.push_back(double(next - pieces[cuts[j]].second));
+            iv.push_back(double(next - (activeSpans ? pieces[cuts[j] + 1].first : pieces[cuts[j]].second)));
         }
         const double P = medianOf(iv);
         double regular = -1;
@@ -173,6 +174,102 @@ std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const Step
     if (bestCuts == 0 && sharpest->drop >= 4.0) bestCuts = sharpest->cuts;
     cuts.assign(order.begin(), order.begin() + std::ptrdiff_t(bestCuts));
     std::sort(cuts.begin(), cuts.end());
+    return cuts;
+}
+
+DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRecord>& recs, const StepParams& p) {
+    DrainScan out;
+    const std::size_t n = pieces.size();
+    if (n == 0) return out;
+    const std::size_t G = n - 1;
+    std::uint32_t links = 0;
+    for (const LinkRecord& r : recs) links = std::max(links, r.link + 1);
+    if (links == 0) {
+        out.share.assign(G, 0.0);
+        return out;
+    }
+
+    // Transfers, as depth changes after the piece they fall in: a record that starts while the previous one of
+    // its link and direction is still open (another channel) or within kTransferJoinNs of its end (the next
+    // active-timeout piece) continues that transfer.
+    constexpr std::int64_t kTransferJoinNs = 5'000;
+    struct Event {
+        std::uint32_t piece, link;
+        std::int32_t delta;
+    };
+    std::vector<Event> events;
+    std::vector<std::int64_t> lastEnd(2 * std::size_t(links), std::numeric_limits<std::int64_t>::min());
+    std::size_t k = 0;
+    for (const LinkRecord& r : recs) {
+        while (k + 1 < n && pieces[k].second < r.s) ++k;
+        std::int64_t& last = lastEnd[2 * std::size_t(r.link) + (r.dir > 0 ? 1 : 0)];
+        const bool joins = last != std::numeric_limits<std::int64_t>::min() && r.s <= last + kTransferJoinNs;
+        last = joins ? std::max(last, r.e) : r.e;
+        if (!joins) events.push_back({std::uint32_t(k), r.link, r.dir > 0 ? 1 : -1});
+    }
+
+    // Sweep the gaps: a link rests when its depth is at its lowest so far (in flight is never negative; a
+    // capture that starts mid-step sees the gradients of earlier activations come back first, and reaches
+    // the resting level at the first drain). Where most links rest the pipeline is drained, so the others
+    // are re-levelled there (a gradient whose every record was lost leaves its link one too deep).
+    std::vector<bool> head(links, false);
+    for (const LinkRecord& r : recs) head[r.link] = head[r.link] || r.head;
+    const std::size_t heads = std::size_t(std::count(head.begin(), head.end(), true));
+    std::vector<int> depth(links, 0), level(links, 0);
+    std::size_t atRest = links, headsAtRest = heads;
+    std::vector<double>& share = out.share;
+    share.resize(n); // after each piece; the last one is the state the capture ends in
+    bool drained = false;
+    std::size_t e = 0;
+    for (std::size_t g = 0; g < n; ++g) {
+        for (; e < events.size() && events[e].piece == g; ++e) {
+            const std::uint32_t l = events[e].link;
+            const bool was = depth[l] == level[l];
+            depth[l] += events[e].delta;
+            level[l] = std::min(level[l], depth[l]);
+            const bool now = depth[l] == level[l];
+            atRest = atRest + now - was;
+            if (head[l]) headsAtRest = headsAtRest + now - was;
+        }
+        share[g] = double(atRest) / double(links);
+        if (heads) share[g] = std::min(share[g], double(headsAtRest) / double(heads));
+        if (share[g] < p.drainedShare) continue;
+        if (!drained) // gradients came back for activations sent before the capture began
+            out.startsMidStep = std::any_of(level.begin(), level.end(), [](int v) { return v < 0; });
+        drained = true;
+        if (atRest < links) {
+            level = depth;
+            atRest = links;
+            headsAtRest = heads;
+        }
+    }
+    out.endShare = share.back();
+    share.pop_back();
+    return out;
+}
+
+std::vector<std::size_t> choosePipelineCuts(const std::vector<Piece>& pieces, const std::vector<LinkRecord>& recs,
+                                            const StepParams& p, DrainScan* scanOut) {
+    DrainScan scan = scanDrains(pieces, recs, p);
+    const std::vector<double>& share = scan.share;
+    std::vector<Piece> drained;          // the activity between drained gaps
+    std::vector<std::size_t> lastPiece; // of each
+    std::int64_t start = pieces.empty() ? 0 : pieces.front().first;
+    for (std::size_t g = 0; g < share.size(); ++g) {
+        if (share[g] < p.drainedShare || pieces[g + 1].first - pieces[g].second < p.minBoundaryGapNs) continue;
+        drained.push_back({start, pieces[g].second});
+        lastPiece.push_back(g);
+        start = pieces[g + 1].first;
+    }
+    if (drained.empty()) {
+        if (scanOut) *scanOut = std::move(scan);
+        return chooseCuts(pieces, p, 1.0);
+    }
+    drained.push_back({start, pieces.back().second});
+    lastPiece.push_back(pieces.size() - 1);
+    std::vector<std::size_t> cuts = chooseCuts(drained, p, 1.0, true);
+    for (std::size_t& c : cuts) c = lastPiece[c];
+    if (scanOut) *scanOut = std::move(scan);
     return cuts;
 }
 
@@ -197,6 +294,22 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         }
     }
     std::vector<SyncRec> recs;
+    std::vector<LinkRecord> links; // PP records between adjacent stages, for the drain test (no DP traffic only)
+    if (dpRecs.empty() && !ppRecs.empty()) {
+        std::unordered_map<std::uint64_t, std::uint32_t> linkOf;
+        links.reserve(ppRecs.size());
+        for (std::uint32_t r : job.records) {
+            const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+            if (a < 0 || b < 0 || std::abs(ix.stage(a) - ix.stage(b)) != 1) continue;
+            const auto [it, added] =
+                linkOf.try_emplace(pairKey(std::uint32_t(a), std::uint32_t(b)), std::uint32_t(linkOf.size()));
+            links.push_back({flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), it->second,
+                             ix.stage(b) > ix.stage(a) ? 1 : -1, std::min(ix.stage(a), ix.stage(b)) == 0});
+        }
+        auto byStart = [](const LinkRecord& x, const LinkRecord& y) { return x.s < y.s; };
+        if (!std::is_sorted(links.begin(), links.end(), byStart))
+            std::stable_sort(links.begin(), links.end(), byStart);
+    }
     if (!dpRecs.empty()) {
         out.source = StepSource::DataParallel;
         recs = std::move(dpRecs);
@@ -224,6 +337,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     };
     std::vector<Burst> bursts;
     std::vector<std::uint32_t> burstOf(recs.size());
+    DrainScan drains; // PP only: where the pipeline is at rest
     for (std::size_t a = 0; a < recs.size();) {
         std::size_t b = a;
         while (b < recs.size() && recs[b].group == recs[a].group) ++b;
@@ -234,8 +348,9 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         pieceOf.reserve(b - a);
         const std::vector<Piece> pieces =
             unionPieces(recs.begin() + std::ptrdiff_t(a), recs.begin() + std::ptrdiff_t(b), &pieceOf);
-        const std::vector<std::size_t> cuts =
-            chooseCuts(pieces, params, out.source == StepSource::DataParallel ? 0.5 : 1.0);
+        const std::vector<std::size_t> cuts = out.source == StepSource::DataParallel
+                                                  ? chooseCuts(pieces, params, 0.5)
+                                                  : choosePipelineCuts(pieces, links, params, &drains);
         std::vector<std::uint32_t> burstOfPiece(pieces.size());
         const std::uint32_t base = std::uint32_t(bursts.size());
         std::size_t c = 0;
@@ -357,6 +472,12 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         ends.push_back(roundEnd[r]);
         syncStarts.push_back(roundStart[r]);
     }
+    // Micro-batches still in flight after the last record: the capture ends inside that step.
+    if (out.source == StepSource::Pipeline && !drains.share.empty() && drains.endShare < params.drainedShare &&
+        ends.size() > 1) {
+        ends.pop_back();
+        syncStarts.pop_back();
+    }
 
     // 5. Step 0 starts at the job's first record; each step's first activity; traffic after the last end.
     const std::size_t K = ends.size();
@@ -401,7 +522,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     }
 
     // Edges of the capture.
-    if (captureFirstNs != 0 && K > 0 && jobFirst - captureFirstNs < 1'000'000) {
+    if (K > 0 && ((captureFirstNs != 0 && jobFirst - captureFirstNs < 1'000'000) || drains.startsMidStep)) {
         out.firstStepCut = true;
         out.notes.push_back("the job was already running when the capture started: step 0 starts at its first "
                             "record and is partial");

@@ -11,9 +11,10 @@
 //      be a 1% error on a short step);
 //   4. BOCD (Adams & MacKay, threshold 0.95) runs on the series of intervals between sync rounds: its change
 //      points split the job into rhythm regimes, used by diagnosis and shown to the user.
-// Jobs without DP traffic (dp = 1) use their PP traffic rhythm instead: the quiet gaps of the job's PP
-// activity, chosen the same way. Step 0 starts at the job's first record; traffic after the last sync end
-// (a capture that ends mid-step) is not a step.
+// Jobs without DP traffic (dp = 1) use their PP traffic instead: a step ends where the pipeline is drained
+// (every activation sent since the last step has had its gradient back, on the PP links), and among those
+// quiet gaps the rhythm chooses as above. Step 0 starts at the job's first record; traffic after the last
+// sync end, or after the last drain (a capture that ends mid-step), is not a step.
 #include "analysis/bocd.h"
 #include "analysis/parallelism.h"
 #include "analysis/recognition.h"
@@ -33,6 +34,7 @@ struct StepParams {
     std::int64_t minBoundaryGapNs = 50'000; // a step boundary is a quiet gap at least this long
     double regularBand = 1.35;              // an interval within [P / band, P * band] of the median P is regular
     std::size_t maxCandidates = 64;         // cut counts tried per series (the sharpest drops in gap size)
+    double drainedShare = 0.5;              // no DP: share of PP links (and head links) at rest in a drain
 };
 
 // Per-record lookups for one job, shared by steps, timeline and diagnosis: the job-local index of an
@@ -100,9 +102,49 @@ double medianOf(std::vector<double> values);
 // bursts: among the cut sets made of the c largest quiet gaps (c where the gap size drops), the one whose burst
 // ends are most regular: score (regular intervals - 1) x median interval^lengthExponent, regular meaning within
 // params.regularBand of the median. 1 (time covered) suits series with an inner rhythm (PP traffic), 0.5
-// (count first) suits sync bursts and keeps every step between periodic pauses. Returns the indices i of
-// pieces after which a cut falls, ascending. Exposed for tests.
+// (count first) suits sync bursts and keeps every step between periodic pauses. With activeSpans an interval
+// runs from the first activity after a cut to the next cut (the quiet gap left out), so a pause, which
+// stretches one gap, leaves its step regular. Returns the indices i of pieces after which a cut falls,
+// ascending. Exposed for tests.
 std::vector<std::size_t> chooseCuts(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
-                                    const StepParams& params = {}, double lengthExponent = 1.0);
+                                    const StepParams& params = {}, double lengthExponent = 1.0,
+                                    bool activeSpans = false);
+
+// One record on a pipeline link (a NIC pair of adjacent stages) for the drain test: its times, the link (any
+// dense id, one per unordered NIC pair), its direction (+1 forward: from the lower stage; -1 backward) and
+// whether the link is the pipeline's head (stage 0 to stage 1).
+struct LinkRecord {
+    std::int64_t s, e;
+    std::uint32_t link;
+    std::int32_t dir;
+    bool head;
+};
+
+// Where a pipeline is drained. A pipeline schedule (1F1B, GPipe) keeps micro-batches in flight from the
+// step's first activation to its last gradient: on a link, activations sent minus gradients returned (counted
+// in transfers: the records of one transfer's channels and active-timeout pieces are one) is above its
+// resting level inside a step and back at it between steps. Deep links also rest while the pipeline fills
+// and drains, but in 1F1B with pp >= 3 the head link never rests inside a step (stage 0 runs pp - 1
+// forwards ahead). The resting level of a link is its lowest depth so far; a gap where at least
+// params.drainedShare of all links and of the head links rest is a drain, and re-levels the others (a lost
+// transfer shifts its link's count). No orientation is guessed: taken the wrong way round, the lowest depth
+// is the most loaded moment. `pieces`: the union of the records' intervals (as for chooseCuts), with every
+// record inside one; `recs` sorted by start. Exposed for parallelism inference and tests.
+struct DrainScan {
+    std::vector<double> share; // per gap between pieces: the smaller of the two shares of links at rest
+    double endShare = 0;       // the same after the last piece (below drainedShare: the capture ends mid-step)
+    bool startsMidStep = false; // gradients returned for activations sent before the capture, before any drain
+};
+DrainScan scanDrains(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
+                     const std::vector<LinkRecord>& recs, const StepParams& params = {});
+
+// Cuts for a series of PP activity: the gaps where the pipeline is drained (scanDrains share >= drainedShare,
+// at least minBoundaryGapNs), then among them chooseCuts with exponent 1 on active spans (a drain inside a
+// step, as pp = 2 with a slow stage 0 has, is shorter than the step's). Without any drained gap it falls
+// back to chooseCuts on every gap. Returns piece indices as chooseCuts does. Exposed for tests.
+// scan, when given, gets the scanDrains result it used.
+std::vector<std::size_t> choosePipelineCuts(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
+                                            const std::vector<LinkRecord>& recs, const StepParams& params = {},
+                                            DrainScan* scan = nullptr);
 
 } // namespace prism
