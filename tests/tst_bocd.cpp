@@ -262,6 +262,7 @@ private slots:
     void invalidInputIsRejected();
     void emptyInputGivesEmptyResult();
     void longSeriesMatchesTheExactRecursion();
+    void windowMovedWithinItsArraysMatchesTheExactRecursion();
     void everyKernelWidthGivesBitIdenticalResults();
 };
 
@@ -594,6 +595,29 @@ void TestBocd::longSeriesMatchesTheExactRecursion()
     const BocdResult fast = runBocd(x, p);
     const BocdResult exact = runBocdExact(x, p);
     QVERIFY(fast.maxRunLengthsKept > 200); // long runs were kept
+    QCOMPARE(fast.changePoints, exact.changePoints);
+    QCOMPARE(fast.segmentation, exact.segmentation);
+    QCOMPARE(fast.mapRunLength, exact.mapRunLength);
+    double worst = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+        worst = std::max(worst, std::abs(fast.cpProbability[i] - exact.cpProbability[i]));
+    qInfo("largest |cp fast - cp exact| over %zu points: %.3g", x.size(), worst);
+    QVERIFY(worst < 1e-6);
+}
+
+void TestBocd::windowMovedWithinItsArraysMatchesTheExactRecursion()
+{
+    // 1,500 points in short segments: few run lengths are kept (~40), so the window walks down its arrays and
+    // is moved back up within them (no new arrays) a few times.
+    std::vector<std::pair<std::size_t, double>> segs;
+    for (int i = 0; i < 60; ++i)
+        segs.emplace_back(25, (i % 2) ? 3.0 : -3.0);
+    const std::vector<double> x = steps(segs, 1.0, 41);
+    BocdParams p;
+    p.pruneThreshold = 1e-12;
+    const BocdResult fast = runBocd(x, p);
+    const BocdResult exact = runBocdExact(x, p);
+    QVERIFY(fast.maxRunLengthsKept < 100);
     QCOMPARE(fast.changePoints, exact.changePoints);
     QCOMPARE(fast.segmentation, exact.segmentation);
     QCOMPARE(fast.mapRunLength, exact.mapRunLength);

@@ -47,10 +47,11 @@ double logGammaPositive(double a)
 // The per-run-length work (one log for the predictive, one exp for the normalisation, running maxima)
 // dominates.
 // It is written with GCC/Clang vector extensions, instantiated for the CPU's native width (AVX-512: 8
-// doubles, AVX2: 4, SSE2 or another baseline: 2) and picked once at run time. Every width walks the state
-// in blocks of 8 at positions aligned to 8 and keeps one accumulator per block lane, with the same IEEE
-// operations in the same order and no FMA contraction, so all machines give bit-identical results. log and
-// exp are our own branch-free versions: a libm call cannot be vectorised without -ffast-math.
+// doubles, AVX2 with FMA: 4, SSE2 or another baseline: 2) and picked once at run time. Every width walks the
+// state in blocks of 8 from run length 0 and keeps one accumulator per block lane, with the same IEEE
+// operations in the same order (the fused multiply-adds explicit, see fma(), no other contraction), so all
+// machines give bit-identical results. log and exp are our own branch-free versions: a libm call cannot be
+// vectorised without -ffast-math.
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
@@ -62,7 +63,6 @@ double logGammaPositive(double a)
 constexpr std::size_t kBlock = 8;
 
 std::size_t roundUp(std::size_t k) { return (k + kBlock - 1) / kBlock * kBlock; }
-std::size_t roundDown(std::size_t k) { return k / kBlock * kBlock; }
 
 constexpr double kLn2Hi = 0x1.62e42fefa3800p-1; // ln 2 split so that k * kLn2Hi is exact
 constexpr double kLn2Lo = 0x1.ef35793c76730p-45;
@@ -75,12 +75,11 @@ alignas(64) constexpr double kExp2Sixteenths[16] = {
     0x1.6a09e667f3bcdp+0, 0x1.7a11473eb0187p+0, 0x1.8ace5422aa0dbp+0, 0x1.9c49182a3f090p+0,
     0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0, 0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0};
 
-// Per-run-length tables: what depends only on the run length r (κ = κ0 + r, α = α0 + r/2). Each is stored
-// from r = -kBlock: the lanes before a window's first run length (positions below it in its first aligned
-// block) read neutral values there (no update, a finite density).
+// Per-run-length tables: what depends only on the run length r (κ = κ0 + r, α = α0 + r/2).
 struct Tables {
     std::vector<double> logC;      // log Γ(α+½)/Γ(α) - ½ log(2π(κ+1)/κ): Student-t constant without the rate
     std::vector<double> alpha;
+    std::vector<double> negAlphaHalf; // -(α + ½)
     std::vector<double> shrink;    // κ / (2(κ+1)): the rate grows by shrink * (x - μ)²
     std::vector<double> invKappa1; // 1 / (κ+1): the mean moves by (x - μ) / (κ+1)
 };
@@ -120,6 +119,17 @@ struct Simd {
 
     // Vectors go by reference: passed by value their ABI depends on the ISA, and these are always inlined.
     [[gnu::always_inline]] static void load(D& v, const double* p) { std::memcpy(&v, p, sizeof v); }
+
+    // o = a * b + c with one rounding, lane by lane: the compiler makes it one FMA instruction (AVX2+FMA,
+    // AVX-512); the baseline calls libm's fma (exact; the CPU's FMA when it has one), so every width gives the
+    // same bits.
+    [[gnu::always_inline]] static void fma(D& o, const D& a, const D& b, const D& c)
+    {
+        D v{};
+        for (std::size_t l = 0; l < W; ++l)
+            v[l] = __builtin_fma(a[l], b[l], c[l]);
+        o = v;
+    }
     [[gnu::always_inline]] static void store(double* p, const D& v) { std::memcpy(p, &v, sizeof v); }
 
     // log x for positive normal x (error ~1 ulp): x = 2^k z with z in [sqrt(1/2), sqrt(2)), and log z =
@@ -127,23 +137,39 @@ struct Simd {
     // evaluated by Estrin's scheme (short chains).
     [[gnu::always_inline]] static void log(const D& x, D& out)
     {
+        D k, s;
+        logHead(x, k, s);
+        logTail(k, s, out);
+    }
+    // The reduction: x = 2^k z, s = (z-1)/(z+1).
+    [[gnu::always_inline]] static void logHead(const D& x, D& k, D& s)
+    {
         const U bits = reinterpret_cast<U>(x);
         // bits(x) - bits(sqrt(1/2)) + (1023 << 52): its exponent field is the biased k
         const U tmp = bits + 0x00095f619980c433ULL;
         const U biasedK = tmp >> 52;
         const D z = reinterpret_cast<D>(bits - (tmp & 0xfff0000000000000ULL) + 0x3ff0000000000000ULL);
         // a small integer to double without an int64 conversion (none before AVX-512): 2^52 + k holds k
-        const D k = reinterpret_cast<D>(biasedK | 0x4330000000000000ULL) - (0x1p52 + 1023.0);
+        k = reinterpret_cast<D>(biasedK | 0x4330000000000000ULL) - (0x1p52 + 1023.0);
         const D f = z - 1.0;
-        const D s = f / (f + 2.0);
+        s = f / (f + 2.0);
+    }
+    // The polynomial: log x = k ln 2 + 2s + s R(s²).
+    [[gnu::always_inline]] static void logTail(const D& k, const D& s, D& out)
+    {
         const D s2 = s * s;
         const D s4 = s2 * s2;
         const D s8 = s4 * s4;
-        const D a = 0x1.5555555555593p-1 + s2 * 0x1.999999997fa04p-2;
-        const D b = 0x1.2492494229359p-2 + s2 * 0x1.c71c51d8e78afp-3;
-        const D c = 0x1.7466496cb03dep-3 + s2 * 0x1.39a09d078c69fp-3;
-        const D r = s2 * ((a + s4 * b) + s8 * (c + s4 * 0x1.2f112df3e5244p-3));
-        out = k * kLn2Hi + ((s + s) + (s * r + k * kLn2Lo));
+        D a, b, c, ab, cd, r, lo;
+        fma(a, s2, D{} + 0x1.999999997fa04p-2, D{} + 0x1.5555555555593p-1);
+        fma(b, s2, D{} + 0x1.c71c51d8e78afp-3, D{} + 0x1.2492494229359p-2);
+        fma(c, s2, D{} + 0x1.39a09d078c69fp-3, D{} + 0x1.7466496cb03dep-3);
+        fma(ab, s4, b, a);
+        fma(cd, s4, D{} + 0x1.2f112df3e5244p-3, c);
+        fma(r, s8, cd, ab);
+        r = s2 * r;
+        fma(lo, s, r, k * kLn2Lo);
+        fma(out, k, D{} + kLn2Hi, (s + s) + lo); // k ln2hi is exact
     }
 
     // 2^(i/16) for the low 4 bits i of each lane of idx: one permute with AVX-512, loads otherwise.
@@ -160,29 +186,32 @@ struct Simd {
         }
     }
 
-    // exp y (relative error ~2e-16) for y <= 709; exactly 0 below -708 (negligible next to the largest term,
-    // which is 1). y = (k/16) ln2 + r, |r| <= ln2/32: e^y = 2^(k div 16) 2^((k mod 16)/16) e^r, with the middle
-    // factor from a table and e^r by its Taylor series to r^7.
+    // exp y (relative error ~3e-16) for y <= 709. Below -708 it gives e^-708, which is nothing next to a sum
+    // whose largest term is not far below 1 (the only use). y = (k/16) ln2 + r, |r| <= ln2/32: e^y =
+    // 2^(k div 16) 2^((k mod 16)/16) e^r, with the middle factor from a table and e^r = 1 + r + r² g(r), g a
+    // degree-4 minimax polynomial (Chebyshev fit, error 6e-14 on g, i.e. < 3e-17 on e^r).
     [[gnu::always_inline]] static void exp(const D& y, D& out)
     {
-        const auto tiny = y < -708.0;
-        const D yc = tiny ? D{} - 708.0 : y;
+        const D floor = D{} - 708.0;
+        const D yc = y > floor ? y : floor; // one max
         constexpr double kRound = 0x1.8p52; // adding it rounds to an integer held in the low mantissa bits
-        const D kr = yc * 23.083120654223414 + kRound; // 16 / ln 2
+        D kr, r, a, b, p;
+        fma(kr, yc, D{} + 23.083120654223414, D{} + kRound); // 16 / ln 2
         const U kBits = reinterpret_cast<U>(kr);
         const D k = kr - kRound;
-        const D r = (yc - k * kLn2By16Hi) - k * kLn2By16Lo;
+        fma(r, k, D{} - kLn2By16Hi, yc); // exact
+        fma(r, k, D{} - kLn2By16Lo, r);
         const D r2 = r * r;
-        const D r4 = r2 * r2;
-        const D q0 = (1.0 + r) + r2 * (0.5 + r * (1.0 / 6));
-        const D q1 = (1.0 / 24 + r * (1.0 / 120)) + r2 * (1.0 / 720 + r * (1.0 / 5040));
-        const D p = q0 + r4 * q1;
+        fma(a, r, D{} + 0x1.55555554dd44dp-3, D{} + 0.5);
+        fma(b, r, D{} + 0x1.11120af701debp-7, D{} + 0x1.55555555194d2p-5);
+        fma(b, r2, D{} + 0x1.6c17bb51f236dp-10, b);
+        fma(b, r2, b, a);
+        fma(p, r2, b, 1.0 + r);
         D t;
         exp2Sixteenths(kBits, t);
         // (k div 16) into the exponent field; kBits holds 2^51 + k in its low bits, so the shifts keep
         // exactly the low 12 bits of floor(k / 16), and the addition wraps for negative k
-        const D e = reinterpret_cast<D>(reinterpret_cast<U>(t * p) + ((kBits >> 4) << 52));
-        out = tiny ? D{} : e;
+        out = reinterpret_cast<D>(reinterpret_cast<U>(t * p) + ((kBits >> 4) << 52));
     }
 
     // Lane indices 0..W-1 plus `first`, as doubles (positions: exact far beyond any buffer).
@@ -197,57 +226,83 @@ struct Simd {
         v += first;
     }
 
-    // Dimension d of the predictive over the aligned blocks [a0, a1): per position p (run length r = p -
-    // start), the rate after x: β' = β + κ(x-μ)²/(2(κ+1)), its log, the mean μ' = μ + (x-μ)/(κ+1), all in
-    // place; and the Student-t log density logC + α log β - (α+½) log β' into lp (added for d > 0).
+    // One dimension of the predictive at W positions p (run length r = p - start): the rate after x, β' = β +
+    // κ(x-μ)²/(2(κ+1)), its log and the mean μ' = μ + (x-μ)/(κ+1), all updated in place, and the Student-t log
+    // density logC + α log β - (α+½) log β'. In two halves, the first up to the division of the log (head) and
+    // the rest (tail), so that a pass can interleave the head of the next positions with the tail of these:
+    // the division's latency then overlaps other work instead of holding the scheduler.
+    struct Head {
+        D mu, beta, k, s;
+    };
+    [[gnu::always_inline]] static void head(std::size_t p, std::ptrdiff_t r, const DimState& st, const Tables& tab,
+                                            const D& xv, Head& h)
+    {
+        D m, v, inv;
+        load(m, st.mu + p);
+        load(h.beta, st.beta + p);
+        load(v, tab.shrink.data() + r);
+        load(inv, tab.invKappa1.data() + r);
+        const D diff = xv - m;
+        fma(h.beta, v * diff, diff, h.beta);
+        fma(h.mu, diff, inv, m);
+        logHead(h.beta, h.k, h.s);
+    }
+    [[gnu::always_inline]] static void tail(std::size_t p, std::ptrdiff_t r, const DimState& st, const Tables& tab,
+                                            const Head& h, D& lp)
+    {
+        D lb, lbOld, al, nalh, c;
+        logTail(h.k, h.s, lb);
+        load(lbOld, st.logBeta + p);
+        load(al, tab.alpha.data() + r);
+        load(nalh, tab.negAlphaHalf.data() + r);
+        load(c, tab.logC.data() + r);
+        fma(c, al, lbOld, c);
+        fma(lp, nalh, lb, c);
+        store(st.mu + p, h.mu);
+        store(st.beta + p, h.beta);
+        store(st.logBeta + p, lb);
+    }
+
+    // One dimension of the predictive over the positions [a0, a1), into lp (added for d > 0). The tables and
+    // the state are read one vector past a1 (readable; what is read there is not used).
     template <bool First>
     [[gnu::always_inline]] static void update(std::size_t a0, std::size_t a1, std::size_t start, const DimState& s,
                                               const Tables& tab, double x, double* lpOut)
     {
-        double* __restrict mu = s.mu;
-        double* __restrict beta = s.beta;
-        double* __restrict logBeta = s.logBeta;
-        double* __restrict lpArr = lpOut;
-        // Table index of position p: p - start + kBlock (>= 1 from the block holding start).
-        const double* __restrict shrink = tab.shrink.data() + kBlock;
-        const double* __restrict alpha = tab.alpha.data() + kBlock;
-        const double* __restrict logC = tab.logC.data() + kBlock;
-        const double* __restrict invKappa1 = tab.invKappa1.data() + kBlock;
         const D xv = D{} + x;
-        D m, b, lb, lbOld, al, c, v, inv, lp;
+        D lp, v;
+        Head h, next;
+        head(a0, std::ptrdiff_t(a0) - std::ptrdiff_t(start), s, tab, xv, h);
         for (std::size_t p = a0; p < a1; p += W) {
             const std::ptrdiff_t r = std::ptrdiff_t(p) - std::ptrdiff_t(start);
-            load(m, mu + p);
-            load(b, beta + p);
-            load(v, shrink + r);
-            const D diff = xv - m;
-            b = b + v * diff * diff;
-            log(b, lb);
-            load(inv, invKappa1 + r);
-            load(lbOld, logBeta + p);
-            load(al, alpha + r);
-            load(c, logC + r);
-            lp = c + al * lbOld - (al + 0.5) * lb;
+            head(p + W, r + std::ptrdiff_t(W), s, tab, xv, next);
+            tail(p, r, s, tab, h, lp);
+            h = next;
             if constexpr (!First) {
-                load(v, lpArr + p);
+                load(v, lpOut + p);
                 lp = v + lp;
             }
-            store(lpArr + p, lp);
-            store(mu + p, m + diff * inv);
-            store(beta + p, b);
-            store(logBeta + p, lb);
+            store(lpOut + p, lp);
         }
     }
 
-    // Block lanes summed pairwise in a fixed order, whatever W is.
+    // Block lanes summed pairwise in a fixed order, whatever W is: lane l + 4 into lane l, then l + 2, then l + 1.
     [[gnu::always_inline]] static double total(const D (&sum)[kParts])
     {
-        double lane[kBlock];
-        std::memcpy(lane, sum, sizeof lane);
-        for (std::size_t width = kBlock / 2; width > 0; width /= 2)
-            for (std::size_t l = 0; l < width; ++l)
-                lane[l] += lane[l + width];
-        return lane[0];
+        D v;
+        if constexpr (W == 8) {
+            v = sum[0] + __builtin_shuffle(sum[0], U{4, 5, 6, 7, 0, 1, 2, 3});
+            v = v + __builtin_shuffle(v, U{2, 3, 0, 1, 6, 7, 4, 5});
+            v = v + __builtin_shuffle(v, U{1, 0, 3, 2, 5, 4, 7, 6});
+        } else if constexpr (W == 4) {
+            v = sum[0] + sum[1];
+            v = v + __builtin_shuffle(v, U{2, 3, 0, 1});
+            v = v + __builtin_shuffle(v, U{1, 0, 3, 2});
+        } else {
+            v = (sum[0] + sum[2]) + (sum[1] + sum[3]);
+            v = v + __builtin_shuffle(v, U{1, 0});
+        }
+        return v[0];
     }
 
     [[gnu::always_inline]] static double maxOf(const D (&parts)[kParts])
@@ -259,87 +314,101 @@ struct Simd {
         return m;
     }
 
-    // The maximum over the lanes and its index: the first one (First) or the last one among equal maxima.
+    // Every lane of v set to the maximum (Max) or the minimum of its lanes, by halving shuffles.
+    template <bool Max>
+    [[gnu::always_inline]] static void reduce(D& v)
+    {
+        auto pick = [](D& x, const D& y) { x = Max ? (y > x ? y : x) : (y < x ? y : x); };
+        if constexpr (W == 8) {
+            pick(v, __builtin_shuffle(v, U{4, 5, 6, 7, 0, 1, 2, 3}));
+            pick(v, __builtin_shuffle(v, U{2, 3, 0, 1, 6, 7, 4, 5}));
+            pick(v, __builtin_shuffle(v, U{1, 0, 3, 2, 5, 4, 7, 6}));
+        } else if constexpr (W == 4) {
+            pick(v, __builtin_shuffle(v, U{2, 3, 0, 1}));
+            pick(v, __builtin_shuffle(v, U{1, 0, 3, 2}));
+        } else {
+            pick(v, __builtin_shuffle(v, U{1, 0}));
+        }
+    }
+
+    // The maximum over the block lanes and its position: the first one (First) or the last one among equal
+    // maxima. Branch free (which lane wins is data, and unpredictable).
     template <bool First>
     [[gnu::always_inline]] static void argMax(const D (&mx)[kParts], const D (&at)[kParts], double& top,
                                               double& index)
     {
-        top = kNegInf;
-        index = First ? std::numeric_limits<double>::infinity() : -1.0;
-        for (std::size_t part = 0; part < kParts; ++part)
-            for (std::size_t l = 0; l < W; ++l) {
-                const double v = mx[part][l], i = at[part][l];
-                if (v > top || (v == top && (First ? i < index : i > index))) {
-                    top = v;
-                    index = i;
-                }
-            }
+        D m = mx[0];
+        for (std::size_t part = 1; part < kParts; ++part)
+            m = mx[part] > m ? mx[part] : m;
+        reduce<true>(m);
+        const D none = D{} + (First ? std::numeric_limits<double>::infinity() : -1.0);
+        D i = none;
+        for (std::size_t part = 0; part < kParts; ++part) {
+            const D c = mx[part] == m ? at[part] : none;
+            i = (First ? c < i : c > i) ? c : i;
+        }
+        reduce<!First>(i);
+        top = m[0];
+        index = i[0];
     }
 
     struct JointArgs {
-        std::size_t a0, a1;  // aligned blocks to walk
+        std::size_t a0, a1;  // whole blocks to walk, from run length 0
         std::size_t start;   // position of run length 0
-        double* stored;      // per position r >= 1: log P(r | x[..t-1]) - offset; replaced by the joint - offset
+        double* stored;      // per position: log P(r | x[..t-1]) - offset; replaced by the joint - offset
         const double* lp;    // log predictive per position
+        double* weight;      // out: exp(joint - offset - ref) per position
         double offset;       // see stored
-        double logR0;        // log P(r = 0 | x[..t-1])
         double ref;          // the exps are taken relative to this: an estimate of the maximum joint - offset
         const double* best;  // segmentation: ocp's scores by run length for the previous point, readable from -8
     };
     struct JointOut {
-        double sum;          // Σ exp(joint - offset - ref) over r >= 1 (run length 0 is the caller's)
-        double topRest;      // max of joint - offset over r >= 1
-        double top, topAt;   // max of joint - offset over all r and its first position
-        double segTop, segAt; // with best: max of log P(r) + best and its last position
+        double sum;           // Σ weight
+        double top, topAt;    // max of joint - offset and its first position
+        double segTop, segAt; // with best: max of log P(r) + best (as stored + best, plus the offset) and its
+                              // last position
     };
 
     // One pass over the positions of one point: joint = log P(r) + lp, stored (less the offset) in place; its
-    // maximum and first position; Σ exp(joint - offset - ref) per block lane. With `best` also ocp's
-    // segmentation maximum of the previous point.
+    // maximum and first position; the weights exp(joint - offset - ref) and their sum per block lane. With
+    // `best` also ocp's segmentation maximum of the previous point.
     //
-    // The stored values are not normalised (the offset is a scalar carried aside), so the pass needs nothing
-    // from the previous point's normalisation: run length 0, the only value that depends on it, is blended in
-    // and summed by the caller. Points thus do not wait on each other's normaliser (a log of a sum over the
-    // whole pass), and consecutive points overlap in the core.
+    // The stored values are not normalised (the offset is a scalar carried aside), so no pass rewrites them
+    // after the sum: the previous point's normaliser enters only through run length 0 (written once per point)
+    // and the estimate `ref`. The positions past the window hold -inf, their weights ~e^-708 (never read).
     template <bool Seg>
     [[gnu::always_inline]] static void joint(const JointArgs& a, JointOut& o)
     {
         double* __restrict stored = a.stored;
         const double* __restrict lpArr = a.lp;
+        double* __restrict weight = a.weight;
         const double* __restrict best = a.best;
         D sum[kParts] = {};
-        D rest[kParts], mx[kParts], at[kParts], smx[kParts], sat[kParts];
+        D mx[kParts], at[kParts], smx[kParts], sat[kParts];
         for (std::size_t part = 0; part < kParts; ++part) {
-            rest[part] = D{} + kNegInf;
             mx[part] = D{} + kNegInf;
             at[part] = D{} + std::numeric_limits<double>::infinity();
             smx[part] = D{} + kNegInf;
             sat[part] = D{} - 1.0;
         }
-        const D startV = D{} + double(a.start);
-        const D zero = D{} + (a.logR0 - a.offset); // run length 0, less the offset
-        const D negInf = D{} + kNegInf;
         D pos, s, l, v, e;
         indices(pos, double(a.a0));
         for (std::size_t block = a.a0; block < a.a1; block += kBlock)
             for (std::size_t part = 0; part < kParts; ++part) {
                 const std::size_t p = block + part * W;
-                const auto isZero = pos == startV;
-                load(s, stored + p);
-                s = isZero ? negInf : s; // what is stored at run length 0 is stale
                 load(l, lpArr + p);
+                load(s, stored + p);
                 const D j = s + l;
-                rest[part] = j > rest[part] ? j : rest[part];
-                exp(j - a.ref, e);
-                sum[part] += e;
-                const D jAll = isZero ? zero + l : j;
-                store(stored + p, jAll);
-                const auto better = jAll > mx[part];
-                mx[part] = better ? jAll : mx[part];
+                store(stored + p, j);
+                const auto better = j > mx[part];
+                mx[part] = better ? j : mx[part];
                 at[part] = better ? pos : at[part];
+                exp(j - a.ref, e);
+                store(weight + p, e);
+                sum[part] += e;
                 if constexpr (Seg) {
                     load(v, best + (std::ptrdiff_t(p) - std::ptrdiff_t(a.start)));
-                    const D sv = (isZero ? D{} + a.logR0 : s + a.offset) + v;
+                    const D sv = s + v;
                     const auto notWorse = sv >= smx[part];
                     smx[part] = notWorse ? sv : smx[part];
                     sat[part] = notWorse ? pos : sat[part];
@@ -347,26 +416,18 @@ struct Simd {
                 pos += double(W);
             }
         o.sum = total(sum);
-        o.topRest = maxOf(rest);
         argMax<true>(mx, at, o.top, o.topAt);
-        if constexpr (Seg)
+        if constexpr (Seg) {
             argMax<false>(smx, sat, o.segTop, o.segAt);
+            o.segTop += a.offset;
+        }
     }
 
-    // v[p] = -inf for p from `from` to the end of its aligned block (a whole-vector store).
+    // v[p] = -inf for the block of positions from `from`.
     [[gnu::always_inline]] static void padFrom(double* v, std::size_t from)
     {
-        const std::size_t block = roundDown(from);
-        if (block == from)
-            return;
-        D pos, x;
-        indices(pos, double(block));
-        for (std::size_t part = 0; part < kParts; ++part) {
-            load(x, v + block + part * W);
-            x = pos >= double(from) ? D{} + kNegInf : x;
-            store(v + block + part * W, x);
-            pos += double(W);
-        }
+        for (std::size_t part = 0; part < kParts; ++part)
+            store(v + from + part * W, D{} + kNegInf);
     }
 
     // v += add over the positions (finite values; -inf stays).
@@ -379,16 +440,10 @@ struct Simd {
         }
     }
 
-    // exp of one value, as the vector kernel computes it (bit-identical on every width).
-    [[gnu::always_inline]] static double exp1(double y)
-    {
-        D v = D{} + y, e;
-        exp(v, e);
-        return e[0];
-    }
-
-    // Σ exp(v - ref) over the same positions (the fallback when every term underflowed relative to the bound).
-    [[gnu::always_inline]] static double expSum(std::size_t a0, std::size_t a1, const double* v, double ref)
+    // weight = exp(v - ref) over the same positions and their sum (the fallback when every weight underflowed
+    // relative to the estimate, or one overflowed).
+    [[gnu::always_inline]] static double weigh(std::size_t a0, std::size_t a1, const double* v, double* weight,
+                                               double ref)
     {
         D sum[kParts] = {};
         D x, e;
@@ -396,20 +451,10 @@ struct Simd {
             for (std::size_t part = 0; part < kParts; ++part) {
                 load(x, v + block + part * W);
                 exp(x - ref, e);
+                store(weight + block + part * W, e);
                 sum[part] += e;
             }
         return total(sum);
-    }
-
-    // out[l] = exp(in[l]) for one block.
-    [[gnu::always_inline]] static void expBlock(const double* in, double* out)
-    {
-        D v, e;
-        for (std::size_t part = 0; part < kParts; ++part) {
-            load(v, in + part * W);
-            exp(v, e);
-            store(out + part * W, e);
-        }
     }
 
     // max over r < k of x[r] + y[r]; x padded with -inf, y readable to a whole block.
@@ -432,7 +477,6 @@ struct Simd {
 struct KernelSet {
     BocdResult (*runFast)(const std::vector<std::vector<double>>&, std::size_t, const BocdParams&);
     double (*maxSum)(std::size_t, const double*, const double*);
-    void (*expBlock)(const double*, double*);
     int width;
 };
 const KernelSet& kernels();
@@ -450,7 +494,7 @@ public:
         if (p.segmentation) {
             // m_back[k]: start of the last segment of the best path scored in ocp's probmaxes[k+1]. Those
             // scores are kept reversed (m_revBest[kPad + m_n + 1 - k]) so that a scan over run lengths runs
-            // forward; kPad entries before them let the fast path read a block before run length 0.
+            // forward (kPad spare entries before them).
             m_back.assign(n + 2, 0);
             // Reads reach kPad + (n - t) + r for r up to t + 1 + a block: at most kPad + n + 2 + 2 * kBlock.
             m_revBest.assign(kPad + n + 2 + 3 * kBlock, 0.0);
@@ -459,7 +503,7 @@ public:
 
     // ocp's findCPprobs: the best path ending with a run of length r scores log P(r_t = r) + probmaxes at the
     // run's start k = t+1-r (with the reference's one-step shift). segmentationScores(t)[r] is that probmaxes
-    // term, readable from r = -kBlock to a block past the live run lengths; nullptr without segmentation.
+    // term, readable to a block past the live run lengths; nullptr without segmentation.
     static constexpr std::size_t kPad = kBlock;
     const double* segmentationScores(std::size_t t) const
     {
@@ -473,10 +517,10 @@ public:
         m_back[t + 2] = t + 1 - r;
     }
 
-    // After point t: `size` run lengths, the first arg-max `map` of log P(r), and expAt(r, out) giving
-    // exp(log P(r + i)) for i < kBlock (0 at r + i >= size).
-    template <class ExpAt>
-    [[gnu::always_inline]] void recordPoint(std::size_t t, std::size_t size, std::size_t map, ExpAt expAt)
+    // After point t: `size` run lengths, the first arg-max `map` of log P(r), and prob(r) giving P(r) for
+    // 0 < r < size.
+    template <class Prob>
+    [[gnu::always_inline]] void recordPoint(std::size_t t, std::size_t size, std::size_t map, Prob prob)
     {
         m_result.maxRunLengthsKept = std::max(m_result.maxRunLengthsKept, size);
         m_totalKept += size;
@@ -484,10 +528,10 @@ public:
         // Point i is read once its window [i-w, i+w] has `lag` successors; the last points at the end.
         const std::size_t delay = m_params.lag + m_params.window;
         if (t >= delay + 1)
-            readPoint(t - delay, t, size, expAt);
+            readPoint(t - delay, t, size, prob);
         if (t + 1 == m_n)
             for (std::size_t i = t > delay ? t - delay + 1 : 1; i <= t; ++i)
-                readPoint(i, t, size, expAt);
+                readPoint(i, t, size, prob);
     }
 
     // The exact path: everything from logR (log P(r) for r < size, padded with -inf to a whole block).
@@ -498,7 +542,7 @@ public:
         std::size_t map = 0;
         while (logR[map] != top) // the first maximum: the shorter run on ties
             ++map;
-        recordPoint(t, size, map, [&](std::size_t r, double* out) { kernels().expBlock(logR + r, out); });
+        recordPoint(t, size, map, [&](std::size_t r) { return std::exp(logR[r]); });
         if (const double* best = segmentationScores(t)) {
             const double value = kernels().maxSum(size, logR, best);
             std::size_t r = size - 1;
@@ -541,27 +585,21 @@ public:
 
 private:
     // The segment starting at s holds x[s..t]: run length t - s + 1. Reads the starts s in [i-w, i+w] (not
-    // the series start, not past t): run lengths rLo..rHi, contiguous, exponentiated a block at a time.
-    template <class ExpAt>
-    [[gnu::always_inline]] void readPoint(std::size_t i, std::size_t t, std::size_t size, ExpAt expAt)
+    // the series start, not past t): run lengths rLo..rHi.
+    template <class Prob>
+    [[gnu::always_inline]] void readPoint(std::size_t i, std::size_t t, std::size_t size, Prob prob)
     {
         const std::size_t w = m_params.window;
         const std::size_t sLo = std::max<std::size_t>(1, i > w ? i - w : 0);
         const std::size_t sHi = std::min(i + w, t);
         const std::size_t rLo = t - sHi + 1;
         const std::size_t rHi = std::min(t - sLo + 1, size - 1); // rHi < rLo: all pruned
-        double sum = 0.0, start = 0.0;
-        double e[kBlock];
-        for (std::size_t b = rLo; b <= rHi; b += kBlock) {
-            expAt(b, e);
-            for (std::size_t r = b; r <= std::min(rHi, b + kBlock - 1); ++r) {
-                sum += e[r - b];
-                if (r == t - i + 1)
-                    start = e[r - b];
-            }
-        }
+        const std::size_t rStart = t - i + 1;
+        double sum = 0.0;
+        for (std::size_t r = rLo; r <= rHi; ++r)
+            sum += prob(r);
         m_result.cpProbability[i] = std::min(sum, 1.0);
-        m_result.startProbability[i] = start;
+        m_result.startProbability[i] = rStart <= rHi ? prob(rStart) : 0.0;
     }
 
     std::size_t m_n;
@@ -573,7 +611,7 @@ private:
     std::size_t m_totalKept = 0;
 };
 
-// An array of doubles whose first element is 64-byte aligned (one AVX-512 vector per cache line).
+// An array of doubles whose first element is 64-byte aligned.
 class AlignedArray {
 public:
     void assign(std::size_t n, double fill)
@@ -593,27 +631,27 @@ private:
 };
 
 // The pruned recursion. After point t the kept run lengths r = 0..k-1 sit at consecutive positions start +
-// r of the state arrays: posterior mean, rate and log rate per dimension, and `stored` = log P(r) - offset
-// for r >= 1 (the point's joint, not normalised: the offset is one scalar, so no pass rewrites the stored
-// values and the next point's passes need nothing from this point's normaliser). Run length r becomes
-// r + 1 at the same position, so the state is updated in place and never shifted; the new run length 0
-// takes the position before, and pruning drops from the end. The window thus walks down the arrays by one
-// position per point and is moved back up when it reaches the bottom (rarely: the arrays are a few times
-// longer than the window). Passes run over whole blocks at positions aligned to 8; the positions of those
-// blocks outside the window have stored = -inf and finite state, so they count for nothing.
+// r of the state arrays: posterior mean, rate and log rate per dimension, `stored` = log P(r) - offset (the
+// point's joint, not normalised: the offset is one scalar, so no pass rewrites the stored values) and for
+// r >= 1 `weight` = P(r) / scale (the exps of the normalisation, kept for pruning and the change-point read).
+// Run length r becomes r + 1 at the same position, so the state is updated in place and never shifted; the
+// new run length 0 takes the position before, and pruning drops from the end. The window thus walks down
+// the arrays by one position per point and is moved back up when it reaches the bottom (rarely: the arrays
+// are ~16 times longer than the window). Passes run over whole blocks of 8 from run length 0 (unaligned
+// loads and stores); the positions of the last block past the window have stored = -inf and finite state,
+// so they count for nothing.
 template <std::size_t W>
 class FastBocd {
 public:
     FastBocd(const BocdParams& p, std::size_t dims, Recorder& rec)
-        : m_p(p), m_dims(dims), m_rec(rec), m_logH(-std::log(p.lambda)), m_log1mH(std::log1p(-1.0 / p.lambda)),
-          m_logBeta0(std::log(p.beta0)), m_logPrune(p.pruneThreshold > 0 ? std::log(p.pruneThreshold) : kNegInf),
-          m_dim(dims)
+        : m_p(p), m_dims(dims), m_rec(rec), m_h(1.0 / p.lambda), m_logH(-std::log(p.lambda)),
+          m_log1mH(std::log1p(-1.0 / p.lambda)), m_logBeta0(std::log(p.beta0)), m_dim(dims)
     {
         growTables(4 * kBlock);
         m_k = 1;
         relocate(); // sets up the arrays with the window at the top
         setPrior(m_start);
-        m_logR0 = 0.0; // before the first point the (empty) run has probability 1
+        m_stored[m_start] = 0.0; // before the first point the (empty) run has probability 1
     }
 
     // x: one value per dimension.
@@ -625,56 +663,59 @@ public:
         double pendTop = kNegInf, pendAt = -1.0; // segmentation of point t-1 over run lengths pruned now
         prune(best, pendTop, pendAt);
         const std::size_t k = m_k;
+        // The passes run over whole blocks from run length 0: past the window (pruned or never used) stored
+        // must be -inf. (The window's end only moves down, so one block past it is all a pass can reach.)
+        Simd<W>::padFrom(m_stored.data(), m_start + k);
         if (m_tab.logC.size() < k + 3 * kBlock)
             growTables(2 * (k + 3 * kBlock));
-        const std::size_t a0 = roundDown(m_start), a1 = roundUp(m_start + k);
+        const std::size_t a0 = m_start, a1 = m_start + roundUp(k);
         Simd<W>::template update<true>(a0, a1, m_start, state(0), m_tab, x[0], m_lp.data());
         for (std::size_t d = 1; d < m_dims; ++d)
             Simd<W>::template update<false>(a0, a1, m_start, state(d), m_tab, x[d], m_lp.data());
-        setPrior(m_start - 1); // the next run length 0, written well before the next pass reads it
 
         // The rate only grows from beta0, so log p(x | r) <= logC[r] - log(beta0) / 2 in each dimension: the
         // joint of a run length is at most its stored value plus lpBound.
         const double lpBound = double(m_dims) * (m_maxLogC[k - 1] - 0.5 * m_logBeta0);
-        const double zero = m_logR0 - m_offset; // run length 0, less the offset
-        typename Simd<W>::JointArgs args{a0, a1, m_start, m_stored.data(), m_lp.data(), m_offset, m_logR0,
-                                         (m_topRest > kNegInf ? m_topRest : zero) + lpBound, nullptr};
+        typename Simd<W>::JointArgs args{a0,       a1,       m_start, m_stored.data(), m_lp.data(), m_weight.data(),
+                                         m_offset, m_top + lpBound, best};
         typename Simd<W>::JointOut out{};
-        if (best) {
-            args.best = best;
+        if (best)
             Simd<W>::template joint<true>(args, out);
-            // The pruned run lengths are the longest: they win ties.
+        else
+            Simd<W>::template joint<false>(args, out);
+        setPrior(m_start - 1); // the next run length 0
+        double ref = args.ref;
+        double total = out.sum;
+        if (best) {
             double segTop = out.segTop, segAt = out.segAt - double(m_start);
+            // The pruned run lengths are the longest: they win ties.
             if (pendTop > segTop || (pendTop == segTop && pendAt > segAt)) {
                 segTop = pendTop;
                 segAt = pendAt;
             }
             m_rec.recordSegmentation(t - 1, segTop, std::size_t(segAt));
-        } else {
-            Simd<W>::template joint<false>(args, out);
         }
-        double ref = args.ref;
-        double total = out.sum + Simd<W>::exp1(zero + m_lp[m_start] - ref);
-        if (!(total > 1e-290 && total < std::numeric_limits<double>::infinity())) {
-            // every term underflowed (or one overflowed) relative to the estimate: redo relative to the maximum
+        if (!(total > 1e-200 && total < std::numeric_limits<double>::infinity())) {
+            // every weight underflowed (or one overflowed) relative to the estimate: redo relative to the maximum
             ref = out.top;
-            total = Simd<W>::expSum(a0, a1, m_stored.data(), ref);
+            total = Simd<W>::weigh(a0, a1, m_stored.data(), m_weight.data(), ref);
         }
         // log P(r+1 | x[..t]) = stored + offset: Σ exp(joint) = exp(old offset + ref) total, normalised to 1 - H.
         m_offset = m_log1mH - (ref + std::log(total));
+        m_scale = (1.0 - m_h) / total;
         // The first arg-max of the joint carries over to run length + 1.
         const std::size_t map = out.top + m_offset > m_logH ? std::size_t(out.topAt) - m_start + 1 : 0;
-        m_topRest = out.topRest; // not out.top: that depends on the offset (run length 0), this does not
 
-        --m_start; // the new run length 0
-        m_logR0 = m_logH; // P(r = 0) = H exactly with a constant hazard
+        --m_start; // the new run length 0: P(r = 0) = H exactly with a constant hazard
+        m_stored[m_start] = m_logH - m_offset;
+        m_top = std::max(out.top, m_stored[m_start]);
         ++m_k;
         if (std::abs(m_offset) > 64.0) { // keep the stored values near the normalised ones (precision)
-            Simd<W>::addTo(roundDown(m_start), roundUp(m_start + m_k), m_stored.data(), m_offset);
-            m_topRest += m_offset;
+            Simd<W>::addTo(m_start, m_start + roundUp(m_k), m_stored.data(), m_offset);
+            m_top += m_offset;
             m_offset = 0.0;
         }
-        m_rec.recordPoint(t, m_k, map, [this](std::size_t r, double* e) { expAt(r, e); });
+        m_rec.recordPoint(t, m_k, map, [this](std::size_t r) { return prob(r); });
     }
 
     // The segmentation of the last point (the others are found in the pass of the next point).
@@ -703,25 +744,10 @@ private:
     DimState state(std::size_t d) { return {m_dim[d].mu.data(), m_dim[d].beta.data(), m_dim[d].logBeta.data()}; }
 
     // log P(r | x[..t]) after the last point, for a live run length r.
-    [[gnu::always_inline]] double logR(std::size_t r) const
-    {
-        return r == 0 ? m_logR0 : m_stored[m_start + r] + m_offset;
-    }
+    [[gnu::always_inline]] double logR(std::size_t r) const { return m_stored[m_start + r] + m_offset; }
 
-    // exp(log P(r + i)) for i < kBlock, 0 past the live run lengths.
-    [[gnu::always_inline]] void expAt(std::size_t r, double* e) const
-    {
-        double v[kBlock];
-        const double* stored = m_stored.data() + m_start + r; // readable: the arrays extend past the window
-        for (std::size_t i = 0; i < kBlock; ++i)
-            v[i] = stored[i] + m_offset;
-        if (r == 0)
-            v[0] = m_logR0;
-        if (r + kBlock > m_k)
-            for (std::size_t i = m_k > r ? m_k - r : 0; i < kBlock; ++i)
-                v[i] = kNegInf;
-        Simd<W>::expBlock(v, e);
-    }
+    // P(r | x[..t]) after the last point, for a live run length r >= 1.
+    [[gnu::always_inline]] double prob(std::size_t r) const { return m_weight[m_start + r] * m_scale; }
 
     void setPrior(std::size_t pos)
     {
@@ -732,12 +758,18 @@ private:
         }
     }
 
-    // Moves the window to the top of (new, larger if need be) arrays, filled with neutral values elsewhere.
+    // Moves the window to the top of the arrays (new, longer ones when the window has grown, filled with
+    // neutral values), so that it can walk down again for many points.
     void relocate()
     {
-        const std::size_t cap = std::max(m_cap, roundUp(4 * (m_k + 2 * kBlock)));
+        const bool grow = m_cap < roundUp(4 * (m_k + 4 * kBlock));
+        const std::size_t cap = grow ? roundUp(16 * (m_k + 4 * kBlock)) : m_cap;
         const std::size_t start = cap - roundUp(m_k) - 2 * kBlock;
         auto move = [&](AlignedArray& a, double fill) {
+            if (!grow) { // the window only moves up: copy from its end
+                std::copy_backward(a.data() + m_start, a.data() + m_start + m_k, a.data() + start + m_k);
+                return;
+            }
             AlignedArray b;
             b.assign(cap, fill);
             if (m_cap)
@@ -745,12 +777,14 @@ private:
             a = std::move(b);
         };
         move(m_stored, kNegInf);
+        move(m_weight, 0.0);
         for (Dim& d : m_dim) {
             move(d.mu, 0.0);
             move(d.beta, 1.0);
             move(d.logBeta, 0.0);
         }
-        m_lp.assign(cap, 0.0);
+        if (grow)
+            m_lp.assign(cap, 0.0);
         m_cap = cap;
         m_start = start;
     }
@@ -763,23 +797,14 @@ private:
         std::size_t keep = m_k;
         if (keep <= 1)
             return;
-        // Most points drop nothing: the longest run alone holds more than the threshold (with a margin for
-        // the rounding of exp and log, else the exact test below decides).
-        if (m_p.pruneThreshold > 0.0 && !(logR(keep - 1) > m_logPrune + 1e-9)) {
+        if (m_p.pruneThreshold > 0.0) {
+            // Most points drop nothing: the longest run alone holds more than the threshold.
             long double tail = 0.0L;
-            double e[kBlock];
-            std::size_t b = keep; // e holds exp(log P(b .. b+kBlock))
-            while (keep > 0) {
-                if (keep - 1 < b) {
-                    b = keep > kBlock ? keep - kBlock : 0;
-                    expAt(b, e);
-                }
-                tail += e[keep - 1 - b];
+            for (; keep > 1; --keep) {
+                tail += prob(keep - 1);
                 if (static_cast<double>(tail) >= m_p.pruneThreshold)
                     break;
-                --keep;
             }
-            keep = std::max<std::size_t>(keep, 1);
         }
         if (m_p.maxRunLength > 0)
             keep = std::min(keep, m_p.maxRunLength);
@@ -793,27 +818,20 @@ private:
                     at = double(r);
                 }
             }
-        Simd<W>::padFrom(m_stored.data(), m_start + keep); // one vector store: the next pass loads it whole
         m_k = keep;
     }
 
-    // Tables up to run length size - kBlock - 1 (index r + kBlock), the neutral entries below r = 0 first.
+    // Tables up to run length size - 1.
     void growTables(std::size_t size)
     {
-        if (m_tab.logC.empty())
-            for (std::size_t i = 0; i < kBlock; ++i) {
-                m_tab.logC.push_back(0.0);
-                m_tab.alpha.push_back(1.0);
-                m_tab.shrink.push_back(0.0);
-                m_tab.invKappa1.push_back(0.0);
-            }
-        for (std::size_t r = m_tab.logC.size() - kBlock; r + kBlock < size; ++r) {
+        for (std::size_t r = m_tab.logC.size(); r < size; ++r) {
             const double kappa = m_p.kappa0 + static_cast<double>(r);
             const double alpha = m_p.alpha0 + 0.5 * static_cast<double>(r);
             const double logC = logGammaPositive(alpha + 0.5) - logGammaPositive(alpha)
                                 - 0.5 * std::log(2.0 * std::numbers::pi * (kappa + 1.0) / kappa);
             m_tab.logC.push_back(logC);
             m_tab.alpha.push_back(alpha);
+            m_tab.negAlphaHalf.push_back(-(alpha + 0.5));
             m_tab.shrink.push_back(kappa / (2.0 * (kappa + 1.0)));
             m_tab.invKappa1.push_back(1.0 / (kappa + 1.0));
             m_maxLogC.push_back(r ? std::max(m_maxLogC.back(), logC) : logC);
@@ -823,18 +841,18 @@ private:
     BocdParams m_p;
     std::size_t m_dims;
     Recorder& m_rec;
+    double m_h;
     double m_logH;
     double m_log1mH;
     double m_logBeta0;
-    double m_logPrune;
     std::vector<Dim> m_dim;
-    AlignedArray m_stored, m_lp;
+    AlignedArray m_stored, m_weight, m_lp;
     std::size_t m_cap = 0;
     std::size_t m_start = 0; // position of run length 0
     std::size_t m_k = 0;     // live run lengths
-    double m_offset = 0.0;   // log P(r) = stored + offset for r >= 1
-    double m_logR0 = 0.0;    // log P(r = 0)
-    double m_topRest = kNegInf; // max of stored over r >= 1 (an estimate of where the next joint peaks)
+    double m_offset = 0.0;   // log P(r) = stored + offset
+    double m_scale = 0.0;    // P(r) = weight * scale for r >= 1
+    double m_top = 0.0;      // max of stored (an estimate of where the next joint peaks)
     Tables m_tab;
     std::vector<double> m_maxLogC;
 };
@@ -860,19 +878,17 @@ template <std::size_t W>
 using Columns = std::vector<std::vector<double>>;
 BocdResult runFastBaseline(const Columns& c, std::size_t n, const BocdParams& p) { return runFastW<2>(c, n, p); }
 double maxSumBaseline(std::size_t k, const double* x, const double* y) { return Simd<2>::maxSum(k, x, y); }
-void expBlockBaseline(const double* in, double* out) { Simd<2>::expBlock(in, out); }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define PRISM_BOCD_X86 1
-__attribute__((target("avx2"))) BocdResult runFastAvx2(const Columns& c, std::size_t n, const BocdParams& p)
+__attribute__((target("avx2,fma"))) BocdResult runFastAvx2(const Columns& c, std::size_t n, const BocdParams& p)
 {
     return runFastW<4>(c, n, p);
 }
-__attribute__((target("avx2"))) double maxSumAvx2(std::size_t k, const double* x, const double* y)
+__attribute__((target("avx2,fma"))) double maxSumAvx2(std::size_t k, const double* x, const double* y)
 {
     return Simd<4>::maxSum(k, x, y);
 }
-__attribute__((target("avx2"))) void expBlockAvx2(const double* in, double* out) { Simd<4>::expBlock(in, out); }
 __attribute__((target("avx512f"))) BocdResult runFastAvx512(const Columns& c, std::size_t n, const BocdParams& p)
 {
     return runFastW<8>(c, n, p);
@@ -881,16 +897,12 @@ __attribute__((target("avx512f"))) double maxSumAvx512(std::size_t k, const doub
 {
     return Simd<8>::maxSum(k, x, y);
 }
-__attribute__((target("avx512f"))) void expBlockAvx512(const double* in, double* out)
-{
-    Simd<8>::expBlock(in, out);
-}
 #endif
 
-const KernelSet kBaseline{runFastBaseline, maxSumBaseline, expBlockBaseline, 2};
+const KernelSet kBaseline{runFastBaseline, maxSumBaseline, 2};
 #ifdef PRISM_BOCD_X86
-const KernelSet kAvx2{runFastAvx2, maxSumAvx2, expBlockAvx2, 4};
-const KernelSet kAvx512{runFastAvx512, maxSumAvx512, expBlockAvx512, 8};
+const KernelSet kAvx2{runFastAvx2, maxSumAvx2, 4};
+const KernelSet kAvx512{runFastAvx512, maxSumAvx512, 8};
 #endif
 
 const KernelSet* bestKernels()
@@ -899,7 +911,7 @@ const KernelSet* bestKernels()
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f"))
         return &kAvx512;
-    if (__builtin_cpu_supports("avx2"))
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         return &kAvx2;
 #endif
     return &kBaseline;

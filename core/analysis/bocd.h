@@ -66,7 +66,7 @@ BocdResult runBocdMultivariate(std::span<const std::vector<double>> columns, con
 // written independently of the fast path so the two can check each other.
 BocdResult runBocdExact(std::span<const double> x, const BocdParams& p = {});
 
-// The vector width of the kernels in use: 8 (AVX-512), 4 (AVX2) or 2 (baseline, SSE2 on x86-64); picked
+// The vector width of the kernels in use: 8 (AVX-512), 4 (AVX2+FMA) or 2 (baseline, SSE2 on x86-64); picked
 // once by CPU. setBocdKernelWidth forces one (0: back to the CPU's choice) and returns false when the CPU
 // cannot run it; for tests and benchmarks (results must be bit-identical across widths), not thread-safe.
 int bocdKernelWidth();
