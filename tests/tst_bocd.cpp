@@ -237,6 +237,20 @@ std::vector<double> steps(const std::vector<std::pair<std::size_t, double>>& seg
     return x;
 }
 
+// The pruned run equals the exact recursion: change points, segmentation, MAP run lengths, and change-point
+// probabilities within `tolerance`.
+void expectExact(const BocdResult& fast, const BocdResult& exact, double tolerance)
+{
+    QCOMPARE(fast.changePoints, exact.changePoints);
+    QCOMPARE(fast.segmentation, exact.segmentation);
+    QCOMPARE(fast.mapRunLength, exact.mapRunLength);
+    double worst = 0;
+    for (std::size_t i = 0; i < fast.cpProbability.size(); ++i)
+        worst = std::max(worst, std::abs(fast.cpProbability[i] - exact.cpProbability[i]));
+    qInfo("largest |cp fast - cp exact| over %zu points: %.3g", fast.cpProbability.size(), worst);
+    QVERIFY(worst < tolerance);
+}
+
 } // namespace
 
 class TestBocd : public QObject {
@@ -595,14 +609,7 @@ void TestBocd::longSeriesMatchesTheExactRecursion()
     const BocdResult fast = runBocd(x, p);
     const BocdResult exact = runBocdExact(x, p);
     QVERIFY(fast.maxRunLengthsKept > 200); // long runs were kept
-    QCOMPARE(fast.changePoints, exact.changePoints);
-    QCOMPARE(fast.segmentation, exact.segmentation);
-    QCOMPARE(fast.mapRunLength, exact.mapRunLength);
-    double worst = 0;
-    for (std::size_t i = 0; i < x.size(); ++i)
-        worst = std::max(worst, std::abs(fast.cpProbability[i] - exact.cpProbability[i]));
-    qInfo("largest |cp fast - cp exact| over %zu points: %.3g", x.size(), worst);
-    QVERIFY(worst < 1e-6);
+    expectExact(fast, exact, 1e-6);
 }
 
 void TestBocd::windowMovedWithinItsArraysMatchesTheExactRecursion()
@@ -618,14 +625,7 @@ void TestBocd::windowMovedWithinItsArraysMatchesTheExactRecursion()
     const BocdResult fast = runBocd(x, p);
     const BocdResult exact = runBocdExact(x, p);
     QVERIFY(fast.maxRunLengthsKept < 100);
-    QCOMPARE(fast.changePoints, exact.changePoints);
-    QCOMPARE(fast.segmentation, exact.segmentation);
-    QCOMPARE(fast.mapRunLength, exact.mapRunLength);
-    double worst = 0;
-    for (std::size_t i = 0; i < x.size(); ++i)
-        worst = std::max(worst, std::abs(fast.cpProbability[i] - exact.cpProbability[i]));
-    qInfo("largest |cp fast - cp exact| over %zu points: %.3g", x.size(), worst);
-    QVERIFY(worst < 1e-6);
+    expectExact(fast, exact, 1e-6);
 }
 
 void TestBocd::everyKernelWidthGivesBitIdenticalResults()
