@@ -12,8 +12,9 @@ Exit status: 0, or with --check 1 when a bar is missed; 2 when a command fails.
 """
 import argparse, json, os, platform, subprocess, sys, tempfile, time
 
-ALL = ["tiny", "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline", "anomalies", "reuse"]
-MULTI = {"two-jobs", "shared-hosts", "anomalies", "reuse"}
+ALL = ["tiny", "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline", "anomalies", "pp-anomalies",
+       "reuse"]
+MULTI = {"two-jobs", "shared-hosts", "anomalies", "pp-anomalies", "reuse"}
 BARS = {"found": 0.995, "spurious": 0, "mean_err": 0.001, "max_err": 0.01, "precision": 0.95, "recall": 0.95}
 
 

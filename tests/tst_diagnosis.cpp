@@ -68,6 +68,23 @@ private slots:
         }
     }
 
+    // The same bar on a pure pipeline (no DP bursts: steps from the PP rhythm, ranks by their stage's compute).
+    void pipelineAnomaliesAreFoundWithTheirPlaceAndSteps() {
+        PrecisionRecall total;
+        for (int seed = 1; seed <= 10; ++seed) {
+            sim::SimResult sim = sim::simulate(presetConfig("pp-anomalies", seed));
+            Report report = analyzeCapture(captureOf(sim));
+            EvaluationResult ev = evaluate(report, sim.truth);
+            total += ev.totals.findings;
+            QVERIFY2(ev.totals.steps.found() >= 0.995, qPrintable(describe(report)));
+            QCOMPARE(ev.totals.steps.spurious(), std::size_t(0));
+            QVERIFY(ev.totals.steps.maxDurationError <= 0.01);
+        }
+        QCOMPARE(total.truthItems, std::size_t(30));
+        QVERIFY2(total.precision() >= 0.95, qPrintable(QString::number(total.precision())));
+        QVERIFY2(total.recall() >= 0.95, qPrintable(QString::number(total.recall())));
+    }
+
     void cleanCapturesGiveNoFindings_data() {
         QTest::addColumn<QString>("preset");
         QTest::addColumn<int>("seed");

@@ -39,7 +39,7 @@ private slots:
         QTest::addColumn<QString>("preset");
         QTest::addColumn<int>("seed");
         for (const char* p : {"tiny", "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline",
-                              "anomalies", "reuse"})
+                              "anomalies", "pp-anomalies", "reuse"})
             for (int seed = 1; seed <= 3; ++seed)
                 QTest::newRow(qPrintable(QString("%1 seed %2").arg(p).arg(seed))) << QString(p) << seed;
     }

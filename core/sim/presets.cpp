@@ -48,7 +48,8 @@ std::pair<int, int> pickGpu(const JobSpec& j, Rng& rng, int avoidHost = -1) {
 } // namespace
 
 std::vector<std::string> presetNames() {
-    return {"tiny", "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline", "anomalies", "reuse", "large"};
+    return {"tiny",      "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline", "anomalies",
+            "pp-anomalies", "reuse",    "large"};
 }
 
 std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed) {
@@ -133,6 +134,21 @@ std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed)
         auto [linkHost, linkGpu] = pickGpu(a, rng, rankHost);
         AnomalySpec slowRank{"slow_rank", 0, rankHost, rankGpu, 8 + shift, 12 + shift, 1.6, 0};
         AnomalySpec slowLink{"slow_link", 0, linkHost, linkGpu, 16 + shift, 20 + shift, 4.0, 0};
+        AnomalySpec slowStep{"slow_step", 0, 0, 0, 24 + shift, 24 + shift, 0.0, 150 * kMs};
+        c.anomalies = {slowRank, slowLink, slowStep};
+    } else if (name == "pp-anomalies") {
+        // A pure pipeline (dp = 1: no DP bursts, steps from the PP rhythm) with a slow rank, a slow link and a
+        // slow step (disjoint step ranges).
+        c.hosts = 4;
+        JobSpec a = job("job-a", 8, 4, 1, shuffled(0, 4), 8, 30, 2 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.optimizerNs = 4 * kMs;
+        c.jobs = {a};
+        const int shift = int(rng.integer(0, 2));
+        auto [rankHost, rankGpu] = pickGpu(a, rng);
+        auto [linkHost, linkGpu] = pickGpu(a, rng, rankHost);
+        AnomalySpec slowRank{"slow_rank", 0, rankHost, rankGpu, 5 + shift, 9 + shift, 2.0, 0};
+        AnomalySpec slowLink{"slow_link", 0, linkHost, linkGpu, 14 + shift, 18 + shift, 4.0, 0};
         AnomalySpec slowStep{"slow_step", 0, 0, 0, 24 + shift, 24 + shift, 0.0, 150 * kMs};
         c.anomalies = {slowRank, slowLink, slowStep};
     } else if (name == "reuse") {
