@@ -1,4 +1,5 @@
 // Engine stages 1-2 (job recognition, parallelism) measured against the simulator's ground truth.
+#include "test_util.h"
 #include "analysis/evaluate.h"
 #include "analysis/pipeline.h"
 #include "io/report_json.h"
@@ -10,23 +11,23 @@
 #include <set>
 
 using namespace prism;
+using namespace prism::test;
 
 namespace {
 
-Capture captureOf(const sim::SimResult& r) {
-    Capture c;
-    c.source = "simulated";
-    c.flows = r.flows;
-    c.flows.sortByStart();
-    c.topology = r.topology;
-    c.hasTopology = true;
-    return c;
-}
-
-sim::SimResult simulatePreset(const char* preset, int seed) {
-    auto config = sim::makePreset(preset, std::uint64_t(seed));
-    if (!config) throw std::runtime_error(std::string("no preset ") + preset);
-    return sim::simulate(*config);
+// Jobs, TP/PP/DP, DP groups, PP pairs and chain order equal the truth.
+void expectExactShape(const Report& report, const Report& truth, const EvaluationResult& ev) {
+    QCOMPARE(report.jobs.size(), truth.jobs.size());
+    QVERIFY2(ev.totals.jobs.exact(), "job recognition precision and recall are not 100%");
+    for (const JobScore& js : ev.jobs) {
+        QVERIFY2(js.recognized, qPrintable("job " + QString::fromStdString(js.truthId) + " not recognized"));
+        QVERIFY2(js.tp.exact, qPrintable(QString("TP %1, truth %2").arg(js.tp.report).arg(js.tp.truth)));
+        QVERIFY2(js.pp.exact, qPrintable(QString("PP %1, truth %2").arg(js.pp.report).arg(js.pp.truth)));
+        QVERIFY2(js.dp.exact, qPrintable(QString("DP %1, truth %2").arg(js.dp.report).arg(js.dp.truth)));
+        QVERIFY(js.dpPairs.exact());
+        QVERIFY(js.ppPairs.exact());
+        QVERIFY2(js.ppChains.exact(), "pipeline chain order differs from truth");
+    }
 }
 
 } // namespace
@@ -52,17 +53,7 @@ private slots:
         Capture capture = captureOf(sim);
         Report report = analyzeCapture(capture);
         EvaluationResult ev = evaluate(report, sim.truth);
-        QCOMPARE(report.jobs.size(), sim.truth.jobs.size());
-        QVERIFY2(ev.totals.jobs.exact(), "job recognition precision and recall are not 100%");
-        for (const JobScore& js : ev.jobs) {
-            QVERIFY2(js.recognized, qPrintable("job " + QString::fromStdString(js.truthId) + " not recognized"));
-            QVERIFY2(js.tp.exact, qPrintable(QString("TP %1, truth %2").arg(js.tp.report).arg(js.tp.truth)));
-            QVERIFY2(js.pp.exact, qPrintable(QString("PP %1, truth %2").arg(js.pp.report).arg(js.pp.truth)));
-            QVERIFY2(js.dp.exact, qPrintable(QString("DP %1, truth %2").arg(js.dp.report).arg(js.dp.truth)));
-            QVERIFY(js.dpPairs.exact());
-            QVERIFY(js.ppPairs.exact());
-            QVERIFY2(js.ppChains.exact(), "pipeline chain order differs from truth");
-        }
+        expectExactShape(report, sim.truth, ev);
     }
 
     // Anomalies must not change the inferred shape: a slow rank, a slow link or a pause moves the silences
@@ -104,17 +95,7 @@ private slots:
         sim::SimResult sim = sim::simulate(*config);
         Report report = analyzeCapture(captureOf(sim));
         EvaluationResult ev = evaluate(report, sim.truth);
-        QCOMPARE(report.jobs.size(), sim.truth.jobs.size());
-        QVERIFY2(ev.totals.jobs.exact(), "job recognition precision and recall are not 100%");
-        for (const JobScore& js : ev.jobs) {
-            QVERIFY2(js.recognized, qPrintable("job " + QString::fromStdString(js.truthId) + " not recognized"));
-            QVERIFY2(js.tp.exact, qPrintable(QString("TP %1, truth %2").arg(js.tp.report).arg(js.tp.truth)));
-            QVERIFY2(js.pp.exact, qPrintable(QString("PP %1, truth %2").arg(js.pp.report).arg(js.pp.truth)));
-            QVERIFY2(js.dp.exact, qPrintable(QString("DP %1, truth %2").arg(js.dp.report).arg(js.dp.truth)));
-            QVERIFY(js.dpPairs.exact());
-            QVERIFY(js.ppPairs.exact());
-            QVERIFY2(js.ppChains.exact(), "pipeline chain order differs from truth");
-        }
+        expectExactShape(report, sim.truth, ev);
     }
 
     // Task of the pipeline orientation without DP traffic: a stage slowed 2.5-3x (stage 2 or the last) opens
