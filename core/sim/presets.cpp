@@ -45,6 +45,18 @@ std::pair<int, int> pickGpu(const JobSpec& j, Rng& rng, int avoidHost = -1) {
     return {host, j.firstGpu + int(rng.integer(0, g - 1))};
 }
 
+// Job 0 `a` gets a slow rank (5 steps from `rankStep`, `rankFactor`), a 4x slow link on another host (5 steps
+// from `linkStep`) and a 150 ms pause before step 24; the seed shifts them all by 0-2 steps and picks the GPUs.
+std::vector<AnomalySpec> threeAnomalies(const JobSpec& a, Rng& rng, int rankStep, double rankFactor, int linkStep) {
+    const int shift = int(rng.integer(0, 2));
+    auto [rankHost, rankGpu] = pickGpu(a, rng);
+    auto [linkHost, linkGpu] = pickGpu(a, rng, rankHost);
+    AnomalySpec slowRank{"slow_rank", 0, rankHost, rankGpu, rankStep + shift, rankStep + 4 + shift, rankFactor, 0};
+    AnomalySpec slowLink{"slow_link", 0, linkHost, linkGpu, linkStep + shift, linkStep + 4 + shift, 4.0, 0};
+    AnomalySpec slowStep{"slow_step", 0, 0, 0, 24 + shift, 24 + shift, 0.0, 150 * kMs};
+    return {slowRank, slowLink, slowStep};
+}
+
 } // namespace
 
 std::vector<std::string> presetNames() {
@@ -129,13 +141,7 @@ std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed)
         JobSpec b = job("job-b", 8, 1, 2, {hosts.begin() + 8, hosts.end()}, 4, 25, 7 * kMs);
         b.startOffsetNs = offset(20 * kMs);
         c.jobs = {a, b};
-        const int shift = int(rng.integer(0, 2));
-        auto [rankHost, rankGpu] = pickGpu(a, rng);
-        auto [linkHost, linkGpu] = pickGpu(a, rng, rankHost);
-        AnomalySpec slowRank{"slow_rank", 0, rankHost, rankGpu, 8 + shift, 12 + shift, 1.6, 0};
-        AnomalySpec slowLink{"slow_link", 0, linkHost, linkGpu, 16 + shift, 20 + shift, 4.0, 0};
-        AnomalySpec slowStep{"slow_step", 0, 0, 0, 24 + shift, 24 + shift, 0.0, 150 * kMs};
-        c.anomalies = {slowRank, slowLink, slowStep};
+        c.anomalies = threeAnomalies(a, rng, 8, 1.6, 16);
     } else if (name == "pp-anomalies") {
         // A pure pipeline (dp = 1: no DP bursts, steps from the PP rhythm) with a slow rank, a slow link and a
         // slow step (disjoint step ranges).
@@ -144,13 +150,7 @@ std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed)
         a.startOffsetNs = offset(5 * kMs);
         a.optimizerNs = 4 * kMs;
         c.jobs = {a};
-        const int shift = int(rng.integer(0, 2));
-        auto [rankHost, rankGpu] = pickGpu(a, rng);
-        auto [linkHost, linkGpu] = pickGpu(a, rng, rankHost);
-        AnomalySpec slowRank{"slow_rank", 0, rankHost, rankGpu, 5 + shift, 9 + shift, 2.0, 0};
-        AnomalySpec slowLink{"slow_link", 0, linkHost, linkGpu, 14 + shift, 18 + shift, 4.0, 0};
-        AnomalySpec slowStep{"slow_step", 0, 0, 0, 24 + shift, 24 + shift, 0.0, 150 * kMs};
-        c.anomalies = {slowRank, slowLink, slowStep};
+        c.anomalies = threeAnomalies(a, rng, 5, 2.0, 14);
     } else if (name == "reuse") {
         // job-a ends, then job-b (another shape) runs on the same GPUs after the platform tears one job
         // down and schedules the next (90 s: longer than the analysis job gap of 60 s).
