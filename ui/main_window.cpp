@@ -866,6 +866,11 @@ void MainWindow::updateNoteMarks() {
     m_timeline->setNoteMarks(std::move(marks));
 }
 
+QString MainWindow::shownPath() const {
+    if (!m_session) return {};
+    return m_sessionPath.isEmpty() ? m_session->source : m_sessionPath;
+}
+
 bool MainWindow::hasUnsavedNotes() const { return m_session && m_notes->isDirty(); }
 
 void MainWindow::updateTitle() {
@@ -874,7 +879,7 @@ void MainWindow::updateTitle() {
         setWindowModified(false);
         return;
     }
-    const QString name = QFileInfo(m_sessionPath.isEmpty() ? m_session->source : m_sessionPath).fileName();
+    const QString name = QFileInfo(shownPath()).fileName();
     setWindowTitle(tr("%1[*] — LLMPrism").arg(name));
     setWindowModified(m_notes->isDirty());
 }
@@ -915,7 +920,7 @@ void MainWindow::saveSessionInteractive(bool askPath) {
         return;
     }
     QSettings settings;
-    QString base = QFileInfo(m_sessionPath.isEmpty() ? m_session->source : m_sessionPath).completeBaseName();
+    QString base = QFileInfo(shownPath()).completeBaseName();
     if (base.isEmpty()) base = "session";
     const QString dir =
         settings.value("paths/lastSession", settings.value("paths/lastFolder").toString()).toString();
@@ -974,7 +979,7 @@ bool MainWindow::maybeKeepNotes() {
     const auto answer = QMessageBox::question(
         this, tr("Unsaved notes"),
         tr("The notes on %1 are not saved. Save them in a session file?")
-            .arg(QFileInfo(m_sessionPath.isEmpty() ? m_session->source : m_sessionPath).fileName()),
+            .arg(QFileInfo(shownPath()).fileName()),
         QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
     if (answer == QMessageBox::Cancel) return false;
     if (answer == QMessageBox::Discard) return true;

@@ -106,6 +106,7 @@ private:
     void restoreLayout();
     bool maybeKeepNotes(); // asks to save unsaved notes; false: the user cancelled
     void updateTitle();
+    QString shownPath() const; // the .prism file of the session, else its capture
     void updateNoteMarks(); // the shown job's notes as flags on the timeline
 
     CaptureLoader* m_loader = nullptr;
