@@ -85,6 +85,46 @@ private slots:
         QVERIFY2(total.recall() >= 0.95, qPrintable(QString::number(total.recall())));
     }
 
+    // Exporters lose records. With one channel per transfer a lost record is a lost transfer, and at a few %
+    // half the ranks of a stage miss one transfer each in a step, each a different one: their micro-batches are
+    // renumbered, so their compute samples pair the wrong inputs and outputs. Those rank-steps must be left out
+    // (they once gave precision 0.26-0.43 at 2% loss, and up to 23 false slow ranks per capture at 5%).
+    void lostRecordsRaiseNoFalseFindings_data() {
+        QTest::addColumn<int>("channels");
+        QTest::addColumn<double>("loss");
+        QTest::newRow("one channel, 2% lost") << 1 << 0.02;
+        QTest::newRow("two channels, 5% lost") << 2 << 0.05;
+    }
+
+    void lostRecordsRaiseNoFalseFindings() {
+        QFETCH(int, channels);
+        QFETCH(double, loss);
+        PrecisionRecall injected;
+        std::size_t runs = 0;
+        for (const char* preset : {"tiny", "pure-pp", "pure-dp", "deep-pipeline", "anomalies"})
+            for (int seed = 1; seed <= 10; ++seed) {
+                sim::SimConfig c = presetConfig(preset, seed);
+                for (auto& job : c.jobs) job.channels = channels;
+                c.lossRate = loss;
+                sim::SimResult sim = sim::simulate(c);
+                Report report = analyzeCapture(captureOf(sim));
+                EvaluationResult ev = evaluate(report, sim.truth);
+                ++runs;
+                QVERIFY2(ev.totals.steps.exact(), qPrintable(QString("%1 seed %2").arg(preset).arg(seed)));
+                if (std::string(preset) == "anomalies") {
+                    injected += ev.totals.findings;
+                    continue;
+                }
+                for (const JobInfo& j : report.jobs)
+                    QVERIFY2(j.findings.empty(),
+                             qPrintable(QString("%1 seed %2: %3").arg(preset).arg(seed).arg(describe(report))));
+            }
+        QCOMPARE(runs, std::size_t(50));
+        QCOMPARE(injected.truthItems, std::size_t(30));
+        QVERIFY2(injected.precision() >= 0.95, qPrintable(QString::number(injected.precision())));
+        QVERIFY2(injected.recall() >= 0.95, qPrintable(QString::number(injected.recall())));
+    }
+
     void cleanCapturesGiveNoFindings_data() {
         QTest::addColumn<QString>("preset");
         QTest::addColumn<int>("seed");

@@ -65,18 +65,22 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
     std::vector<Finding> out;
     if (R == 0 || K == 0) return out;
 
-    // Compute per rank and step: busy time before its PP sends. Only where the rank saw the usual traffic of
+    // Compute per rank and step: busy time before its PP sends. Only where the rank saw the whole traffic of
     // its stage in that step: a transfer lost by the exporter merges two ops into one sample.
     std::vector<double> value(R * K, kNaN);
     int stages = 0;
     for (const RankTimeline& r : tl.ranks) stages = std::max(stages, r.stage + 1);
     std::vector<std::vector<std::size_t>> ofStage(static_cast<std::size_t>(stages));
     for (std::size_t r = 0; r < R; ++r) ofStage[std::size_t(tl.ranks[r].stage)].push_back(r);
-    auto modeOf = [](const std::vector<std::uint32_t>& v) {
-        std::map<std::uint32_t, int> counts;
-        for (std::uint32_t x : v) ++counts[x];
-        return std::max_element(counts.begin(), counts.end(), [](auto& a, auto& b) { return a.second < b.second; })
-            ->first;
+    // The stage's count in a step: a pipeline schedule gives every rank of a stage the same, and a lost record
+    // only removes a transfer, so it is the largest count that two ranks share (one rank alone could show a
+    // transfer split in two). Not the most common one: at a few % loss half the ranks of a stage miss one
+    // transfer each, a different one, which renumbers their micro-batches.
+    auto usualOf = [](std::vector<std::uint32_t>& v) {
+        std::sort(v.begin(), v.end(), std::greater<>());
+        for (std::size_t i = 1; i < v.size(); ++i)
+            if (v[i] == v[i - 1]) return v[i];
+        return v.front();
     };
     std::vector<std::uint32_t> ns, sends, recvs;
     for (std::size_t k = 0; k < K; ++k) {
@@ -91,7 +95,7 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
                 recvs.push_back(s.ppRecvs);
             }
             if (members.empty()) continue;
-            const std::uint32_t n = modeOf(ns), sm = modeOf(sends), rm = modeOf(recvs);
+            const std::uint32_t n = usualOf(ns), sm = usualOf(sends), rm = usualOf(recvs);
             if (n == 0) continue;
             for (std::size_t r : members) {
                 const RankStepStats& s = tl.ranks[r].stepStats[k];
