@@ -44,17 +44,28 @@ Exit codes: 0 success, 1 bad or missing input (the message names file, line and 
 )";
 
 const char* kSimulateHelp = R"(Usage: llmprism-cli simulate --preset NAME [--seed N] --out DIR [--gzip]
+                                [--anomaly SPEC]... [--clear-anomalies] [--channels N] [--loss RATE]
        llmprism-cli simulate --list-presets
 
 Writes DIR/flows.csv (DIR/flows.csv.gz with --gzip), DIR/topology.json and DIR/truth.json.
-The same preset and seed always give the same files.
+The same preset, seed and options always give the same files.
 
 Options:
-  --preset NAME     one of the presets (see --list-presets)
-  --seed N          random seed (default 1)
-  --out DIR         output folder (created if missing)
-  --gzip            compress flows.csv with gzip
-  --list-presets    print the preset names and exit
+  --preset NAME       one of the presets (see --list-presets)
+  --seed N            random seed (default 1)
+  --out DIR           output folder (created if missing)
+  --gzip              compress flows.csv with gzip
+  --anomaly SPEC      inject an anomaly (repeatable), added to the preset's own:
+                        slow_rank:steps=8-12,factor=1.6[,job=J][,host=H][,gpu=G]
+                        slow_link:steps=16-20,factor=4[,job=J][,host=H][,gpu=G]
+                        slow_step:steps=24,pause_ms=150[,job=J]
+                      job: index or name (default 0); host: cluster index or node-NNNN; without host or
+                      gpu the seed picks one of the job's GPUs. factor: compute x (slow_rank), bandwidth /
+                      (slow_link), default 2. truth.json lists every anomaly.
+  --clear-anomalies   drop the preset's own anomalies (the --anomaly ones stay)
+  --channels N        NCCL channels (parallel records) per transfer for every job
+  --loss RATE         fraction of flow records the exporter loses, in [0, 1)
+  --list-presets      print the preset names and exit
 )";
 
 const char* kAnalyzeHelp = R"(Usage: llmprism-cli analyze CAPTURE [--strict] [--json OUT] [--csv-steps OUT] [--quiet]
@@ -101,7 +112,8 @@ Options:
 
 struct Args {
     std::vector<std::string> positional;
-    std::map<std::string, std::string> values;
+    std::map<std::string, std::string> values;              // the last value of each option
+    std::map<std::string, std::vector<std::string>> repeated; // every value, in order
     std::map<std::string, bool> flags;
 };
 
@@ -127,6 +139,7 @@ bool parseArgs(int argc, char** argv, int first, const std::vector<std::string>&
                     value = argv[++i];
                 }
                 out.values[name] = value;
+                out.repeated[name].push_back(value);
             } else if (std::find(switches.begin(), switches.end(), name) != switches.end() && !inlineValue) {
                 out.flags[name] = true;
             } else {
@@ -148,7 +161,8 @@ int usageError(const std::string& msg, const char* help) {
 int cmdSimulate(int argc, char** argv) {
     Args args;
     std::string err;
-    if (!parseArgs(argc, argv, 2, {"preset", "seed", "out"}, {"gzip", "list-presets", "help"}, args, err))
+    if (!parseArgs(argc, argv, 2, {"preset", "seed", "out", "anomaly", "channels", "loss"},
+                   {"gzip", "list-presets", "help", "clear-anomalies"}, args, err))
         return usageError(err, kSimulateHelp);
     if (args.flags["help"]) {
         std::cout << kSimulateHelp;
@@ -174,6 +188,31 @@ int cmdSimulate(int argc, char** argv) {
         for (const auto& n : prism::sim::presetNames()) names += (names.empty() ? "" : ", ") + n;
         return usageError("unknown preset \"" + args.values["preset"] + "\" (expected one of: " + names + ")",
                           kSimulateHelp);
+    }
+    if (args.flags["clear-anomalies"]) config->anomalies.clear();
+    if (args.values.count("channels")) {
+        const std::string& s = args.values["channels"];
+        int channels = 0;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), channels);
+        if (ec != std::errc() || p != s.data() + s.size() || channels < 1)
+            return usageError("--channels expects a positive integer, found \"" + s + "\"", kSimulateHelp);
+        for (auto& job : config->jobs) job.channels = channels;
+    }
+    if (args.values.count("loss")) {
+        const std::string& s = args.values["loss"];
+        double loss = -1;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), loss);
+        if (ec != std::errc() || p != s.data() + s.size() || !(loss >= 0 && loss < 1))
+            return usageError("--loss expects a fraction in [0, 1), found \"" + s + "\"", kSimulateHelp);
+        config->lossRate = loss;
+    }
+    try {
+        int index = 0;
+        for (const std::string& spec : args.repeated["anomaly"])
+            config->anomalies.push_back(prism::sim::parseAnomaly(spec, *config, seed, index++));
+        prism::sim::validate(*config);
+    } catch (const std::invalid_argument& e) {
+        return usageError(e.what(), kSimulateHelp);
     }
     try {
         auto result = prism::sim::simulate(*config);

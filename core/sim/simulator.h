@@ -85,6 +85,13 @@ std::vector<std::string> presetNames();
 // nullopt when the name is unknown.
 std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed);
 
+// An anomaly written "KIND:key=value,..." (the CLI's simulate --anomaly): KIND slow_rank, slow_link or
+// slow_step; keys job (index or name, default 0), host (cluster index or node-NNNN), gpu, steps (FIRST-LAST or
+// one step, required), factor (slow_rank: compute ×, slow_link: bandwidth ÷; default 2), pause_ms (slow_step,
+// required). Without host or gpu the seed picks one of the job's GPUs (`index` tells several apart). Throws
+// std::invalid_argument quoting the spec and what was expected; validate() checks it against the job.
+AnomalySpec parseAnomaly(const std::string& spec, const SimConfig& config, std::uint64_t seed, int index);
+
 // Throws std::invalid_argument saying what is wrong (a job that does not fit, GPUs shared by concurrent
 // jobs, an anomaly outside its job, ...). simulate() calls it first.
 void validate(const SimConfig& config);
