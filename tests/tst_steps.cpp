@@ -208,6 +208,51 @@ private slots:
         }
     }
 
+    // A NIC fallen back to an eighth of its speed stretches its ring's sync to about the length of the forward
+    // pass. In a job without a pipeline the rings are cut as one series, so the steps stay exact (cut ring by
+    // ring, as few as 16 of the 20 steps were found, with up to 10 spurious ones); factors 2-4 were exact.
+    void aVerySlowLinkInAPureDpJobKeepsItsSteps() {
+        for (int seed = 1; seed <= 6; ++seed)
+            for (double factor : {2.0, 4.0, 8.0}) {
+                sim::SimConfig config = presetConfig("pure-dp", seed);
+                config.anomalies.clear();
+                const auto& nicHost = config.jobs[0].hosts[std::size_t(seed) % config.jobs[0].hosts.size()];
+                config.anomalies.push_back({"slow_link", 0, nicHost, config.jobs[0].firstGpu, 3, 6, factor, 0});
+                sim::SimResult sim = sim::simulate(config);
+                const EvaluationResult ev = evaluate(analyzeCapture(captureOf(sim)), sim.truth);
+                const StepScore& s = ev.totals.steps;
+                QVERIFY2(s.exact(), qPrintable(QString("seed %1, factor %2: found %3 of %4, %5 spurious")
+                                                   .arg(seed).arg(factor).arg(s.matched).arg(s.truthSteps)
+                                                   .arg(s.spurious())));
+                QVERIFY2(s.maxDurationError <= 0.01, qPrintable(QString::number(s.maxDurationError)));
+                QCOMPARE(ev.totals.findings.recall(), 1.0); // and the link is found
+            }
+    }
+
+    // Behind a GPU slowed 3x the stages of a pipeline sync tens of milliseconds apart, and each half of the DP
+    // groups formed a round of its own: the slow step was found as two (`tiny`, `two-jobs`). The rounds that
+    // complete each other are one step's sync.
+    void stagesSyncingFarApartBehindASlowGpuAreOneStep() {
+        int slowSteps = 0;
+        for (const char* preset : {"tiny", "two-jobs"})
+            for (int seed = 1; seed <= 8; ++seed)
+                for (double factor : {2.0, 3.0, 4.0}) {
+                    sim::SimConfig config = presetConfig(preset, seed);
+                    const sim::JobSpec& job = config.jobs[0];
+                    const int host = job.hosts[std::size_t(seed) % job.hosts.size()];
+                    config.anomalies = {{"slow_rank", 0, host, job.firstGpu + seed % 2, 4, 4 + seed % 2, factor, 0}};
+                    sim::SimResult sim = sim::simulate(config);
+                    const EvaluationResult ev = evaluate(analyzeCapture(captureOf(sim)), sim.truth);
+                    const StepScore& s = ev.totals.steps;
+                    QVERIFY2(s.exact(), qPrintable(QString("%1 seed %2, factor %3: found %4 of %5, %6 spurious")
+                                                       .arg(preset).arg(seed).arg(factor).arg(s.matched)
+                                                       .arg(s.truthSteps).arg(s.spurious())));
+                    QCOMPARE(ev.totals.findings.recall(), 1.0);
+                    slowSteps += 1 + seed % 2;
+                }
+        QCOMPARE(slowSteps, 72);
+    }
+
     // Transfers whose every record is lost shift their link's count; drains re-level the links, and half
     // the links at rest are enough. One channel per transfer (a lost record is a lost transfer), 2% lost.
     void aPipelineKeepsItsStepsThroughLostTransfers() {

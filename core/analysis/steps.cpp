@@ -313,6 +313,16 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     if (!dpRecs.empty()) {
         out.source = StepSource::DataParallel;
         recs = std::move(dpRecs);
+        // Without a pipeline every ring syncs in the same phase, after the backward pass, and the job-wide quiet
+        // time between syncs is the forward pass: the syncs of all rings are cut as one series. Per ring, a ring
+        // slowed by a slow link (a NIC fallen back from 200 to 25 Gb/s) stretches its sync until its own
+        // rhythm cuts it apart (20 steps found as 24, 4 wrong, in `pure-dp` with an 8x slow link). With a
+        // pipeline the stages sync one after another (the last stage first), so each ring is cut on its own.
+        const bool onePhase = std::all_of(recs.begin(), recs.end(), [&](const SyncRec& r) {
+            return ix.stage(r.src) == ix.stage(recs.front().src);
+        });
+        if (onePhase)
+            for (SyncRec& r : recs) r.group = 0;
     } else {
         out.source = StepSource::Pipeline;
         recs = std::move(ppRecs);
@@ -402,6 +412,52 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     if (quiet >= double(params.minBoundaryGapNs)) formRounds(quiet);
     std::size_t rounds = 0;
     for (std::uint32_t r : roundOf) rounds = std::max<std::size_t>(rounds, r + 1);
+
+    // Rounds that are one step's sync in pieces. Behind a 3x slow GPU the stages of a pipeline sync tens of
+    // milliseconds apart (each half of the groups then forms a round: a 114 ms step found as 87 + 27 ms), and
+    // a group whose sync waits in the middle can have its burst cut in two by its own rhythm (the tail then
+    // opens a round). So a round that lies nearer to the previous round than to the next joins it when its
+    // groups are all missing from that round (they complete it), or when it is at most half of the groups, all
+    // of which already synced in that round (a tail).
+    if (rounds >= 2 && groups >= 3) {
+        std::vector<std::int64_t> rs(rounds, kNever), re(rounds, std::numeric_limits<std::int64_t>::min());
+        std::vector<std::vector<char>> has(rounds, std::vector<char>(std::size_t(groups), 0));
+        for (std::size_t id = 0; id < bursts.size(); ++id) {
+            const std::size_t r = roundOf[id];
+            rs[r] = std::min(rs[r], bursts[id].s);
+            re[r] = std::max(re[r], bursts[id].e);
+            has[r][std::size_t(bursts[id].group)] = 1;
+        }
+        std::vector<std::uint32_t> into(rounds);
+        std::uint32_t kept = 0;
+        std::int64_t keptEnd = 0;
+        std::vector<char> keptHas;
+        for (std::size_t r = 0; r < rounds; ++r) {
+            int members = 0, repeats = 0, keptMembers = 0;
+            for (int g = 0; g < groups; ++g) {
+                const bool inKept = r > 0 && keptHas[std::size_t(g)];
+                keptMembers += inKept;
+                if (has[r][std::size_t(g)]) {
+                    ++members;
+                    repeats += inKept;
+                }
+            }
+            const std::int64_t toNext = r + 1 < rounds ? rs[r + 1] - re[r] : std::numeric_limits<std::int64_t>::max();
+            const bool completes = repeats == 0 && keptMembers < groups;
+            const bool tail = repeats == members && 2 * members <= groups;
+            if (r > 0 && (completes || tail) && rs[r] - keptEnd < toNext) {
+                into[r] = kept;
+                keptEnd = std::max(keptEnd, re[r]);
+                for (int g = 0; g < groups; ++g) keptHas[std::size_t(g)] |= has[r][std::size_t(g)];
+                continue;
+            }
+            into[r] = kept = r == 0 ? 0 : kept + 1;
+            keptEnd = re[r];
+            keptHas = has[r];
+        }
+        for (std::uint32_t& r : roundOf) r = into[r];
+        rounds = std::size_t(kept) + 1;
+    }
 
     // 3. Clock alignment: per round and PP stage, each NIC's first sync send; NICs of one stage start
     // together, so a NIC's lag behind the stage median is its exporter's clock offset (pooled per leaf).
