@@ -2,7 +2,12 @@
 """Runs simulate -> analyze -> evaluate over presets and seeds, checks the accuracy bars and writes docs/ACCURACY.md.
 
 Usage: scripts/accuracy-sweep.py [--cli build/app/cli/llmprism-cli] [--seeds N] [--multi-seeds N]
-                                 [--presets a,b] [--with-large] [--out docs/ACCURACY.md] [--check]
+                                 [--presets a,b] [--variant-seeds N] [--with-large] [--out docs/ACCURACY.md]
+                                 [--check]
+
+Besides the presets as they are, variants: presets with anomalies of varied strength, length and place drawn
+per seed (`simulate --clear-anomalies --anomaly ...`), and with one or two channels per transfer and lost records
+(`--channels`, `--loss`).
 
 Bars (issues 3 and 4; figures as defined in docs/EVALUATION.md, micro-averaged over the runs):
   structure   every run: jobs, TP/PP/DP, DP groups, PP pairs and chain order exact
@@ -10,11 +15,56 @@ Bars (issues 3 and 4; figures as defined in docs/EVALUATION.md, micro-averaged o
   findings    precision >= 0.95 and recall >= 0.95 over the runs with anomalies; no finding on clean runs
 Exit status: 0, or with --check 1 when a bar is missed; 2 when a command fails.
 """
-import argparse, json, os, platform, subprocess, sys, tempfile, time
+import argparse, json, os, platform, random, subprocess, sys, tempfile, time
 
 ALL = ["tiny", "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline", "anomalies", "pp-anomalies",
        "reuse"]
 MULTI = {"two-jobs", "shared-hosts", "anomalies", "pp-anomalies", "reuse"}
+# Variants: name -> (preset, what varies). "anomalies" draws a slow rank, a slow link and a slow step per seed
+# (kinds listed), in disjoint step ranges of job 0; "loss" sets channels per transfer and the lost fraction.
+VARIANTS = {
+    "tiny, varied anomalies": ("tiny", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
+    "pure-pp, varied anomalies": ("pure-pp", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
+    "deep-pipeline, varied anomalies": ("deep-pipeline", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
+    "pure-dp, varied anomalies": ("pure-dp", {"anomalies": ["slow_link", "slow_step"]}),  # no slow rank: see ENGINE.md
+    "two-jobs, varied anomalies": ("two-jobs", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
+    "anomalies, 1 channel, 2% lost": ("anomalies", {"channels": 1, "loss": 0.02}),
+    "deep-pipeline, 1 channel, 2% lost": ("deep-pipeline", {"channels": 1, "loss": 0.02}),
+    "pp-anomalies, 2 channels, 5% lost": ("pp-anomalies", {"channels": 2, "loss": 0.05}),
+}
+
+
+def variant_args(name, seed, steps):
+    """simulate options of a variant for a seed; `steps` is job 0's step count."""
+    _, what = VARIANTS[name]
+    args = []
+    if "channels" in what:
+        args += ["--channels", str(what["channels"]), "--loss", str(what["loss"])]
+    kinds = what.get("anomalies")
+    if kinds:
+        rng = random.Random(f"{name}/{seed}")
+        args.append("--clear-anomalies")
+        # Disjoint slots in steps 1 .. steps-2 (the first and last step of a capture are often cut). Together
+        # the anomalies cover at most about a third of the steps: the engine takes the job's median step as its
+        # normal rhythm, which a capture where half the steps are slowed does not show (docs/ENGINE.md).
+        slot = (steps - 2) // len(kinds)
+        longest = max(1, min(5, (steps - 2) // (3 * len(kinds))))
+        order = list(range(len(kinds)))
+        rng.shuffle(order)
+        for kind, i in zip(kinds, order):
+            lo = 1 + i * slot
+            length = rng.randint(1, longest)
+            first = rng.randint(lo, lo + slot - length)
+            rng_steps = f"steps={first}-{first + length - 1}"
+            if kind == "slow_rank":
+                args += ["--anomaly", f"slow_rank:{rng_steps},factor={rng.choice([1.3, 1.6, 2.0, 3.0])}"]
+            elif kind == "slow_link":
+                args += ["--anomaly", f"slow_link:{rng_steps},factor={rng.choice([2, 4, 8])}"]
+            else:
+                args += ["--anomaly", f"slow_step:{rng_steps},pause_ms={rng.choice([40, 150, 400])}"]
+    return args
+
+
 BARS = {"found": 0.995, "spurious": 0, "mean_err": 0.001, "max_err": 0.01, "precision": 0.95, "recall": 0.95}
 
 
@@ -128,6 +178,7 @@ def main():
     ap.add_argument("--seeds", type=int, default=3, help="seeds per single-job preset")
     ap.add_argument("--multi-seeds", type=int, default=20, help="seeds per multi-job and anomaly preset")
     ap.add_argument("--presets", default=",".join(ALL))
+    ap.add_argument("--variant-seeds", type=int, default=20, help="seeds per variant (0: none)")
     ap.add_argument("--with-large", action="store_true", help="also one run of the `large` preset (~1 GB on disk)")
     ap.add_argument("--out", default=os.path.join(root, "docs", "ACCURACY.md"))
     ap.add_argument("--check", action="store_true", help="exit with status 1 when a bar is missed")
@@ -135,13 +186,25 @@ def main():
 
     presets = [p for p in a.presets.split(",") if p]
     plan = [(p, s) for p in presets for s in range(1, (a.multi_seeds if p in MULTI else a.seeds) + 1)]
+    plan += [(v, s) for v in VARIANTS for s in range(1, a.variant_seeds + 1)]
     if a.with_large:
         plan.append(("large", 1))
     rows, tallies = [], {}
+    steps_of = {}
     with tempfile.TemporaryDirectory() as tmp:
         for preset, seed in plan:
-            d = os.path.join(tmp, f"{preset}-{seed}")
-            run([a.cli, "simulate", "--preset", preset, "--seed", str(seed), "--out", d])
+            d = os.path.join(tmp, f"{preset}-{seed}".replace(" ", "_").replace(",", "").replace("%", ""))
+            extra = []
+            if preset in VARIANTS:
+                base = VARIANTS[preset][0]
+                if base not in steps_of:  # job 0's step count, from a run of the preset itself
+                    probe = os.path.join(tmp, "probe-" + base)
+                    run([a.cli, "simulate", "--preset", base, "--out", probe])
+                    steps_of[base] = len(json.load(open(probe + "/truth.json"))["jobs"][0]["steps"])
+                extra = variant_args(preset, seed, steps_of[base])
+            else:
+                base = preset
+            run([a.cli, "simulate", "--preset", base, "--seed", str(seed), "--out", d] + extra)
             t0 = time.time()
             run([a.cli, "analyze", d, "--quiet", "--json", d + "/report.json"])
             secs = time.time() - t0
@@ -178,7 +241,11 @@ def main():
         f.write(f"Made by `scripts/accuracy-sweep.py` on {time.strftime('%Y-%m-%d')} ({platform.machine()}, "
                 f"{os.cpu_count()} cores): for each preset and seed, `llmprism-cli simulate`, `analyze`, then "
                 "`evaluate` against truth.json (figures defined in docs/EVALUATION.md). Totals are micro-averaged: "
-                "the counts of all runs are summed before dividing. P/R = precision/recall.\n\n")
+                "the counts of all runs are summed before dividing. P/R = precision/recall. Rows named with a comma are "
+                "variants of a preset made with `simulate --clear-anomalies --anomaly ...` (per seed a slow rank "
+                "1.3–3×, a slow link 2–8× and a pause of 40–400 ms, 1–5 steps each, at places drawn from the "
+                "seed, together at most a third of the job's steps) or `--channels`/`--loss` (records lost by the "
+                "exporter); see `VARIANTS` in the script and docs/SIMULATOR.md.\n\n")
         f.write("## Bars\n\n| bar | target | measured | met |\n|---|---|---|---|\n")
         bar_rows = [
             ("structure exact (jobs, TP/PP/DP, DP groups, PP pairs, chain order)", "every run",
