@@ -275,7 +275,7 @@ private slots:
         QVERIFY(ev.totals.findings.exact());
     }
 
-    // In a synchronous ring every member's transfers slow down with one slow NIC; its own hops end last.
+    // In a synchronous ring every member's transfers slow down with one slow NIC; its own hops are the slowest.
     void aSlowRingMemberIsFoundByItsLateHops() {
         for (int seed = 1; seed <= 3; ++seed) {
             sim::SimConfig config = presetConfig("pure-dp", seed);
@@ -288,6 +288,33 @@ private slots:
             QCOMPARE(links[0]->firstStep, 6);
             QCOMPARE(links[0]->lastStep, 10);
         }
+    }
+
+    // The same with one channel per transfer and 2% of the records lost: the holes split the slow ring into
+    // pieces, each once reported as a slow NIC (with a slow switch on top; precision 0.54 over 20 seeds), and
+    // lost last pieces moved the hop ends that placed the NIC. The ring is one place, its slowest member.
+    void aSlowRingMemberIsFoundThroughLostRecords() {
+        int runs = 0;
+        for (int seed = 1; seed <= 8; ++seed)
+            for (double factor : {2.0, 4.0, 8.0}) {
+                sim::SimConfig config = presetConfig("pure-dp", seed);
+                config.jobs[0].channels = 1;
+                config.lossRate = 0.02;
+                const int host = config.jobs[0].hosts[std::size_t(seed) % config.jobs[0].hosts.size()];
+                config.anomalies = {{"slow_link", 0, host, seed % 8, 6, 7 + seed % 3, factor, 0}};
+                sim::SimResult sim = sim::simulate(config);
+                Report report = analyzeCapture(captureOf(sim));
+                const QString what = QString("seed %1, factor %2: %3").arg(seed).arg(factor).arg(describe(report));
+                auto links = ofKind(report.jobs[0], "slow_link");
+                QVERIFY2(links.size() == 1, qPrintable(what));
+                QVERIFY2(links[0]->ip == sim.truth.jobs[0].anomalies[0].ip, qPrintable(what));
+                QVERIFY2(ofKind(report.jobs[0], "slow_switch").empty(), qPrintable(what));
+                // The bar: the right place over an overlapping step range (the last slow step of a long
+                // stretch is sometimes not flagged when its records were lost).
+                QVERIFY2(links[0]->firstStep <= 7 + seed % 3 && links[0]->lastStep >= 6, qPrintable(what));
+                ++runs;
+            }
+        QCOMPARE(runs, 24);
     }
 
     void aSlowStageInADeepPipelineIsLocalized() {

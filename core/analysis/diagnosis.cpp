@@ -246,6 +246,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
         std::int32_t a, b;
         std::uint32_t step;
         std::uint16_t port;
+        std::int8_t slow = -1; // -1: no reference speed for its size in its step; 0 / 1
     };
     std::vector<Xfer> xfers;
     xfers.reserve(job.records.size() / 2 + 16);
@@ -306,13 +307,14 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
     auto pairKey = [](std::size_t k, int a, int b) {
         return (std::uint64_t(k) << 40) | (std::uint64_t(std::min(a, b)) << 20) | std::uint64_t(std::max(a, b));
     };
-    for (const Xfer& x : xfers) {
+    for (Xfer& x : xfers) {
         if (x.step >= K) continue;
         const std::size_t bucket = bucketOf(x);
         const double rf = ref[bucket];
         if (rf <= 0) continue;
         const double tp = throughput(x);
         const bool slow = tp * p.minLinkSlowdown <= rf && rf - tp >= p.kSigma * refSigma[bucket];
+        x.slow = std::int8_t(slow);
         for (int v : {x.a, x.b}) {
             Tally& t = tally[std::size_t(v) * K + x.step];
             ++t.total;
@@ -358,13 +360,74 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
 
     // Per step: NICs with (nearly) all records slow, joined by slow pairs into components. A component of one
     // is the slow NIC; of two, a slow pair; larger (a synchronous ring slows all its members alike), the member
-    // whose hops end last.
+    // whose hops are slowest.
     std::map<std::string, std::vector<int>> stepsOfPlace;
     std::map<std::string, std::vector<int>> nicsOfPlace;
+    // DP groups: a synchronous ring moves at its slowest hop's pace.
+    std::map<int, std::vector<int>> ringMembers;
+    for (std::size_t x = 0; x < n; ++x)
+        if (ix.dpGroup(int(x)) >= 0) ringMembers[ix.dpGroup(int(x))].push_back(int(x));
     for (std::size_t k = 0; k < K; ++k) {
         std::vector<int> cand;
         for (std::size_t x = 0; x < n; ++x)
             if (isCandidate(k, x)) cand.push_back(int(x));
+        if (cand.empty()) continue;
+        // A ring paced by one slow hop: its members look slow next to the other rings, and with one channel per
+        // transfer lost records leave holes that split them into several components (each once reported as a
+        // slow NIC, with a slow switch on top), or keep the slow NIC itself from being a candidate. When most of
+        // a ring's transfers in the step are slow and one of its members is a candidate, the ring is placed by
+        // throughput (robust to lost records: what remains of a transfer moved at its rate): a slow NIC is an
+        // end of the ring's two slowest hops, so even its fastest hop is slow, while a neighbour's other hop
+        // runs at the ring's pace (3 % faster with a 2x slow NIC, 7 % with 8x). Reported: the candidates whose
+        // fastest hop is within 1.5 % of the slowest member's, both of their hops seen (two slow NICs in one
+        // ring are both that slow; a neighbour whose other hop was lost would look as slow), or else the
+        // slowest member.
+        std::map<int, std::vector<int>> candOfRing;
+        for (int x : cand)
+            if (ix.dpGroup(x) >= 0) candOfRing[ix.dpGroup(x)].push_back(x);
+        std::set<int> placed;
+        for (const auto& [g, cs] : candOfRing) {
+            if (ringMembers[g].size() < 3) continue;
+            std::map<int, double> fastest; // member -> its fastest hop's bytes per ns
+            std::map<int, int> sides;      // member -> 1 sends, 2 receives, 3 both
+            std::size_t judged = 0, slow = 0;
+            for (const Xfer& x : xfers) {
+                if (x.step != k || ix.dpGroup(x.a) != g || ix.dpGroup(x.b) != g) continue;
+                if (x.slow >= 0) {
+                    ++judged;
+                    slow += std::size_t(x.slow);
+                }
+                for (int v : {x.a, x.b}) fastest[v] = std::max(fastest[v], throughput(x));
+                sides[x.a] |= 1;
+                sides[x.b] |= 2;
+            }
+            if (judged == 0 || 2 * slow < judged) continue;
+            int slowest = -1;
+            double minRate = std::numeric_limits<double>::infinity();
+            for (const auto& [x, rate] : fastest)
+                if (sides[x] == 3 && rate < minRate) {
+                    minRate = rate;
+                    slowest = x;
+                }
+            if (slowest < 0) continue;
+            std::vector<int> places;
+            for (int x : cs) // both of its hops seen: a neighbour whose other hop was lost looks as slow
+                if (sides[x] == 3 && fastest[x] <= minRate * 1.015) places.push_back(x);
+            if (places.empty()) places.push_back(slowest);
+            for (int x : places) stepsOfPlace[std::to_string(x)].push_back(int(k));
+            placed.insert(cs.begin(), cs.end());
+            placed.insert(places.begin(), places.end());
+        }
+        if (!placed.empty()) {
+            // A candidate of another ring that is slow with a placed NIC (its pipeline neighbour) is explained.
+            auto explained = [&](int x) {
+                if (placed.count(x)) return true;
+                for (int y : placed)
+                    if (slowPairs.count(pairKey(k, x, y))) return true;
+                return false;
+            };
+            std::erase_if(cand, explained);
+        }
         if (cand.empty()) continue;
         std::vector<int> parent(n);
         std::iota(parent.begin(), parent.end(), 0);
@@ -405,32 +468,26 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
                 // other peer, pp = 3): that member is slow.
                 place = std::to_string(hub);
             } else {
-                // Lateness: how much later than the component's median end each member's transfers end (whole
-                // transfers: a slow one is split into more active-timeout records, whose earlier pieces end
-                // early and would dilute its lateness).
-                std::vector<std::pair<int, std::int64_t>> recEnds;
-                std::vector<std::int64_t> allEnds;
+                // A synchronous ring moves at its slowest hop's pace, so every member looks slow next to the
+                // other rings; the slow NIC is an end of the two slowest hops. The member whose transfers in
+                // the component move the fewest bytes per second: robust to lost records (what remains of a
+                // transfer still moved at its rate), where their end times are not (a lost last piece ends a
+                // transfer early, a lost middle piece splits it).
+                std::map<int, std::pair<double, double>> moved; // member -> (bytes, ns)
                 std::set<int> in(members.begin(), members.end());
                 for (const Xfer& x : xfers) {
                     if (x.step != k || !in.count(x.a) || !in.count(x.b)) continue;
-                    const std::int64_t e = x.e - sd.offsetOf(ix.endpoint(x.a));
-                    recEnds.push_back({x.a, e});
-                    recEnds.push_back({x.b, e});
-                    allEnds.push_back(e);
+                    for (int v : {x.a, x.b}) {
+                        moved[v].first += double(x.bytes);
+                        moved[v].second += double(x.e - x.s);
+                    }
                 }
-                if (allEnds.empty()) continue;
-                std::nth_element(allEnds.begin(), allEnds.begin() + std::ptrdiff_t(allEnds.size() / 2), allEnds.end());
-                const std::int64_t mid = allEnds[allEnds.size() / 2];
-                std::map<int, std::pair<double, int>> late;
-                for (const auto& [x, e] : recEnds) {
-                    late[x].first += double(e - mid);
-                    ++late[x].second;
-                }
+                if (moved.empty()) continue;
                 int best = members[0];
-                double bestLate = -1e300;
-                for (const auto& [x, s] : late)
-                    if (s.first / s.second > bestLate) {
-                        bestLate = s.first / s.second;
+                double bestRate = std::numeric_limits<double>::infinity();
+                for (const auto& [x, bn] : moved)
+                    if (bn.second > 0 && bn.first / bn.second < bestRate) {
+                        bestRate = bn.first / bn.second;
                         best = x;
                     }
                 place = std::to_string(best);
