@@ -31,6 +31,17 @@ VARIANTS = {
     "anomalies, 1 channel, 2% lost": ("anomalies", {"channels": 1, "loss": 0.02}),
     "deep-pipeline, 1 channel, 2% lost": ("deep-pipeline", {"channels": 1, "loss": 0.02}),
     "pp-anomalies, 2 channels, 5% lost": ("pp-anomalies", {"channels": 2, "loss": 0.05}),
+    "anomalies, 2 channels, 5% lost": ("anomalies", {"channels": 2, "loss": 0.05}),
+    "shared-hosts, varied anomalies": ("shared-hosts", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
+    "reuse, varied anomalies": ("reuse", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
+    "tiny, varied anomalies, 1 channel, 2% lost":
+        ("tiny", {"anomalies": ["slow_rank", "slow_link", "slow_step"], "channels": 1, "loss": 0.02}),
+    "pure-pp, varied anomalies, 2 channels, 5% lost":
+        ("pure-pp", {"anomalies": ["slow_rank", "slow_link", "slow_step"], "channels": 2, "loss": 0.05}),
+    "deep-pipeline, varied anomalies, 1 channel, 2% lost":
+        ("deep-pipeline", {"anomalies": ["slow_rank", "slow_link", "slow_step"], "channels": 1, "loss": 0.02}),
+    "pure-dp, varied anomalies, 1 channel, 2% lost":
+        ("pure-dp", {"anomalies": ["slow_link", "slow_step"], "channels": 1, "loss": 0.02}),
 }
 
 
