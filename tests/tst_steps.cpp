@@ -446,6 +446,58 @@ private slots:
         QVERIFY(chooseCuts({}).empty());
     }
 
+    // Sync bursts of steps of three lengths, none a majority (5 at 114 ms, 4 at 202 ms, 10 at 52 ms; the gaps
+    // of `stepsOfThreeLengthsNoneAMajorityAreAllFound`), each burst two pieces 10 µs apart: the rhythm alone
+    // cut only the 10 longest gaps (a weak 1.4x drop); with clearGapWins every gap between bursts (>= 50 ms,
+    // thousands of times the gaps inside them) is cut. A strong separation stays: bursts whose buckets are
+    // 2 ms apart inside a 50 ms step are not split into buckets.
+    void aClearGapWinsOverAWeakRhythmInSyncBursts() {
+        // The quiet gaps between one DP group's sync bursts in that capture (ms, in time order).
+        const std::vector<double> gapsMs = {113.2, 112.8, 112.5, 112.1, 92.1, 52.4, 72.1, 200.9, 200.7, 200.7,
+                                            200.5, 52.4, 52.3, 52.1, 51.9, 50.6, 50.6, 50.6, 50.3};
+        std::vector<std::pair<std::int64_t, std::int64_t>> pieces;
+        std::int64_t t = 0;
+        for (std::size_t b = 0; b <= gapsMs.size(); ++b) {
+            pieces.push_back({t, t + 1'000'000});
+            pieces.push_back({t + 1'010'000, t + 1'500'000});
+            t += 1'500'000 + (b < gapsMs.size() ? std::llround(gapsMs[b] * 1e6) : 0);
+        }
+        QVERIFY(chooseCuts(pieces, {}, 0.5).size() < gapsMs.size()); // the weak rhythm
+        const auto cuts = chooseCuts(pieces, {}, 0.5, false, true);
+        QCOMPARE(cuts.size(), gapsMs.size());
+        for (std::size_t i = 0; i < cuts.size(); ++i) QCOMPARE(cuts[i], 2 * i + 1);
+
+        // 20 regular steps of 50 ms whose bursts are four buckets 2 ms apart: the rhythm's cut (gaps of ~40 ms
+        // against 2 ms, 20x) is the true one and stays.
+        pieces.clear();
+        t = 0;
+        for (int b = 0; b < 20; ++b) {
+            t += 40'000'000;
+            for (int i = 0; i < 4; ++i) pieces.push_back({t + i * 2'500'000, t + i * 2'500'000 + 500'000});
+            t += 10'000'000;
+        }
+        const auto bucketed = chooseCuts(pieces, {}, 0.5, false, true);
+        QCOMPARE(bucketed.size(), std::size_t(19));
+        for (std::size_t i = 0; i < bucketed.size(); ++i) QCOMPARE(bucketed[i], 4 * i + 3);
+    }
+
+    // Three regimes, none a majority, end to end: a GPU 3x slow for steps 1-5, a pause before steps 9-12 and
+    // a slow link in 14-18 (`tiny`, 20 steps; 11 were found, 9 merged into their neighbours).
+    void stepsOfThreeLengthsNoneAMajorityAreAllFound() {
+        for (int seed = 1; seed <= 6; ++seed) {
+            sim::SimConfig config = presetConfig("tiny", seed);
+            const sim::JobSpec& job = config.jobs[0];
+            config.anomalies = {{"slow_rank", 0, job.hosts[0], job.firstGpu, 1, 5, 3.0, 0},
+                                {"slow_step", 0, 0, 0, 9, 12, 0.0, 150'000'000},
+                                {"slow_link", 0, job.hosts[1], job.firstGpu + 1, 14, 18, 2.0, 0}};
+            sim::SimResult sim = sim::simulate(config);
+            const EvaluationResult ev = evaluate(analyzeCapture(captureOf(sim)), sim.truth);
+            const StepScore& s = ev.totals.steps;
+            QVERIFY2(s.exact(), qPrintable(QString("seed %1: found %2 of %3, %4 spurious").arg(seed).arg(s.matched)
+                                               .arg(s.truthSteps).arg(s.spurious())));
+        }
+    }
+
     // Pauses much longer than a step: measured end to end, the steps around them are irregular and cutting at
     // the pauses alone covers more time; measured by their activity (the quiet gap left out), every step is
     // regular again and each is cut (the pipeline path measures steps so).

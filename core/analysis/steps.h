@@ -104,11 +104,14 @@ double medianOf(std::vector<double> values);
 // params.regularBand of the median. 1 (time covered) suits series with an inner rhythm (PP traffic), 0.5
 // (count first) suits sync bursts and keeps every step between periodic pauses. With activeSpans an interval
 // runs from the first activity after a cut to the next cut (the quiet gap left out), so a pause, which
-// stretches one gap, leaves its step regular. Returns the indices i of pieces after which a cut falls,
-// ascending. Exposed for tests.
+// stretches one gap, leaves its step regular. With clearGapWins (sync bursts, which have no inner rhythm), a
+// weak separation (< 2x between the last gap cut and the next) gives way to a far sharper one at a larger
+// count (>= 100x: the gaps between bursts against those inside them), so that steps of three different
+// lengths, none of them a majority, are still all cut. Returns the indices i of pieces after which a cut
+// falls, ascending. Exposed for tests.
 std::vector<std::size_t> chooseCuts(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
                                     const StepParams& params = {}, double lengthExponent = 1.0,
-                                    bool activeSpans = false);
+                                    bool activeSpans = false, bool clearGapWins = false);
 
 // One record on a pipeline link (a NIC pair of adjacent stages) for the drain test: its times, the link (any
 // dense id, one per unordered NIC pair), its direction (+1 forward: from the lower stage; -1 backward) and
