@@ -55,11 +55,10 @@ def variant_args(name, seed, steps):
     if kinds:
         rng = random.Random(f"{name}/{seed}")
         args.append("--clear-anomalies")
-        # Disjoint slots in steps 1 .. steps-2 (the first and last step of a capture are often cut). Together
-        # the anomalies cover at most about a third of the steps: the engine takes the job's median step as its
-        # normal rhythm, which a capture where half the steps are slowed does not show (docs/ENGINE.md).
+        # Disjoint slots in steps 1 .. steps-2 (the first and last step of a capture are often cut), up to 5
+        # steps each: together they may cover most of a short job's steps.
         slot = (steps - 2) // len(kinds)
-        longest = max(1, min(5, (steps - 2) // (3 * len(kinds))))
+        longest = max(1, min(5, slot - 1))
         order = list(range(len(kinds)))
         rng.shuffle(order)
         for kind, i in zip(kinds, order):
@@ -255,7 +254,7 @@ def main():
                 "the counts of all runs are summed before dividing. P/R = precision/recall. Rows named with a comma are "
                 "variants of a preset made with `simulate --clear-anomalies --anomaly ...` (per seed a slow rank "
                 "1.3–3×, a slow link 2–8× and a pause of 40–400 ms, 1–5 steps each, at places drawn from the "
-                "seed, together at most a third of the job's steps) or `--channels`/`--loss` (records lost by the "
+                "seed, up to 15 of a 20-step job's 18 inner steps) or `--channels`/`--loss` (records lost by the "
                 "exporter); see `VARIANTS` in the script and docs/SIMULATOR.md.\n\n")
         f.write("## Bars\n\n| bar | target | measured | met |\n|---|---|---|---|\n")
         bar_rows = [

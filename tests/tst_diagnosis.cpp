@@ -210,6 +210,30 @@ private slots:
         }
     }
 
+    // When over half of the steps are slowed the median step is a slow one: two 5-step anomalies among 19
+    // steps (a 2x slow link, then 40 ms pauses) hid the pauses (robust z 3.4 against the median). The fastest
+    // cluster of durations, when it holds 40% of the steps, is the usual step.
+    void slowStepsAreFoundWhenHalfTheStepsAreSlowed() {
+        for (int seed = 1; seed <= 6; ++seed) {
+            sim::SimConfig config = presetConfig("pure-dp", seed);
+            const sim::JobSpec& job = config.jobs[0];
+            config.anomalies = {{"slow_link", 0, job.hosts[std::size_t(seed) % job.hosts.size()], 1, 3, 7, 2.0, 0},
+                                {"slow_step", 0, 0, 0, 14, 18, 0.0, 40'000'000}};
+            sim::SimResult sim = sim::simulate(config);
+            Report report = analyzeCapture(captureOf(sim));
+            EvaluationResult ev = evaluate(report, sim.truth);
+            QVERIFY2(ev.totals.findings.exact(), qPrintable(QString("seed %1: %2").arg(seed).arg(describe(report))));
+            auto steps = ofKind(report.jobs[0], "slow_step");
+            QCOMPARE(steps.size(), std::size_t(1));
+            QVERIFY(evidence(*steps[0], "usual_step_ms") < evidence(*steps[0], "median_step_ms"));
+            QVERIFY(steps[0]->message.find("usual step") != std::string::npos);
+        }
+        // With few slowed steps the usual step is the median, as before.
+        Report clean = analyzeCapture(captureOf(sim::simulate(presetConfig("anomalies", 1))));
+        for (const Finding* f : ofKind(clean.jobs[0], "slow_step"))
+            QCOMPARE(evidence(*f, "usual_step_ms"), evidence(*f, "median_step_ms"));
+    }
+
     void aJobWidePauseIsASlowStep() {
         sim::SimResult sim = sim::simulate(presetConfig("anomalies", 4));
         Report report = analyzeCapture(captureOf(sim));
