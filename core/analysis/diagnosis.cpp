@@ -363,6 +363,39 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
     // whose hops are slowest.
     std::map<std::string, std::vector<int>> stepsOfPlace;
     std::map<std::string, std::vector<int>> nicsOfPlace;
+    // The transfers of each step, and per member the hops among a set of NICs in a step: bytes and time moved,
+    // its fastest hop, the sides it was seen on, and how many of the hops were judged and found slow.
+    std::vector<std::vector<std::uint32_t>> xfersOfStep(K);
+    for (std::uint32_t i = 0; i < xfers.size(); ++i)
+        if (xfers[i].step < K) xfersOfStep[xfers[i].step].push_back(i);
+    struct Hops {
+        double bytes = 0, ns = 0, fastest = 0;
+        int sides = 0; // 1 sends, 2 receives, 3 both
+    };
+    struct HopsAmong {
+        std::map<int, Hops> of;
+        std::size_t judged = 0, slow = 0;
+    };
+    auto hopsAmong = [&](std::size_t k, auto isMember) {
+        HopsAmong h;
+        for (std::uint32_t i : xfersOfStep[k]) {
+            const Xfer& x = xfers[i];
+            if (!isMember(x.a) || !isMember(x.b)) continue;
+            if (x.slow >= 0) {
+                ++h.judged;
+                h.slow += std::size_t(x.slow);
+            }
+            for (int v : {x.a, x.b}) {
+                Hops& m = h.of[v];
+                m.bytes += double(x.bytes);
+                m.ns += double(x.e - x.s);
+                m.fastest = std::max(m.fastest, throughput(x));
+                m.sides |= v == x.a ? 1 : 2;
+            }
+        }
+        return h;
+    };
+
     // DP groups: a synchronous ring moves at its slowest hop's pace.
     std::map<int, std::vector<int>> ringMembers;
     for (std::size_t x = 0; x < n; ++x)
@@ -388,31 +421,21 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
         std::set<int> placed;
         for (const auto& [g, cs] : candOfRing) {
             if (ringMembers[g].size() < 3) continue;
-            std::map<int, double> fastest; // member -> its fastest hop's bytes per ns
-            std::map<int, int> sides;      // member -> 1 sends, 2 receives, 3 both
-            std::size_t judged = 0, slow = 0;
-            for (const Xfer& x : xfers) {
-                if (x.step != k || ix.dpGroup(x.a) != g || ix.dpGroup(x.b) != g) continue;
-                if (x.slow >= 0) {
-                    ++judged;
-                    slow += std::size_t(x.slow);
-                }
-                for (int v : {x.a, x.b}) fastest[v] = std::max(fastest[v], throughput(x));
-                sides[x.a] |= 1;
-                sides[x.b] |= 2;
-            }
-            if (judged == 0 || 2 * slow < judged) continue;
+            const HopsAmong h = hopsAmong(k, [&](int v) { return ix.dpGroup(v) == g; });
+            if (h.judged == 0 || 2 * h.slow < h.judged) continue;
             int slowest = -1;
             double minRate = std::numeric_limits<double>::infinity();
-            for (const auto& [x, rate] : fastest)
-                if (sides[x] == 3 && rate < minRate) {
-                    minRate = rate;
+            for (const auto& [x, m] : h.of)
+                if (m.sides == 3 && m.fastest < minRate) {
+                    minRate = m.fastest;
                     slowest = x;
                 }
             if (slowest < 0) continue;
             std::vector<int> places;
             for (int x : cs) // both of its hops seen: a neighbour whose other hop was lost looks as slow
-                if (sides[x] == 3 && fastest[x] <= minRate * 1.015) places.push_back(x);
+                if (auto it = h.of.find(x); it != h.of.end() && it->second.sides == 3 &&
+                                            it->second.fastest <= minRate * 1.015)
+                    places.push_back(x);
             if (places.empty()) places.push_back(slowest);
             for (int x : places) stepsOfPlace[std::to_string(x)].push_back(int(k));
             placed.insert(cs.begin(), cs.end());
@@ -473,21 +496,14 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
                 // the component move the fewest bytes per second: robust to lost records (what remains of a
                 // transfer still moved at its rate), where their end times are not (a lost last piece ends a
                 // transfer early, a lost middle piece splits it).
-                std::map<int, std::pair<double, double>> moved; // member -> (bytes, ns)
-                std::set<int> in(members.begin(), members.end());
-                for (const Xfer& x : xfers) {
-                    if (x.step != k || !in.count(x.a) || !in.count(x.b)) continue;
-                    for (int v : {x.a, x.b}) {
-                        moved[v].first += double(x.bytes);
-                        moved[v].second += double(x.e - x.s);
-                    }
-                }
-                if (moved.empty()) continue;
+                const std::set<int> in(members.begin(), members.end());
+                const HopsAmong h = hopsAmong(k, [&](int v) { return in.count(v) > 0; });
+                if (h.of.empty()) continue;
                 int best = members[0];
                 double bestRate = std::numeric_limits<double>::infinity();
-                for (const auto& [x, bn] : moved)
-                    if (bn.second > 0 && bn.first / bn.second < bestRate) {
-                        bestRate = bn.first / bn.second;
+                for (const auto& [x, m] : h.of)
+                    if (m.ns > 0 && m.bytes / m.ns < bestRate) {
+                        bestRate = m.bytes / m.ns;
                         best = x;
                     }
                 place = std::to_string(best);
