@@ -153,6 +153,13 @@ bool parseArgs(int argc, char** argv, int first, const std::vector<std::string>&
     return true;
 }
 
+// The whole of s as a number (nothing before or after it).
+template <class T>
+bool parseNumber(const std::string& s, T& out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size();
+}
+
 int usageError(const std::string& msg, const char* help) {
     std::cerr << "llmprism-cli: " << msg << "\n\n" << help;
     return kExitUsage;
@@ -178,8 +185,7 @@ int cmdSimulate(int argc, char** argv) {
     std::uint64_t seed = 1;
     if (args.values.count("seed")) {
         const std::string& s = args.values["seed"];
-        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), seed);
-        if (ec != std::errc() || p != s.data() + s.size())
+        if (!parseNumber(s, seed))
             return usageError("--seed expects a non-negative integer, found \"" + s + "\"", kSimulateHelp);
     }
     auto config = prism::sim::makePreset(args.values["preset"], seed);
@@ -193,16 +199,14 @@ int cmdSimulate(int argc, char** argv) {
     if (args.values.count("channels")) {
         const std::string& s = args.values["channels"];
         int channels = 0;
-        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), channels);
-        if (ec != std::errc() || p != s.data() + s.size() || channels < 1)
+        if (!parseNumber(s, channels) || channels < 1)
             return usageError("--channels expects a positive integer, found \"" + s + "\"", kSimulateHelp);
         for (auto& job : config->jobs) job.channels = channels;
     }
     if (args.values.count("loss")) {
         const std::string& s = args.values["loss"];
         double loss = -1;
-        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), loss);
-        if (ec != std::errc() || p != s.data() + s.size() || !(loss >= 0 && loss < 1))
+        if (!parseNumber(s, loss) || !(loss >= 0 && loss < 1))
             return usageError("--loss expects a fraction in [0, 1), found \"" + s + "\"", kSimulateHelp);
         config->lossRate = loss;
     }
