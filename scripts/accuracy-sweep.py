@@ -42,6 +42,14 @@ VARIANTS = {
         ("deep-pipeline", {"anomalies": ["slow_rank", "slow_link", "slow_step"], "channels": 1, "loss": 0.02}),
     "pure-dp, varied anomalies, 1 channel, 2% lost":
         ("pure-dp", {"anomalies": ["slow_link", "slow_step"], "channels": 1, "loss": 0.02}),
+    "two-jobs, varied anomalies, 1 channel, 2% lost":
+        ("two-jobs", {"anomalies": ["slow_rank", "slow_link", "slow_step"], "channels": 1, "loss": 0.02}),
+    "shared-hosts, varied anomalies, 1 channel, 2% lost":
+        ("shared-hosts", {"anomalies": ["slow_rank", "slow_link", "slow_step"], "channels": 1, "loss": 0.02}),
+    "reuse, 1 channel, 2% lost": ("reuse", {"channels": 1, "loss": 0.02}),
+    "anomalies, 1 channel, 5% lost": ("anomalies", {"channels": 1, "loss": 0.05}),
+    "pp-anomalies, 1 channel, 2% lost": ("pp-anomalies", {"channels": 1, "loss": 0.02}),
+    "deep-pipeline, 2 channels, 5% lost": ("deep-pipeline", {"channels": 2, "loss": 0.05}),
 }
 
 
