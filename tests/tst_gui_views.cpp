@@ -261,6 +261,53 @@ private slots:
         QCOMPARE(chart.selectAt(spikeAt), spike);
     }
 
+    // Slow steps judged against a usual step below the median (over half of the steps slowed): the chart draws
+    // it beside the median and names it in its title; when the usual step is the median, only the median.
+    void theStepChartShowsTheUsualStepSlowStepsWereJudgedAgainst() {
+        for (const double usualMs : {70.0, 130.0}) {
+            auto s = std::make_shared<AnalysisSession>();
+            s->source = "synthetic";
+            JobInfo job;
+            job.id = "job-0";
+            JobTimeline tl;
+            std::int64_t t = 0;
+            for (int k = 0; k < 20; ++k) { // 9 steps of 70 ms, 11 of 130 ms: the median is a slowed step
+                const std::int64_t d = (k < 9 ? 70 : 130) * 1'000'000LL;
+                tl.steps.push_back({k, t, t + d, k >= 9});
+                t += d;
+            }
+            tl.endNs = t;
+            RankTimeline rank;
+            rank.ip = "10.0.0.1";
+            rank.label = "node-0001:0";
+            rank.segments.push_back({0, t, SegmentKind::Compute});
+            rank.maxSegmentNs = t;
+            tl.ranks.push_back(rank);
+            job.steps = tl.steps;
+            Finding f;
+            f.kind = "slow_step";
+            f.firstStep = 9;
+            f.lastStep = 19;
+            f.evidence = {{"median_step_ms", 130.0}, {"usual_step_ms", usualMs}};
+            job.findings.push_back(f);
+            s->analysis.report.jobs.push_back(job);
+            s->analysis.timelines.push_back(tl);
+            ViewState state;
+            StepChart chart(&state);
+            chart.resize(900, 400);
+            chart.show();
+            state.setSession(s);
+            QApplication::processEvents();
+            if (usualMs < 130) {
+                QCOMPARE(chart.usualStepNs(), 70e6);
+                QVERIFY2(chart.title().contains("usual 70.00 ms"), qPrintable(chart.title()));
+            } else {
+                QCOMPARE(chart.usualStepNs(), 0.0); // the usual step is the median: nothing to add
+                QVERIFY2(!chart.title().contains("usual"), qPrintable(chart.title()));
+            }
+        }
+    }
+
     void exportWritesAValidPngAndSvg() {
         auto w = window();
         const QString png = m_dir.filePath("timeline.png"), svg = m_dir.filePath("timeline.svg");

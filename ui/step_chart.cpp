@@ -5,6 +5,8 @@
 #include <QChart>
 #include <QChartView>
 #include <QFileInfo>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QMouseEvent>
 #include <QScatterSeries>
@@ -27,13 +29,15 @@ StepChart::StepChart(ViewState* state, QWidget* parent) : QWidget(parent), m_sta
     m_line->setName(tr("step time"));
     m_median = new QLineSeries(m_chart);
     m_median->setName(tr("median"));
+    m_usual = new QLineSeries(m_chart);
+    m_usual->setName(tr("usual step"));
     m_slow = new QScatterSeries(m_chart);
     m_slow->setName(tr("slow step"));
     m_slow->setMarkerSize(9);
     m_selected = new QScatterSeries(m_chart);
     m_selected->setName(tr("selected"));
     m_selected->setMarkerSize(13);
-    for (QAbstractSeries* s : std::initializer_list<QAbstractSeries*>{m_line, m_median, m_slow, m_selected})
+    for (QAbstractSeries* s : std::initializer_list<QAbstractSeries*>{m_line, m_median, m_usual, m_slow, m_selected})
         m_chart->addSeries(s);
     m_x = new QValueAxis(m_chart);
     m_x->setTitleText(tr("step"));
@@ -81,6 +85,8 @@ void StepChart::applyColors() {
     m_line->setPen(line);
     QPen median(c.mutedText, 1, Qt::DashLine);
     m_median->setPen(median);
+    QPen usual(c.text, 1, Qt::DotLine);
+    m_usual->setPen(usual);
     m_slow->setColor(c.slow);
     m_slow->setBorderColor(c.slow.darker(130));
     m_selected->setColor(Qt::transparent);
@@ -99,6 +105,8 @@ void StepChart::rebuild() {
     m_lineWidth = -1;
     const JobDataPtr& d = m_state->jobData();
     m_median->clear();
+    m_usual->clear();
+    m_usualNs = 0;
     m_slow->clear();
     const auto* steps = d ? &d->steps() : nullptr;
     const bool empty = !d || steps->empty();
@@ -140,18 +148,34 @@ void StepChart::rebuild() {
     const double median = double(d->medianStepNs()) / m_unitNs;
     m_median->append(first - 0.5, median);
     m_median->append(last + 0.5, median);
+    // When over half of the steps are slowed, slow steps are judged against the fastest cluster of durations
+    // (the finding's usual_step_ms), not the median: draw it, so that the chart reads like the finding.
+    for (const Finding& f : d->info().findings)
+        if (f.kind == "slow_step")
+            for (const auto& [name, value] : f.evidence)
+                if (name == "usual_step_ms" && value * 1e6 < 0.999 * double(d->medianStepNs())) m_usualNs = value * 1e6;
+    if (m_usualNs > 0) {
+        m_usual->append(first - 0.5, m_usualNs / m_unitNs);
+        m_usual->append(last + 0.5, m_usualNs / m_unitNs);
+    }
+    for (QLegendMarker* marker : m_chart->legend()->markers(m_usual)) marker->setVisible(m_usualNs > 0);
     QList<QPointF> slow;
     for (const StepInfo& s : *steps)
         if (s.slow) slow.append(QPointF(s.index, double(s.durationNs()) / m_unitNs));
     m_slow->replace(slow);
-    m_chart->setTitle(tr("%1 — %2 steps, median %3, %4 slow")
+    const QString usualText =
+        m_usualNs > 0 ? tr(", usual %1").arg(formatNs(std::int64_t(std::llround(m_usualNs)))) : QString();
+    m_chart->setTitle(tr("%1 — %2 steps, median %3%4, %5 slow")
                           .arg(QString::fromStdString(d->info().id))
                           .arg(steps->size())
                           .arg(formatNs(d->medianStepNs()))
+                          .arg(usualText)
                           .arg(slow.size()));
     fillLine();
     updateSelection();
 }
+
+QString StepChart::title() const { return m_chart->title(); }
 
 void StepChart::fillLine() {
     const JobDataPtr& d = m_state->jobData();

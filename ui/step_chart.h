@@ -23,6 +23,9 @@ public:
     QChartView* chartView() const { return m_view; }
     // Points in the duration line (after min/max reduction), for tests.
     int linePointCount() const;
+    // The usual step drawn beside the median (slow steps judged against it), 0 when it is the median.
+    double usualStepNs() const { return m_usualNs; }
+    QString title() const; // the chart's title line
     // Where step `step` (position in JobData::steps()) is drawn, in chartView() viewport coordinates.
     QPoint viewportPointOfStep(int step) const;
     // Selects the step nearest to a viewport point; returns its position or -1.
@@ -49,11 +52,13 @@ private:
     QChartView* m_view = nullptr;
     QLineSeries* m_line = nullptr;
     QLineSeries* m_median = nullptr;
+    QLineSeries* m_usual = nullptr; // the usual step slow steps were judged against, when below the median
     QScatterSeries* m_slow = nullptr;
     QScatterSeries* m_selected = nullptr;
     QValueAxis* m_x = nullptr;
     QValueAxis* m_y = nullptr;
     double m_unitNs = 1e6;
+    double m_usualNs = 0;
     QString m_unit = "ms";
     int m_lineWidth = -1; // plot width the line was reduced for
 };
