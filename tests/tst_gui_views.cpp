@@ -221,19 +221,18 @@ private slots:
         QVERIFY(w->detailsPanel()->text().contains(d.rankLabel(ranks.front())));
     }
 
-    void aLongStepSeriesIsReducedToMinMaxPerPixel() {
-        // A job with 20,000 steps and one spike: the chart draws at most two points per pixel column, and the
-        // spike survives the reduction.
+    // A session of one synthetic job: steps of the given durations (slow where marked), one rank computing
+    // throughout, and the given findings.
+    static std::shared_ptr<AnalysisSession> oneJob(const std::vector<std::pair<std::int64_t, bool>>& steps,
+                                                   std::vector<Finding> findings = {}) {
         auto s = std::make_shared<AnalysisSession>();
         s->source = "synthetic";
         JobInfo job;
         job.id = "job-0";
         JobTimeline tl;
         std::int64_t t = 0;
-        const int spike = 12345;
-        for (int k = 0; k < 20000; ++k) {
-            const std::int64_t d = k == spike ? 900'000'000 : 100'000'000 + (k * 7919 % 1000) * 10'000;
-            tl.steps.push_back({k, t, t + d, k == spike});
+        for (const auto& [d, slow] : steps) {
+            tl.steps.push_back({int(tl.steps.size()), t, t + d, slow});
             t += d;
         }
         tl.startNs = 0;
@@ -245,8 +244,20 @@ private slots:
         rank.maxSegmentNs = t;
         tl.ranks.push_back(rank);
         job.steps = tl.steps;
+        job.findings = std::move(findings);
         s->analysis.report.jobs.push_back(job);
         s->analysis.timelines.push_back(tl);
+        return s;
+    }
+
+    void aLongStepSeriesIsReducedToMinMaxPerPixel() {
+        // A job with 20,000 steps and one spike: the chart draws at most two points per pixel column, and the
+        // spike survives the reduction.
+        const int spike = 12345;
+        std::vector<std::pair<std::int64_t, bool>> steps;
+        for (int k = 0; k < 20000; ++k)
+            steps.push_back({k == spike ? 900'000'000 : 100'000'000 + (k * 7919 % 1000) * 10'000, k == spike});
+        auto s = oneJob(steps);
         ViewState state;
         StepChart chart(&state);
         chart.resize(900, 400);
@@ -265,33 +276,14 @@ private slots:
     // it beside the median and names it in its title; when the usual step is the median, only the median.
     void theStepChartShowsTheUsualStepSlowStepsWereJudgedAgainst() {
         for (const double usualMs : {70.0, 130.0}) {
-            auto s = std::make_shared<AnalysisSession>();
-            s->source = "synthetic";
-            JobInfo job;
-            job.id = "job-0";
-            JobTimeline tl;
-            std::int64_t t = 0;
-            for (int k = 0; k < 20; ++k) { // 9 steps of 70 ms, 11 of 130 ms: the median is a slowed step
-                const std::int64_t d = (k < 9 ? 70 : 130) * 1'000'000LL;
-                tl.steps.push_back({k, t, t + d, k >= 9});
-                t += d;
-            }
-            tl.endNs = t;
-            RankTimeline rank;
-            rank.ip = "10.0.0.1";
-            rank.label = "node-0001:0";
-            rank.segments.push_back({0, t, SegmentKind::Compute});
-            rank.maxSegmentNs = t;
-            tl.ranks.push_back(rank);
-            job.steps = tl.steps;
+            std::vector<std::pair<std::int64_t, bool>> steps; // 9 of 70 ms, 11 of 130: the median is a slowed step
+            for (int k = 0; k < 20; ++k) steps.push_back({(k < 9 ? 70 : 130) * 1'000'000LL, k >= 9});
             Finding f;
             f.kind = "slow_step";
             f.firstStep = 9;
             f.lastStep = 19;
             f.evidence = {{"median_step_ms", 130.0}, {"usual_step_ms", usualMs}};
-            job.findings.push_back(f);
-            s->analysis.report.jobs.push_back(job);
-            s->analysis.timelines.push_back(tl);
+            auto s = oneJob(steps, {f});
             ViewState state;
             StepChart chart(&state);
             chart.resize(900, 400);
