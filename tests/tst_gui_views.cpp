@@ -57,6 +57,18 @@ QString guiBinary() {
     return dir.filePath("gui/llmprism");
 }
 
+// A step chart of 900 x 400 showing a session.
+struct ChartOf {
+    ViewState state;
+    StepChart chart{&state};
+    explicit ChartOf(std::shared_ptr<AnalysisSession> session) {
+        chart.resize(900, 400);
+        chart.show();
+        state.setSession(std::move(session));
+        QApplication::processEvents();
+    }
+};
+
 } // namespace
 
 class TestViews : public QObject {
@@ -257,13 +269,8 @@ private slots:
         std::vector<std::pair<std::int64_t, bool>> steps;
         for (int k = 0; k < 20000; ++k)
             steps.push_back({k == spike ? 900'000'000 : 100'000'000 + (k * 7919 % 1000) * 10'000, k == spike});
-        auto s = oneJob(steps);
-        ViewState state;
-        StepChart chart(&state);
-        chart.resize(900, 400);
-        chart.show();
-        state.setSession(s);
-        QApplication::processEvents();
+        ChartOf shown(oneJob(steps));
+        StepChart& chart = shown.chart;
         const QPoint spikeAt = chart.viewportPointOfStep(spike);
         QVERIFY(chart.linePointCount() > 100);
         QVERIFY2(chart.linePointCount() <= 2 * 900, qPrintable(QString::number(chart.linePointCount())));
@@ -283,13 +290,8 @@ private slots:
             f.firstStep = 9;
             f.lastStep = 19;
             f.evidence = {{"median_step_ms", 130.0}, {"usual_step_ms", usualMs}};
-            auto s = oneJob(steps, {f});
-            ViewState state;
-            StepChart chart(&state);
-            chart.resize(900, 400);
-            chart.show();
-            state.setSession(s);
-            QApplication::processEvents();
+            ChartOf shown(oneJob(steps, {f}));
+            const StepChart& chart = shown.chart;
             if (usualMs < 130) {
                 QCOMPARE(chart.usualStepNs(), 70e6);
                 QVERIFY2(chart.title().contains("usual 70.00 ms"), qPrintable(chart.title()));
