@@ -397,9 +397,9 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
     };
 
     // DP groups: a synchronous ring moves at its slowest hop's pace.
-    std::map<int, std::vector<int>> ringMembers;
+    std::map<int, std::size_t> ringSize;
     for (std::size_t x = 0; x < n; ++x)
-        if (ix.dpGroup(int(x)) >= 0) ringMembers[ix.dpGroup(int(x))].push_back(int(x));
+        if (ix.dpGroup(int(x)) >= 0) ++ringSize[ix.dpGroup(int(x))];
     for (std::size_t k = 0; k < K; ++k) {
         std::vector<int> cand;
         for (std::size_t x = 0; x < n; ++x)
@@ -420,7 +420,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
             if (ix.dpGroup(x) >= 0) candOfRing[ix.dpGroup(x)].push_back(x);
         std::set<int> placed;
         for (const auto& [g, cs] : candOfRing) {
-            if (ringMembers[g].size() < 3) continue;
+            if (ringSize[g] < 3) continue;
             const HopsAmong h = hopsAmong(k, [&](int v) { return ix.dpGroup(v) == g; });
             if (h.judged == 0 || 2 * h.slow < h.judged) continue;
             int slowest = -1;
