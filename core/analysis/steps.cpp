@@ -322,9 +322,10 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         recs = std::move(dpRecs);
         // Without a pipeline every ring syncs in the same phase, after the backward pass, and the job-wide quiet
         // time between syncs is the forward pass: the syncs of all rings are cut as one series. Per ring, a ring
-        // slowed by a slow link (a NIC fallen back from 200 to 25 Gb/s) stretches its sync until its own
-        // rhythm cuts it apart (20 steps found as 24, 4 wrong, in `pure-dp` with an 8x slow link). With a
-        // pipeline the stages sync one after another (the last stage first), so each ring is cut on its own.
+        // slowed by a slow link (a NIC fallen back from 200 to 25 Gb/s) stretches its sync until its own rhythm
+        // cuts it apart (`pure-dp` with an 8x slow link: as few as 16 of 20 steps found, up to 10 spurious).
+        // With a pipeline the stages sync one after another (the last stage first), so each ring is cut on its
+        // own.
         const bool onePhase = std::all_of(recs.begin(), recs.end(), [&](const SyncRec& r) {
             return ix.stage(r.src) == ix.stage(recs.front().src);
         });
