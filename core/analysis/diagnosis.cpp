@@ -628,7 +628,8 @@ std::vector<Finding> slowSteps(const StepDivision& sd, const std::vector<Finding
         std::size_t fast = 1;
         while (fast < sorted.size() && sorted[fast] <= sorted[fast - 1] * (1.0 + p.minStepExcess / 2)) ++fast;
         if (fast < sorted.size() && 10 * fast >= 4 * sorted.size()) {
-            const RobustStats c = robustStats(std::vector<double>(sorted.begin(), sorted.begin() + std::ptrdiff_t(fast)));
+            sorted.resize(fast);
+            const RobustStats c = robustStats(sorted);
             if (c.median * (1.0 + p.minStepExcess / 2) < st.median) base = c;
         }
     }
