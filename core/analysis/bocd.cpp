@@ -75,13 +75,33 @@ alignas(64) constexpr double kExp2Sixteenths[16] = {
     0x1.6a09e667f3bcdp+0, 0x1.7a11473eb0187p+0, 0x1.8ace5422aa0dbp+0, 0x1.9c49182a3f090p+0,
     0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0, 0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0};
 
+// An array of doubles whose first element is 64-byte aligned.
+class AlignedArray {
+public:
+    void assign(std::size_t n, double fill)
+    {
+        m_raw.assign(n + kBlock, fill);
+        const auto addr = reinterpret_cast<std::uintptr_t>(m_raw.data());
+        m_data = m_raw.data() + ((64 - addr % 64) % 64) / sizeof(double);
+    }
+    double* data() { return m_data; }
+    const double* data() const { return m_data; }
+    double& operator[](std::size_t i) { return m_data[i]; }
+    double operator[](std::size_t i) const { return m_data[i]; }
+
+private:
+    std::vector<double> m_raw;
+    double* m_data = nullptr;
+};
+
 // Per-run-length tables: what depends only on the run length r (κ = κ0 + r, α = α0 + r/2).
 struct Tables {
-    std::vector<double> logC;      // log Γ(α+½)/Γ(α) - ½ log(2π(κ+1)/κ): Student-t constant without the rate
-    std::vector<double> alpha;
-    std::vector<double> negAlphaHalf; // -(α + ½)
-    std::vector<double> shrink;    // κ / (2(κ+1)): the rate grows by shrink * (x - μ)²
-    std::vector<double> invKappa1; // 1 / (κ+1): the mean moves by (x - μ) / (κ+1)
+    std::size_t size = 0;
+    AlignedArray logC;         // log Γ(α+½)/Γ(α) - ½ log(2π(κ+1)/κ): Student-t constant without the rate
+    AlignedArray alpha;
+    AlignedArray negAlphaHalf; // -(α + ½)
+    AlignedArray shrink;       // κ / (2(κ+1)): the rate grows by shrink * (x - μ)²
+    AlignedArray invKappa1;    // 1 / (κ+1): the mean moves by (x - μ) / (κ+1)
 };
 
 // Vector types by width (a vector_size that depends on a template parameter is not reliable in GCC).
@@ -109,6 +129,9 @@ struct DimState {
     double* mu;
     double* beta;
     double* logBeta;
+};
+struct Prior {
+    double mu, beta, logBeta;
 };
 
 template <std::size_t W>
@@ -226,20 +249,34 @@ struct Simd {
         v += first;
     }
 
-    // One dimension of the predictive at W positions p (run length r = p - start): the rate after x, β' = β +
-    // κ(x-μ)²/(2(κ+1)), its log and the mean μ' = μ + (x-μ)/(κ+1), all updated in place, and the Student-t log
-    // density logC + α log β - (α+½) log β'. In two halves, the first up to the division of the log (head) and
-    // the rest (tail), so that a pass can interleave the head of the next positions with the tail of these:
-    // the division's latency then overlaps other work instead of holding the scheduler.
+    // Stores [prev's last lane, cur's lanes 0..W-2]: the values of run lengths r..r+W-1 shifted to r+1..r+W, joined to
+    // the previous vector's last one (one lane permute).
+    [[gnu::always_inline]] static void storeShifted(double* p, const D& cur, const D& prev)
+    {
+        D v;
+        if constexpr (W == 8)
+            v = __builtin_shuffle(prev, cur, U{7, 8, 9, 10, 11, 12, 13, 14});
+        else if constexpr (W == 4)
+            v = __builtin_shuffle(prev, cur, U{3, 4, 5, 6});
+        else
+            v = __builtin_shuffle(prev, cur, U{1, 2});
+        store(p, v);
+    }
+
+    // One dimension of the predictive at W run lengths r: the rate after x, β' = β + κ(x-μ)²/(2(κ+1)), its log
+    // and the mean μ' = μ + (x-μ)/(κ+1), and the Student-t log density logC + α log β - (α+½) log β'. In two
+    // halves, the first up to the division of the log (head) and the rest (tail), so that a pass can interleave
+    // the head of the next run lengths with the tail of these: the division's latency then overlaps other work
+    // instead of holding the scheduler.
     struct Head {
         D mu, beta, k, s;
     };
-    [[gnu::always_inline]] static void head(std::size_t p, std::ptrdiff_t r, const DimState& st, const Tables& tab,
-                                            const D& xv, Head& h)
+    [[gnu::always_inline]] static void head(std::size_t r, const DimState& st, const Tables& tab, const D& xv,
+                                            Head& h)
     {
         D m, v, inv;
-        load(m, st.mu + p);
-        load(h.beta, st.beta + p);
+        load(m, st.mu + r);
+        load(h.beta, st.beta + r);
         load(v, tab.shrink.data() + r);
         load(inv, tab.invKappa1.data() + r);
         const D diff = xv - m;
@@ -247,43 +284,51 @@ struct Simd {
         fma(h.mu, diff, inv, m);
         logHead(h.beta, h.k, h.s);
     }
-    [[gnu::always_inline]] static void tail(std::size_t p, std::ptrdiff_t r, const DimState& st, const Tables& tab,
-                                            const Head& h, D& lp)
+    [[gnu::always_inline]] static void tail(std::size_t r, const DimState& st, const Tables& tab, const Head& h,
+                                            D& lb, D& lp)
     {
-        D lb, lbOld, al, nalh, c;
+        D lbOld, al, nalh, c;
         logTail(h.k, h.s, lb);
-        load(lbOld, st.logBeta + p);
+        load(lbOld, st.logBeta + r);
         load(al, tab.alpha.data() + r);
         load(nalh, tab.negAlphaHalf.data() + r);
         load(c, tab.logC.data() + r);
         fma(c, al, lbOld, c);
         fma(lp, nalh, lb, c);
-        store(st.mu + p, h.mu);
-        store(st.beta + p, h.beta);
-        store(st.logBeta + p, lb);
     }
 
-    // One dimension of the predictive over the positions [a0, a1), into lp (added for d > 0). The tables and
-    // the state are read one vector past a1 (readable; what is read there is not used).
+    // One dimension of the predictive over the run lengths [0, a1), into lp (added for d > 0), and the state
+    // moved up by one run length: what was computed for r is stored at r + 1 (aligned stores, the lanes
+    // shifted in registers), the prior goes to run length 0 and the last lane to a1. The tables and the state
+    // are read one vector past a1 (readable; what is read there is not used).
     template <bool First>
-    [[gnu::always_inline]] static void update(std::size_t a0, std::size_t a1, std::size_t start, const DimState& s,
-                                              const Tables& tab, double x, double* lpOut)
+    [[gnu::always_inline]] static void update(std::size_t a1, const DimState& s, const Tables& tab, double x,
+                                              double* lpOut, const Prior& prior)
     {
         const D xv = D{} + x;
-        D lp, v;
+        D lp, lb, v;
+        D pMu = D{} + prior.mu, pBeta = D{} + prior.beta, pLogBeta = D{} + prior.logBeta;
         Head h, next;
-        head(a0, std::ptrdiff_t(a0) - std::ptrdiff_t(start), s, tab, xv, h);
-        for (std::size_t p = a0; p < a1; p += W) {
-            const std::ptrdiff_t r = std::ptrdiff_t(p) - std::ptrdiff_t(start);
-            head(p + W, r + std::ptrdiff_t(W), s, tab, xv, next);
-            tail(p, r, s, tab, h, lp);
+        head(0, s, tab, xv, h);
+        for (std::size_t r = 0; r < a1; r += W) {
+            head(r + W, s, tab, xv, next);
+            tail(r, s, tab, h, lb, lp);
+            storeShifted(s.mu + r, h.mu, pMu);
+            storeShifted(s.beta + r, h.beta, pBeta);
+            storeShifted(s.logBeta + r, lb, pLogBeta);
+            pMu = h.mu;
+            pBeta = h.beta;
+            pLogBeta = lb;
             h = next;
             if constexpr (!First) {
-                load(v, lpOut + p);
+                load(v, lpOut + r);
                 lp = v + lp;
             }
-            store(lpOut + p, lp);
+            store(lpOut + r, lp);
         }
+        storeShifted(s.mu + a1, pMu, pMu);
+        storeShifted(s.beta + a1, pBeta, pBeta);
+        storeShifted(s.logBeta + a1, pLogBeta, pLogBeta);
     }
 
     // Block lanes summed pairwise in a fixed order, whatever W is: lane l + 4 into lane l, then l + 2, then l + 1.
@@ -353,29 +398,30 @@ struct Simd {
     }
 
     struct JointArgs {
-        std::size_t a0, a1;  // whole blocks to walk, from run length 0
-        std::size_t start;   // position of run length 0
-        double* stored;      // per position: log P(r | x[..t-1]) - offset; replaced by the joint - offset
-        const double* lp;    // log predictive per position
-        double* weight;      // out: exp(joint - offset - ref) per position
+        std::size_t a1;      // whole blocks to walk, from run length 0
+        double* stored;      // by run length: log P(r | x[..t-1]) - offset; replaced by the joint of r + 1
+                             // (less the offset) at r + 1 (run length 0 is left for the caller)
+        const double* lp;    // log predictive by run length
+        double* weight;      // out: by run length r, exp(joint of r + 1 - offset - ref)
         double offset;       // see stored
         double ref;          // the exps are taken relative to this: an estimate of the maximum joint - offset
         const double* best;  // segmentation: ocp's scores by run length for the previous point, readable from -8
     };
     struct JointOut {
         double sum;           // Σ weight
-        double top, topAt;    // max of joint - offset and its first position
+        double top, topAt;    // max of joint - offset and the first run length r (of the previous point) with it
         double segTop, segAt; // with best: max of log P(r) + best (as stored + best, plus the offset) and its
-                              // last position
+                              // last run length
     };
 
-    // One pass over the positions of one point: joint = log P(r) + lp, stored (less the offset) in place; its
-    // maximum and first position; the weights exp(joint - offset - ref) and their sum per block lane. With
-    // `best` also ocp's segmentation maximum of the previous point.
+    // One pass over the run lengths of one point: joint = log P(r) + lp, stored (less the offset) one run
+    // length up; its maximum and first run length; the weights exp(joint - offset - ref) and their sum per block
+    // lane. With `best` also ocp's segmentation maximum of the previous point.
     //
     // The stored values are not normalised (the offset is a scalar carried aside), so no pass rewrites them
     // after the sum: the previous point's normaliser enters only through run length 0 (written once per point)
-    // and the estimate `ref`. The positions past the window hold -inf, their weights ~e^-708 (never read).
+    // and the estimate `ref`. The run lengths past the live ones hold -inf, their weights ~e^-708 (never read);
+    // the block stored past the last one is -inf but for its first lane.
     template <bool Seg>
     [[gnu::always_inline]] static void joint(const JointArgs& a, JointOut& o)
     {
@@ -391,23 +437,25 @@ struct Simd {
             smx[part] = D{} + kNegInf;
             sat[part] = D{} - 1.0;
         }
-        D pos, s, l, v, e;
-        indices(pos, double(a.a0));
-        for (std::size_t block = a.a0; block < a.a1; block += kBlock)
+        const D none = D{} + kNegInf;
+        D pos, s, l, v, e, prev = none;
+        indices(pos, 0.0);
+        for (std::size_t block = 0; block < a.a1; block += kBlock)
             for (std::size_t part = 0; part < kParts; ++part) {
-                const std::size_t p = block + part * W;
-                load(l, lpArr + p);
-                load(s, stored + p);
+                const std::size_t r = block + part * W;
+                load(l, lpArr + r);
+                load(s, stored + r);
                 const D j = s + l;
-                store(stored + p, j);
+                storeShifted(stored + r, j, prev);
+                prev = j;
                 const auto better = j > mx[part];
                 mx[part] = better ? j : mx[part];
                 at[part] = better ? pos : at[part];
                 exp(j - a.ref, e);
-                store(weight + p, e);
+                store(weight + r, e);
                 sum[part] += e;
                 if constexpr (Seg) {
-                    load(v, best + (std::ptrdiff_t(p) - std::ptrdiff_t(a.start)));
+                    load(v, best + r);
                     const D sv = s + v;
                     const auto notWorse = sv >= smx[part];
                     smx[part] = notWorse ? sv : smx[part];
@@ -415,6 +463,9 @@ struct Simd {
                 }
                 pos += double(W);
             }
+        storeShifted(stored + a.a1, none, prev);
+        for (std::size_t part = 1; part < kParts; ++part)
+            store(stored + a.a1 + part * W, none);
         o.sum = total(sum);
         argMax<true>(mx, at, o.top, o.topAt);
         if constexpr (Seg) {
@@ -423,11 +474,14 @@ struct Simd {
         }
     }
 
-    // v[p] = -inf for the block of positions from `from`.
-    [[gnu::always_inline]] static void padFrom(double* v, std::size_t from)
+    // v[r] = -inf from r = from to the end of the block that holds `to` - 1 (to > from).
+    [[gnu::always_inline]] static void padFrom(double* v, std::size_t from, std::size_t to)
     {
-        for (std::size_t part = 0; part < kParts; ++part)
-            store(v + from + part * W, D{} + kNegInf);
+        std::size_t r = from;
+        for (; r % W; ++r)
+            v[r] = kNegInf;
+        for (; r < roundUp(to); r += W)
+            store(v + r, D{} + kNegInf);
     }
 
     // v += add over the positions (finite values; -inf stays).
@@ -611,35 +665,16 @@ private:
     std::size_t m_totalKept = 0;
 };
 
-// An array of doubles whose first element is 64-byte aligned.
-class AlignedArray {
-public:
-    void assign(std::size_t n, double fill)
-    {
-        m_raw.assign(n + kBlock, fill);
-        const auto addr = reinterpret_cast<std::uintptr_t>(m_raw.data());
-        m_data = m_raw.data() + ((64 - addr % 64) % 64) / sizeof(double);
-    }
-    double* data() { return m_data; }
-    const double* data() const { return m_data; }
-    double& operator[](std::size_t i) { return m_data[i]; }
-    double operator[](std::size_t i) const { return m_data[i]; }
 
-private:
-    std::vector<double> m_raw;
-    double* m_data = nullptr;
-};
-
-// The pruned recursion. After point t the kept run lengths r = 0..k-1 sit at consecutive positions start +
-// r of the state arrays: posterior mean, rate and log rate per dimension, `stored` = log P(r) - offset (the
-// point's joint, not normalised: the offset is one scalar, so no pass rewrites the stored values) and for
-// r >= 1 `weight` = P(r) / scale (the exps of the normalisation, kept for pruning and the change-point read).
-// Run length r becomes r + 1 at the same position, so the state is updated in place and never shifted; the
-// new run length 0 takes the position before, and pruning drops from the end. The window thus walks down
-// the arrays by one position per point and is moved back up when it reaches the bottom (rarely: the arrays
-// are ~16 times longer than the window). Passes run over whole blocks of 8 from run length 0 (unaligned
-// loads and stores); the positions of the last block past the window have stored = -inf and finite state,
-// so they count for nothing.
+// The pruned recursion. After point t the kept run lengths r = 0..k-1 sit at index r of the state arrays
+// (64-byte aligned, so every block of 8 run lengths is one cache line): posterior mean, rate and log rate per
+// dimension, `stored` = log P(r) - offset (the point's joint, not normalised: the offset is one scalar, so no
+// pass rewrites the stored values) and `weight`[r - 1] = P(r) / scale for r >= 1 (the exps of the
+// normalisation, kept for pruning and the change-point read). Run length r becomes r + 1: each pass loads the
+// blocks at r and stores what it computed one run length up, the lanes shifted in registers (the previous
+// block's last lane joins in front; the prior, or for `stored` the new run length 0, at r = 0), so every load
+// and store is aligned and a pass walks ceil(k/8) blocks. Pruning drops from the end; the run lengths past the
+// live ones hold stored = -inf and finite state, so they count for nothing.
 template <std::size_t W>
 class FastBocd {
 public:
@@ -649,45 +684,46 @@ public:
     {
         growTables(4 * kBlock);
         m_k = 1;
-        relocate(); // sets up the arrays with the window at the top
-        setPrior(m_start);
-        m_stored[m_start] = 0.0; // before the first point the (empty) run has probability 1
+        grow();
+        for (Dim& d : m_dim) {
+            d.mu[0] = m_p.mu0;
+            d.beta[0] = m_p.beta0;
+            d.logBeta[0] = m_logBeta0;
+        }
+        m_stored[0] = 0.0; // before the first point the (empty) run has probability 1
     }
 
     // x: one value per dimension.
     [[gnu::always_inline]] void step(std::size_t t, const double* x)
     {
-        if (m_start <= kBlock)
-            relocate();
         const double* best = t > 0 ? m_rec.segmentationScores(t - 1) : nullptr;
         double pendTop = kNegInf, pendAt = -1.0; // segmentation of point t-1 over run lengths pruned now
         prune(best, pendTop, pendAt);
         const std::size_t k = m_k;
-        // The passes run over whole blocks from run length 0: past the window (pruned or never used) stored
-        // must be -inf. (The window's end only moves down, so one block past it is all a pass can reach.)
-        Simd<W>::padFrom(m_stored.data(), m_start + k);
-        if (m_tab.logC.size() < k + 3 * kBlock)
+        if (roundUp(k) + 2 * kBlock > m_cap)
+            grow();
+        if (m_tab.size < k + 3 * kBlock)
             growTables(2 * (k + 3 * kBlock));
-        const std::size_t a0 = m_start, a1 = m_start + roundUp(k);
-        Simd<W>::template update<true>(a0, a1, m_start, state(0), m_tab, x[0], m_lp.data());
+        const std::size_t a1 = roundUp(k);
+        const Prior prior{m_p.mu0, m_p.beta0, m_logBeta0};
+        Simd<W>::template update<true>(a1, state(0), m_tab, x[0], m_lp.data(), prior);
         for (std::size_t d = 1; d < m_dims; ++d)
-            Simd<W>::template update<false>(a0, a1, m_start, state(d), m_tab, x[d], m_lp.data());
+            Simd<W>::template update<false>(a1, state(d), m_tab, x[d], m_lp.data(), prior);
 
         // The rate only grows from beta0, so log p(x | r) <= logC[r] - log(beta0) / 2 in each dimension: the
         // joint of a run length is at most its stored value plus lpBound.
         const double lpBound = double(m_dims) * (m_maxLogC[k - 1] - 0.5 * m_logBeta0);
-        typename Simd<W>::JointArgs args{a0,       a1,       m_start, m_stored.data(), m_lp.data(), m_weight.data(),
-                                         m_offset, m_top + lpBound, best};
+        typename Simd<W>::JointArgs args{a1, m_stored.data(), m_lp.data(), m_weight.data(), m_offset,
+                                         m_top + lpBound, best};
         typename Simd<W>::JointOut out{};
         if (best)
             Simd<W>::template joint<true>(args, out);
         else
             Simd<W>::template joint<false>(args, out);
-        setPrior(m_start - 1); // the next run length 0
         double ref = args.ref;
         double total = out.sum;
         if (best) {
-            double segTop = out.segTop, segAt = out.segAt - double(m_start);
+            double segTop = out.segTop, segAt = out.segAt;
             // The pruned run lengths are the longest: they win ties.
             if (pendTop > segTop || (pendTop == segTop && pendAt > segAt)) {
                 segTop = pendTop;
@@ -698,20 +734,20 @@ public:
         if (!(total > 1e-200 && total < std::numeric_limits<double>::infinity())) {
             // every weight underflowed (or one overflowed) relative to the estimate: redo relative to the maximum
             ref = out.top;
-            total = Simd<W>::weigh(a0, a1, m_stored.data(), m_weight.data(), ref);
+            total = Simd<W>::weigh(0, a1, m_stored.data() + 1, m_weight.data(), ref);
         }
         // log P(r+1 | x[..t]) = stored + offset: Σ exp(joint) = exp(old offset + ref) total, normalised to 1 - H.
         m_offset = m_log1mH - (ref + std::log(total));
         m_scale = (1.0 - m_h) / total;
         // The first arg-max of the joint carries over to run length + 1.
-        const std::size_t map = out.top + m_offset > m_logH ? std::size_t(out.topAt) - m_start + 1 : 0;
+        const std::size_t map = out.top + m_offset > m_logH ? std::size_t(out.topAt) + 1 : 0;
 
-        --m_start; // the new run length 0: P(r = 0) = H exactly with a constant hazard
-        m_stored[m_start] = m_logH - m_offset;
-        m_top = std::max(out.top, m_stored[m_start]);
+        // the new run length 0: P(r = 0) = H exactly with a constant hazard
+        m_stored[0] = m_logH - m_offset;
+        m_top = std::max(out.top, m_stored[0]);
         ++m_k;
         if (std::abs(m_offset) > 64.0) { // keep the stored values near the normalised ones (precision)
-            Simd<W>::addTo(m_start, m_start + roundUp(m_k), m_stored.data(), m_offset);
+            Simd<W>::addTo(0, roundUp(m_k), m_stored.data(), m_offset);
             m_top += m_offset;
             m_offset = 0.0;
         }
@@ -744,36 +780,20 @@ private:
     DimState state(std::size_t d) { return {m_dim[d].mu.data(), m_dim[d].beta.data(), m_dim[d].logBeta.data()}; }
 
     // log P(r | x[..t]) after the last point, for a live run length r.
-    [[gnu::always_inline]] double logR(std::size_t r) const { return m_stored[m_start + r] + m_offset; }
+    [[gnu::always_inline]] double logR(std::size_t r) const { return m_stored[r] + m_offset; }
 
     // P(r | x[..t]) after the last point, for a live run length r >= 1.
-    [[gnu::always_inline]] double prob(std::size_t r) const { return m_weight[m_start + r] * m_scale; }
+    [[gnu::always_inline]] double prob(std::size_t r) const { return m_weight[r - 1] * m_scale; }
 
-    void setPrior(std::size_t pos)
+    // New, longer arrays (the live run lengths copied, the rest filled with neutral values).
+    void grow()
     {
-        for (Dim& d : m_dim) {
-            d.mu[pos] = m_p.mu0;
-            d.beta[pos] = m_p.beta0;
-            d.logBeta[pos] = m_logBeta0;
-        }
-    }
-
-    // Moves the window to the top of the arrays (new, longer ones when the window has grown, filled with
-    // neutral values), so that it can walk down again for many points.
-    void relocate()
-    {
-        const bool grow = m_cap < roundUp(4 * (m_k + 4 * kBlock));
-        const std::size_t cap = grow ? roundUp(16 * (m_k + 4 * kBlock)) : m_cap;
-        const std::size_t start = cap - roundUp(m_k) - 2 * kBlock;
+        const std::size_t cap = roundUp(4 * (m_k + 4 * kBlock));
+        const std::size_t used = m_cap ? roundUp(m_k) + kBlock : 0;
         auto move = [&](AlignedArray& a, double fill) {
-            if (!grow) { // the window only moves up: copy from its end
-                std::copy_backward(a.data() + m_start, a.data() + m_start + m_k, a.data() + start + m_k);
-                return;
-            }
             AlignedArray b;
             b.assign(cap, fill);
-            if (m_cap)
-                std::copy(a.data() + m_start, a.data() + m_start + m_k, b.data() + start);
+            std::copy(a.data(), a.data() + used, b.data());
             a = std::move(b);
         };
         move(m_stored, kNegInf);
@@ -783,10 +803,8 @@ private:
             move(d.beta, 1.0);
             move(d.logBeta, 0.0);
         }
-        if (grow)
-            m_lp.assign(cap, 0.0);
+        m_lp.assign(cap, 0.0);
         m_cap = cap;
-        m_start = start;
     }
 
     // ocp's truncation: drop the longest run lengths while their summed probability (summed from the
@@ -818,24 +836,35 @@ private:
                     at = double(r);
                 }
             }
+        // The passes run over whole blocks from run length 0: past the live run lengths stored must be -inf.
+        Simd<W>::padFrom(m_stored.data(), keep, m_k);
         m_k = keep;
     }
 
     // Tables up to run length size - 1.
     void growTables(std::size_t size)
     {
-        for (std::size_t r = m_tab.logC.size(); r < size; ++r) {
+        Tables tab;
+        tab.size = size;
+        tab.logC.assign(size, 0.0);
+        tab.alpha.assign(size, 0.0);
+        tab.negAlphaHalf.assign(size, 0.0);
+        tab.shrink.assign(size, 0.0);
+        tab.invKappa1.assign(size, 0.0);
+        m_maxLogC.resize(size);
+        for (std::size_t r = 0; r < size; ++r) {
             const double kappa = m_p.kappa0 + static_cast<double>(r);
             const double alpha = m_p.alpha0 + 0.5 * static_cast<double>(r);
             const double logC = logGammaPositive(alpha + 0.5) - logGammaPositive(alpha)
                                 - 0.5 * std::log(2.0 * std::numbers::pi * (kappa + 1.0) / kappa);
-            m_tab.logC.push_back(logC);
-            m_tab.alpha.push_back(alpha);
-            m_tab.negAlphaHalf.push_back(-(alpha + 0.5));
-            m_tab.shrink.push_back(kappa / (2.0 * (kappa + 1.0)));
-            m_tab.invKappa1.push_back(1.0 / (kappa + 1.0));
-            m_maxLogC.push_back(r ? std::max(m_maxLogC.back(), logC) : logC);
+            tab.logC[r] = logC;
+            tab.alpha[r] = alpha;
+            tab.negAlphaHalf[r] = -(alpha + 0.5);
+            tab.shrink[r] = kappa / (2.0 * (kappa + 1.0));
+            tab.invKappa1[r] = 1.0 / (kappa + 1.0);
+            m_maxLogC[r] = r ? std::max(m_maxLogC[r - 1], logC) : logC;
         }
+        m_tab = std::move(tab);
     }
 
     BocdParams m_p;
@@ -848,7 +877,6 @@ private:
     std::vector<Dim> m_dim;
     AlignedArray m_stored, m_weight, m_lp;
     std::size_t m_cap = 0;
-    std::size_t m_start = 0; // position of run length 0
     std::size_t m_k = 0;     // live run lengths
     double m_offset = 0.0;   // log P(r) = stored + offset
     double m_scale = 0.0;    // P(r) = weight * scale for r >= 1
