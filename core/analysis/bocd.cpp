@@ -474,12 +474,19 @@ struct Simd {
         }
     }
 
-    // v[r] = -inf from r = from to the end of the block that holds `to` - 1 (to > from).
+    // v[r] = -inf from r = from to the end of the block that holds `to` - 1 (to > from), in whole aligned
+    // vectors (a later load of the same vector then takes it from the store).
     [[gnu::always_inline]] static void padFrom(double* v, std::size_t from, std::size_t to)
     {
-        std::size_t r = from;
-        for (; r % W; ++r)
-            v[r] = kNegInf;
+        std::size_t r = from / W * W;
+        if (r < from) {
+            D x, i;
+            load(x, v + r);
+            indices(i, double(r));
+            x = i < double(from) ? x : D{} + kNegInf;
+            store(v + r, x);
+            r += W;
+        }
         for (; r < roundUp(to); r += W)
             store(v + r, D{} + kNegInf);
     }
@@ -892,11 +899,17 @@ template <std::size_t W>
     const std::size_t dims = columns.size();
     Recorder rec(n, p);
     FastBocd<W> bocd(p, dims, rec);
-    std::vector<double> point(dims);
-    for (std::size_t t = 0; t < n; ++t) {
-        for (std::size_t d = 0; d < dims; ++d)
-            point[d] = columns[d][t];
-        bocd.step(t, point.data());
+    if (dims == 1) {
+        const double* x = columns[0].data();
+        for (std::size_t t = 0; t < n; ++t)
+            bocd.step(t, x + t);
+    } else {
+        std::vector<double> point(dims);
+        for (std::size_t t = 0; t < n; ++t) {
+            for (std::size_t d = 0; d < dims; ++d)
+                point[d] = columns[d][t];
+            bocd.step(t, point.data());
+        }
     }
     if (n)
         bocd.finish(n);
