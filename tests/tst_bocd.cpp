@@ -276,7 +276,7 @@ private slots:
     void invalidInputIsRejected();
     void emptyInputGivesEmptyResult();
     void longSeriesMatchesTheExactRecursion();
-    void windowMovedWithinItsArraysMatchesTheExactRecursion();
+    void largePrunesMatchTheExactRecursion();
     void everyKernelWidthGivesBitIdenticalResults();
 };
 
@@ -592,8 +592,9 @@ void TestBocd::emptyInputGivesEmptyResult()
 
 void TestBocd::longSeriesMatchesTheExactRecursion()
 {
-    // 2000 points: the fast path's window walks down its arrays and is moved back up many times, its
-    // arrays grow, and the stored (unnormalised) values are rebased every few dozen points.
+    // 2000 points: the fast path's arrays grow several times (long runs are kept), blocks of 8 run lengths
+    // are added and dropped as the kept prefix changes, and the stored (unnormalised) values are rebased
+    // every few dozen points.
     std::mt19937_64 rng(23);
     std::uniform_int_distribution<int> len(20, 240);
     std::uniform_real_distribution<double> level(-3.0, 3.0);
@@ -612,10 +613,11 @@ void TestBocd::longSeriesMatchesTheExactRecursion()
     expectExact(fast, exact, 1e-6);
 }
 
-void TestBocd::windowMovedWithinItsArraysMatchesTheExactRecursion()
+void TestBocd::largePrunesMatchTheExactRecursion()
 {
-    // 1,500 points in short segments: few run lengths are kept (~40), so the window walks down its arrays and
-    // is moved back up within them (no new arrays) a few times.
+    // 1,500 points in segments of 25: after each change most of the ~40 kept run lengths are pruned at once
+    // (whole blocks rewritten with -inf, the first of them in part), and the kept prefix then grows back across
+    // block boundaries, its lanes shifted one run length up at every point.
     std::vector<std::pair<std::size_t, double>> segs;
     for (int i = 0; i < 60; ++i)
         segs.emplace_back(25, (i % 2) ? 3.0 : -3.0);
