@@ -672,7 +672,6 @@ private:
     std::size_t m_totalKept = 0;
 };
 
-
 // The pruned recursion. After point t the kept run lengths r = 0..k-1 sit at index r of the state arrays
 // (64-byte aligned, so every block of 8 run lengths is one cache line): posterior mean, rate and log rate per
 // dimension, `stored` = log P(r) - offset (the point's joint, not normalised: the offset is one scalar, so no
