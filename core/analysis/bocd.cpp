@@ -491,24 +491,23 @@ struct Simd {
             store(v + r, D{} + kNegInf);
     }
 
-    // v += add over the positions (finite values; -inf stays).
-    [[gnu::always_inline]] static void addTo(std::size_t a0, std::size_t a1, double* v, double add)
+    // v[r] += add for r < a1 (finite values; -inf stays).
+    [[gnu::always_inline]] static void addTo(std::size_t a1, double* v, double add)
     {
         D x;
-        for (std::size_t p = a0; p < a1; p += W) {
+        for (std::size_t p = 0; p < a1; p += W) {
             load(x, v + p);
             store(v + p, x + add);
         }
     }
 
-    // weight = exp(v - ref) over the same positions and their sum (the fallback when every weight underflowed
+    // weight[r] = exp(v[r] - ref) for r < a1 and their sum (the fallback when every weight underflowed
     // relative to the estimate, or one overflowed).
-    [[gnu::always_inline]] static double weigh(std::size_t a0, std::size_t a1, const double* v, double* weight,
-                                               double ref)
+    [[gnu::always_inline]] static double weigh(std::size_t a1, const double* v, double* weight, double ref)
     {
         D sum[kParts] = {};
         D x, e;
-        for (std::size_t block = a0; block < a1; block += kBlock)
+        for (std::size_t block = 0; block < a1; block += kBlock)
             for (std::size_t part = 0; part < kParts; ++part) {
                 load(x, v + block + part * W);
                 exp(x - ref, e);
@@ -740,7 +739,7 @@ public:
         if (!(total > 1e-200 && total < std::numeric_limits<double>::infinity())) {
             // every weight underflowed (or one overflowed) relative to the estimate: redo relative to the maximum
             ref = out.top;
-            total = Simd<W>::weigh(0, a1, m_stored.data() + 1, m_weight.data(), ref);
+            total = Simd<W>::weigh(a1, m_stored.data() + 1, m_weight.data(), ref);
         }
         // log P(r+1 | x[..t]) = stored + offset: Σ exp(joint) = exp(old offset + ref) total, normalised to 1 - H.
         m_offset = m_log1mH - (ref + std::log(total));
@@ -753,7 +752,7 @@ public:
         m_top = std::max(out.top, m_stored[0]);
         ++m_k;
         if (std::abs(m_offset) > 64.0) { // keep the stored values near the normalised ones (precision)
-            Simd<W>::addTo(0, roundUp(m_k), m_stored.data(), m_offset);
+            Simd<W>::addTo(roundUp(m_k), m_stored.data(), m_offset);
             m_top += m_offset;
             m_offset = 0.0;
         }
