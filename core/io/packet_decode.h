@@ -1,0 +1,72 @@
+#pragma once
+// Packets to flow records: the decoder of one captured frame (Ethernet, 802.1Q / QinQ, IPv4 / IPv6,
+// UDP / TCP, RoCEv2 BTH with RETH / AETH / immediate, ACK, NAK, CNP) and the builder that aggregates
+// decoded packets into flow records with idle and active timeouts. Used by the pcap reader and by the
+// sFlow decoder (sampled raw headers, each packet weighted by the sampling rate). Qt-free.
+#include "model/flow_table.h"
+#include "model/ip.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace prism {
+
+// libpcap link types the decoder understands (DLT_ values).
+inline constexpr int kLinkEthernet = 1;   // DLT_EN10MB
+inline constexpr int kLinkRaw = 101;      // DLT_RAW (IPv4 or IPv6 without a link header)
+inline constexpr int kLinkLinuxSll = 113; // DLT_LINUX_SLL (tcpdump -i any)
+
+struct DecodedPacket {
+    IpAddr src;
+    IpAddr dst;
+    std::uint16_t srcPort = 0;
+    std::uint16_t dstPort = 0;
+    std::uint8_t proto = 0;       // IP protocol number
+    std::uint32_t wireBytes = 0;  // the IP packet's length on the wire (from the original frame length)
+    bool ecnCe = false;           // IP ECN field = CE (11)
+    // Transport payload as captured (may be cut short by the snap length): the UDP payload for flow exports.
+    const std::uint8_t* payload = nullptr;
+    std::size_t payloadLen = 0;
+    // RoCEv2 (UDP to 4791 with a BTH that fits the capture)
+    bool roce = false;
+    std::uint8_t opcode = 0;      // BTH opcode
+    std::uint32_t destQp = 0;     // BTH destination QP (24 bits)
+    std::uint32_t psn = 0;        // BTH PSN (24 bits)
+    bool ack = false;             // an acknowledge packet (RC/XRC/UC ACK opcodes, AETH syndrome ACK)
+    bool nak = false;             // AETH syndrome NAK
+    bool cnp = false;             // congestion notification packet (opcode 0x81)
+};
+
+// Decodes one frame of link type `linkType` (kLink*): `capLen` bytes captured of a frame `origLen` long.
+// Returns false when it is not an IPv4/IPv6 packet or its IP header is cut; a packet whose transport or
+// BTH header is cut keeps what was read (ports 0, roce false).
+bool decodePacket(const std::uint8_t* data, std::size_t capLen, std::size_t origLen, int linkType,
+                  DecodedPacket& out);
+
+struct FlowBuilderOptions {
+    std::int64_t idleTimeoutNs = 0;   // a flow silent this long is closed (0: the documented default)
+    std::int64_t activeTimeoutNs = 0; // a flow open this long is closed and reopened (0: the default)
+};
+
+// Aggregates packets (in capture order) into flow records: RoCEv2 per (src, dst, UDP source port,
+// destination QP), other traffic per 5-tuple. Counts retransmissions (PSN going back), CNPs and ECN-CE marks
+// per flow into the FlowTable's optional congestion columns.
+class PacketFlowBuilder {
+public:
+    explicit PacketFlowBuilder(FlowBuilderOptions options = {});
+    ~PacketFlowBuilder();
+    PacketFlowBuilder(const PacketFlowBuilder&) = delete;
+    PacketFlowBuilder& operator=(const PacketFlowBuilder&) = delete;
+
+    // weight: how many packets this one stands for (the sampling rate for sFlow; 1 for a full capture).
+    void add(const DecodedPacket& packet, std::int64_t timeNs, std::uint64_t weight, FlowTable& out);
+    // Closes every open flow into `out`.
+    void finish(FlowTable& out);
+    const FlowBuilderOptions& options() const;
+
+private:
+    struct Impl;
+    Impl* m_impl;
+};
+
+} // namespace prism
