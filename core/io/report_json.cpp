@@ -19,8 +19,11 @@ static json findingToJson(const Finding& f, bool truth) {
     if (!f.dstIp.empty()) o["dst_ip"] = f.dstIp;
     if (!f.switchName.empty()) o["switch"] = f.switchName;
     if (!f.group.empty()) o["group"] = f.group;
+    if (f.stage >= 0) o["stage"] = f.stage;
     o["first_step"] = f.firstStep;
     o["last_step"] = f.lastStep;
+    if (f.periodSteps > 0) o["period_steps"] = f.periodSteps;
+    if (!f.occurrences.empty()) o["occurrences"] = f.occurrences;
     if (!truth) o["score"] = f.score;
     if (truth && f.factor > 0) o["factor"] = f.factor;
     if (!f.message.empty()) o["message"] = f.message;
@@ -40,6 +43,7 @@ static json jobToJson(const JobInfo& job, bool truth) {
         o["id"] = job.id;
         if (!job.name.empty()) o["name"] = job.name;
     }
+    if (!job.restartOf.empty()) o["restart_of"] = job.restartOf;
     o["gpus"] = job.gpus;
     o["hosts"] = job.hosts;
     o["tp"] = job.tp;
@@ -158,6 +162,7 @@ Report reportFromJson(const json& j, const std::string& src) {
         job.dpGroups = rd.get<std::vector<std::vector<std::string>>>(jj, "dp_groups", where, {}, false);
         job.ppChains = rd.get<std::vector<std::vector<std::string>>>(jj, "pp_chains", where, {}, false);
         job.notes = rd.get<std::vector<std::string>>(jj, "notes", where, {}, false);
+        job.restartOf = rd.get<std::string>(jj, "restart_of", where, "", false);
         job.startNs = rd.get<std::int64_t>(jj, "start_ns", where, 0, false);
         job.endNs = rd.get<std::int64_t>(jj, "end_ns", where, 0, false);
         if (auto it = jj.find("steps"); it != jj.end()) {
@@ -192,6 +197,9 @@ Report reportFromJson(const json& j, const std::string& src) {
                 fi.group = rd.get<std::vector<std::string>>(f, "group", w, {}, false);
                 fi.firstStep = rd.get<int>(f, "first_step", w, 0, false);
                 fi.lastStep = rd.get<int>(f, "last_step", w, fi.firstStep, false);
+                fi.stage = rd.get<int>(f, "stage", w, -1, false);
+                fi.periodSteps = rd.get<int>(f, "period_steps", w, 0, false);
+                fi.occurrences = rd.get<std::vector<int>>(f, "occurrences", w, {}, false);
                 fi.score = rd.get<double>(f, "score", w, 0.0, false);
                 fi.factor = rd.get<double>(f, "factor", w, 0.0, false);
                 fi.message = rd.get<std::string>(f, "message", w, "", false);

@@ -33,6 +33,11 @@ struct Finding {
     // Report extension: the numbers behind the finding, for the UI (name with its unit, value), e.g.
     // {"step_ms", 205.3}, {"median_step_ms", 52.1}.
     std::vector<std::pair<std::string, double>> evidence;
+    // Extensions (DESIGN "later fields"): the PP stage a slow_stage finding names (-1: none); a pattern
+    // finding (periodic_stall) gives its period in steps and the steps where it occurred.
+    int stage = -1;
+    int periodSteps = 0;
+    std::vector<int> occurrences;
 };
 
 struct JobInfo {
@@ -49,6 +54,7 @@ struct JobInfo {
     std::vector<Finding> findings;  // report
     std::vector<Finding> anomalies; // truth
     std::vector<std::string> notes;
+    std::string restartOf;    // extension: id of the job this one restarted (same GPUs, new connections)
     std::int64_t startNs = 0; // first flow of the job (0 when unknown)
     std::int64_t endNs = 0;   // last flow of the job
 };
