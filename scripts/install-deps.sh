@@ -7,6 +7,7 @@ packages=(
   libboost-dev libboost-graph-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev sqlite3 libbenchmark-dev
   xvfb xauth
   libpcap-dev tshark
+  nfdump softflowd tzdata
 )
 missing=()
 for p in "${packages[@]}"; do

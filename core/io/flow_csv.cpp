@@ -3,6 +3,7 @@
 // rejects goes through a slow, forgiving path (trims spaces and quotes) that either accepts the row or says
 // exactly what is wrong. Measured ~3.6M records/s plain on one core (bench/bench_ingest.cpp).
 #include "io/capture.h"
+#include "io/text_input.h"
 
 #include <zlib.h>
 
@@ -44,73 +45,6 @@ std::string_view columnName(Col c) {
     for (const auto& s : kColumns)
         if (s.col == c) return s.name;
     return "column";
-}
-
-bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
-// Control bytes other than tab/CR/LF do not occur in a text CSV.
-bool isBinaryByte(unsigned char c) { return (c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f; }
-
-// The first byte that cannot be in a text file: a control byte, or one that breaks UTF-8 (a PNG's stray
-// 0x89, say); nullptr when the text is clean. Used on rejected rows and the header only, so never hot.
-const char* findBinary(const char* p, const char* e) {
-    while (p < e) {
-        auto c = static_cast<unsigned char>(*p);
-        if (c < 0x80) {
-            if (isBinaryByte(c)) return p;
-            ++p;
-            continue;
-        }
-        int len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-        if (len == 0 || e - p < len) return p;
-        for (int k = 1; k < len; ++k)
-            if ((static_cast<unsigned char>(p[k]) & 0xC0) != 0x80) return p;
-        p += len;
-    }
-    return nullptr;
-}
-
-std::string_view trimField(std::string_view f) {
-    while (!f.empty() && isSpace(f.front())) f.remove_prefix(1);
-    while (!f.empty() && isSpace(f.back())) f.remove_suffix(1);
-    if (f.size() >= 2 && f.front() == '"' && f.back() == '"') {
-        f = f.substr(1, f.size() - 2);
-        while (!f.empty() && isSpace(f.front())) f.remove_prefix(1);
-        while (!f.empty() && isSpace(f.back())) f.remove_suffix(1);
-    }
-    return f;
-}
-
-std::vector<std::string_view> splitFields(std::string_view line) {
-    std::vector<std::string_view> out;
-    std::size_t pos = 0;
-    for (;;) {
-        std::size_t c = line.find(',', pos);
-        if (c == std::string_view::npos) {
-            out.push_back(line.substr(pos));
-            return out;
-        }
-        out.push_back(line.substr(pos, c - pos));
-        pos = c + 1;
-    }
-}
-
-// Quoted for messages; long or odd values are shortened so one bad row cannot flood the output.
-std::string quoted(std::string_view v) {
-    std::string s = "\"";
-    std::size_t n = 0;
-    for (char c : v) {
-        if (++n > 60) {
-            s += "...";
-            break;
-        }
-        if (isBinaryByte(static_cast<unsigned char>(c)))
-            s += '?';
-        else
-            s += c;
-    }
-    s += '"';
-    return s;
 }
 
 // Dotted IPv4 with the same rules as IpAddr::parse (no leading zeros, octets <= 255).
@@ -234,111 +168,6 @@ private:
 
     std::vector<std::uint64_t> m_slots; // (key << 32) | (id + 1); 0 = empty
     std::size_t m_size = 0;
-};
-
-// The bytes of the file: plain reads, or inflated when the file starts with the gzip magic. zlib's
-// inflate() is used directly rather than gzread() so that the data decoded before a corrupt spot is
-// kept (gzread drops everything of the call that fails).
-class ByteSource {
-public:
-    explicit ByteSource(const std::string& path) : m_path(path) {
-        m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (m_fd < 0) fail(std::string("cannot open the flows file: ") + std::strerror(errno));
-        struct stat st {};
-        if (::fstat(m_fd, &st) == 0) {
-            if (S_ISDIR(st.st_mode)) fail("is a folder, expected a flows.csv file");
-            if (S_ISREG(st.st_mode)) m_size = std::uint64_t(st.st_size);
-        }
-        ::posix_fadvise(m_fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-        unsigned char magic[2] = {0, 0};
-        if (m_size >= 2 && ::pread(m_fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-            m_in.reset(new unsigned char[kInput]);
-            if (::inflateInit2(&m_zs, 16 + MAX_WBITS) != Z_OK) fail("cannot start the gzip decoder");
-            m_gzip = true;
-        }
-    }
-    ~ByteSource() {
-        if (m_gzip) ::inflateEnd(&m_zs);
-        if (m_fd >= 0) ::close(m_fd);
-    }
-    ByteSource(const ByteSource&) = delete;
-    ByteSource& operator=(const ByteSource&) = delete;
-
-    // Up to n bytes; 0 at the end. A broken gzip stream ends the data (after what decoded before the
-    // break) and sets streamError().
-    std::size_t read(char* buf, std::size_t n) { return m_gzip ? inflateSome(buf, n) : rawRead(buf, n); }
-
-    // Fraction of the file (compressed bytes for gzip) consumed so far; -1 when the size is unknown.
-    double fraction() const {
-        if (m_size == 0) return -1.0;
-        double used = double(m_consumed) - (m_gzip ? double(m_zs.avail_in) : 0.0);
-        return std::clamp(used / double(m_size), 0.0, 1.0);
-    }
-
-    const std::string& streamError() const { return m_streamError; }
-
-private:
-    static constexpr std::size_t kInput = std::size_t(1) << 20;
-
-    [[noreturn]] void fail(const std::string& what) { throw InputError({m_path, 0, 0, what}); }
-
-    std::size_t rawRead(void* buf, std::size_t n) {
-        for (;;) {
-            ssize_t got = ::read(m_fd, buf, n);
-            if (got >= 0) {
-                m_consumed += std::uint64_t(got);
-                return std::size_t(got);
-            }
-            if (errno != EINTR) fail(std::string("read error: ") + std::strerror(errno));
-        }
-    }
-
-    std::size_t inflateSome(char* buf, std::size_t n) {
-        if (m_done) return 0;
-        m_zs.next_out = reinterpret_cast<Bytef*>(buf);
-        m_zs.avail_out = uInt(n);
-        while (m_zs.avail_out > 0) {
-            if (m_zs.avail_in == 0) {
-                m_zs.next_in = m_in.get();
-                m_zs.avail_in = uInt(rawRead(m_in.get(), kInput));
-                if (m_zs.avail_in == 0) { // end of the file
-                    if (!m_memberEnded) m_streamError = "the compressed data ended early (truncated .gz file)";
-                    m_done = true;
-                    break;
-                }
-            }
-            if (m_memberEnded) {
-                // Another gzip member may follow (concatenated .gz files); anything else is trailing padding.
-                if (m_zs.next_in[0] != 0x1f) {
-                    m_done = true;
-                    break;
-                }
-                ::inflateReset(&m_zs);
-                m_memberEnded = false;
-            }
-            int ret = ::inflate(&m_zs, Z_NO_FLUSH);
-            if (ret == Z_STREAM_END) {
-                m_memberEnded = true;
-            } else if (ret != Z_OK && ret != Z_BUF_ERROR) {
-                m_streamError = std::string("the compressed data is corrupt (zlib: ") +
-                                (m_zs.msg ? m_zs.msg : "error " + std::to_string(ret)) + ")";
-                m_done = true;
-                break;
-            }
-        }
-        return n - m_zs.avail_out;
-    }
-
-    std::string m_path;
-    int m_fd = -1;
-    std::uint64_t m_size = 0;
-    std::uint64_t m_consumed = 0; // bytes read from the file
-    bool m_gzip = false;
-    z_stream m_zs{};
-    std::unique_ptr<unsigned char[]> m_in;
-    bool m_memberEnded = false;
-    bool m_done = false;
-    std::string m_streamError;
 };
 
 class CsvReader {

@@ -1,0 +1,74 @@
+#pragma once
+// Text input shared by the CSV readers (flows.csv, collector CSVs) and the source detection: the bytes of a
+// file, plain or gzip (by magic bytes, whatever the name), and the small text helpers every reader uses for
+// fields and messages. Qt-free.
+#include "model/diagnostics.h"
+
+#include <zlib.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace prism {
+
+bool isSpace(char c);
+// Control bytes other than tab/CR/LF do not occur in a text CSV.
+bool isBinaryByte(unsigned char c);
+// The first byte that cannot be in a text file: a control byte, or one that breaks UTF-8 (a PNG's stray
+// 0x89, say); nullptr when the text is clean.
+const char* findBinary(const char* p, const char* e);
+// Spaces around the field removed, then one pair of surrounding double quotes (and the spaces inside them).
+std::string_view trimField(std::string_view f);
+// The fields of one line separated by commas (no quoting rules: no reader here needs commas inside fields).
+std::vector<std::string_view> splitFields(std::string_view line);
+// Quoted for messages; long or odd values are shortened so one bad row cannot flood the output.
+std::string quoted(std::string_view v);
+
+// The bytes of the file: plain reads, or inflated when the file starts with the gzip magic. zlib's
+// inflate() is used directly rather than gzread() so that the data decoded before a corrupt spot is
+// kept (gzread drops everything of the call that fails). Throws InputError when the file cannot be opened.
+class ByteSource {
+public:
+    // `expected` completes the message for a folder: "is a folder, expected <expected>".
+    explicit ByteSource(const std::string& path, const std::string& expected = "a flows.csv file");
+    ~ByteSource();
+    ByteSource(const ByteSource&) = delete;
+    ByteSource& operator=(const ByteSource&) = delete;
+
+    // Up to n bytes; 0 at the end. A broken gzip stream ends the data (after what decoded before the
+    // break) and sets streamError().
+    std::size_t read(char* buf, std::size_t n) { return m_gzip ? inflateSome(buf, n) : rawRead(buf, n); }
+
+    // Fraction of the file (compressed bytes for gzip) consumed so far; -1 when the size is unknown.
+    double fraction() const;
+    bool gzip() const { return m_gzip; }
+    const std::string& streamError() const { return m_streamError; }
+
+private:
+    static constexpr std::size_t kInput = std::size_t(1) << 20;
+
+    [[noreturn]] void fail(const std::string& what);
+    std::size_t rawRead(void* buf, std::size_t n);
+    std::size_t inflateSome(char* buf, std::size_t n);
+
+    std::string m_path;
+    int m_fd = -1;
+    std::uint64_t m_size = 0;
+    std::uint64_t m_consumed = 0; // bytes read from the file
+    bool m_gzip = false;
+    z_stream m_zs{};
+    std::unique_ptr<unsigned char[]> m_in;
+    bool m_memberEnded = false;
+    bool m_done = false;
+    std::string m_streamError;
+};
+
+// Up to `max` bytes from the start of the file's content (inflated when gzip): what source detection looks at.
+// Throws InputError when the file cannot be opened.
+std::string readHead(const std::string& path, std::size_t max);
+
+} // namespace prism
