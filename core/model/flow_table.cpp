@@ -37,6 +37,19 @@ void FlowTable::reserve(std::size_t n) {
     proto.reserve(n);
     bytes.reserve(n);
     packets.reserve(n);
+    if (m_congestion) {
+        retransmits.reserve(n);
+        cnps.reserve(n);
+        ecnCe.reserve(n);
+    }
+}
+
+void FlowTable::enableCongestion() {
+    if (m_congestion) return;
+    m_congestion = true;
+    retransmits.assign(size(), 0);
+    cnps.assign(size(), 0);
+    ecnCe.assign(size(), 0);
 }
 
 void FlowTable::clear() { *this = FlowTable{}; }
@@ -57,6 +70,21 @@ void FlowTable::append(std::int64_t start, std::int64_t end, EndpointId s, Endpo
     proto.push_back(pr);
     bytes.push_back(by);
     packets.push_back(pk);
+    if (m_congestion) {
+        retransmits.push_back(0);
+        cnps.push_back(0);
+        ecnCe.push_back(0);
+    }
+}
+
+void FlowTable::append(std::int64_t start, std::int64_t end, EndpointId s, EndpointId d, std::uint16_t sport,
+                       std::uint16_t dport, std::uint8_t pr, std::uint64_t by, std::uint64_t pk,
+                       std::uint32_t retrans, std::uint32_t cnp, std::uint32_t ce) {
+    enableCongestion();
+    append(start, end, s, d, sport, dport, pr, by, pk);
+    retransmits.back() = retrans;
+    cnps.back() = cnp;
+    ecnCe.back() = ce;
 }
 
 FlowRecord FlowTable::record(std::size_t i) const {
@@ -92,12 +120,18 @@ void FlowTable::sortByStart() {
     permute(proto, order);
     permute(bytes, order);
     permute(packets, order);
+    if (m_congestion) {
+        permute(retransmits, order);
+        permute(cnps, order);
+        permute(ecnCe, order);
+    }
 }
 
 std::size_t FlowTable::memoryBytes() const {
     return startNs.capacity() * 8 + endNs.capacity() * 8 + src.capacity() * 4 + dst.capacity() * 4 +
            srcPort.capacity() * 2 + dstPort.capacity() * 2 + proto.capacity() + bytes.capacity() * 8 +
-           packets.capacity() * 8 + endpoints.memoryBytes();
+           packets.capacity() * 8 + (retransmits.capacity() + cnps.capacity() + ecnCe.capacity()) * 4 +
+           endpoints.memoryBytes();
 }
 
 } // namespace prism

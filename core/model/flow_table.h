@@ -54,6 +54,12 @@ public:
     std::vector<std::uint8_t> proto;
     std::vector<std::uint64_t> bytes;
     std::vector<std::uint64_t> packets;
+    // Optional congestion evidence (packet captures): retransmissions (PSN going back), CNPs received for the
+    // flow, ECN-CE marked packets. Empty unless a source called enableCongestion(); then one entry per record
+    // (append() adds zeros for records given without counts).
+    std::vector<std::uint32_t> retransmits;
+    std::vector<std::uint32_t> cnps;
+    std::vector<std::uint32_t> ecnCe;
     EndpointTable endpoints;
 
     std::size_t size() const { return startNs.size(); }
@@ -64,7 +70,15 @@ public:
     // Appends with already interned endpoints (the fast path of the readers).
     void append(std::int64_t start, std::int64_t end, EndpointId s, EndpointId d, std::uint16_t sport,
                 std::uint16_t dport, std::uint8_t pr, std::uint64_t by, std::uint64_t pk);
+    // Appends one record with its congestion counts (enables the congestion columns first if needed).
+    void append(std::int64_t start, std::int64_t end, EndpointId s, EndpointId d, std::uint16_t sport,
+                std::uint16_t dport, std::uint8_t pr, std::uint64_t by, std::uint64_t pk, std::uint32_t retrans,
+                std::uint32_t cnp, std::uint32_t ce);
     FlowRecord record(std::size_t i) const;
+
+    bool hasCongestion() const { return m_congestion; }
+    // Gives the congestion columns one zero entry per record already held; later appends keep them aligned.
+    void enableCongestion();
 
     // RoCEv2: UDP to port 4791.
     bool isRoce(std::size_t i) const { return proto[i] == kProtoUdp && dstPort[i] == kRoceV2Port; }
@@ -75,6 +89,9 @@ public:
     // Bytes held by the columns and the endpoint table (capacity, not size).
     std::size_t memoryBytes() const;
     static constexpr std::size_t kBytesPerRecord = 8 + 8 + 4 + 4 + 2 + 2 + 1 + 8 + 8;
+
+private:
+    bool m_congestion = false;
 };
 
 } // namespace prism

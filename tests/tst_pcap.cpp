@@ -1,0 +1,524 @@
+// Packet captures: decodePacket on frames built here (VLAN, QinQ, IPv6 extension headers, Linux cooked, raw
+// IP, cut at every length), the packet flow builder (PSN wrap, retransmissions, CNPs, ECN-CE, ACKs, timeouts),
+// readPcap on malformed files (each error names the file and the packet), and the simulator's pcap: decoded
+// packet by packet as tshark decodes it, and analyzed to what the same capture's flows.csv gives.
+#include "test_util.h"
+#include "io/packet_decode.h"
+#include "io/pcap_reader.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace QTest {
+template <> inline char* toString(const std::string& s) { return qstrdup(s.c_str()); }
+} // namespace QTest
+
+using namespace prism;
+using namespace prism::test;
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+void put16(Bytes& b, unsigned v) {
+    b.push_back(std::uint8_t(v >> 8));
+    b.push_back(std::uint8_t(v));
+}
+void put32(Bytes& b, std::uint32_t v) {
+    put16(b, v >> 16);
+    put16(b, v & 0xffff);
+}
+void putLe32(Bytes& b, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) b.push_back(std::uint8_t(v >> (8 * i)));
+}
+void append(Bytes& b, const Bytes& more) { b.insert(b.end(), more.begin(), more.end()); }
+
+// BTH: opcode, flags, partition key, reserved, destination QP (24 bits), ack-request + reserved, PSN (24 bits).
+Bytes bth(std::uint8_t opcode, std::uint32_t qp, std::uint32_t psn) {
+    Bytes b{opcode, 0x40};
+    put16(b, 0xffff);
+    put32(b, qp & 0xffffff);
+    put32(b, psn & 0xffffff);
+    return b;
+}
+
+Bytes udp(std::uint16_t sport, std::uint16_t dport, const Bytes& payload) {
+    Bytes b;
+    put16(b, sport);
+    put16(b, dport);
+    put16(b, unsigned(8 + payload.size()));
+    put16(b, 0);
+    append(b, payload);
+    return b;
+}
+
+Bytes ipv4(std::uint32_t src, std::uint32_t dst, std::uint8_t proto, const Bytes& payload, std::uint8_t tos = 0,
+           int optionWords = 0, unsigned fragOffset = 0) {
+    Bytes b{std::uint8_t(0x45 + optionWords), tos};
+    put16(b, unsigned(20 + 4 * optionWords + payload.size()));
+    put16(b, 0x1234);
+    put16(b, fragOffset);
+    b.push_back(64);
+    b.push_back(proto);
+    put16(b, 0);
+    put32(b, src);
+    put32(b, dst);
+    for (int i = 0; i < optionWords; ++i) put32(b, 0x01010101); // NOPs
+    append(b, payload);
+    return b;
+}
+
+// IPv6 with the extension headers `ext` (each {type, length in bytes}), the last one followed by `proto`.
+Bytes ipv6(std::uint8_t srcLast, std::uint8_t dstLast, std::uint8_t proto, const Bytes& payload,
+           const std::vector<std::pair<std::uint8_t, std::size_t>>& ext = {}, std::uint8_t trafficClass = 0) {
+    Bytes body;
+    for (std::size_t i = 0; i < ext.size(); ++i) {
+        const std::uint8_t next = i + 1 < ext.size() ? ext[i + 1].first : proto;
+        const std::size_t len = ext[i].second;
+        Bytes h(len, 0);
+        h[0] = next;
+        h[1] = ext[i].first == 44 ? 0 : std::uint8_t(len / 8 - 1);
+        append(body, h);
+    }
+    append(body, payload);
+    Bytes b{std::uint8_t(0x60 | (trafficClass >> 4)), std::uint8_t(trafficClass << 4), 0, 0};
+    put16(b, unsigned(body.size()));
+    b.push_back(ext.empty() ? proto : ext[0].first);
+    b.push_back(64);
+    Bytes src(16, 0), dst(16, 0);
+    src[0] = dst[0] = 0xfd;
+    src[15] = srcLast;
+    dst[15] = dstLast;
+    append(b, src);
+    append(b, dst);
+    append(b, body);
+    return b;
+}
+
+// Ethernet with VLAN tags (TPIDs in order), then `type`.
+Bytes ethernet(std::uint16_t type, const Bytes& payload, const std::vector<std::uint16_t>& tags = {}) {
+    Bytes b{2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2};
+    for (std::uint16_t tpid : tags) {
+        put16(b, tpid);
+        put16(b, 100); // VLAN id 100
+    }
+    put16(b, type);
+    append(b, payload);
+    return b;
+}
+
+constexpr std::uint32_t kA = 0x0a000001; // 10.0.0.1
+constexpr std::uint32_t kB = 0x0a000102; // 10.0.1.2
+
+Bytes roceFrame(std::uint8_t opcode, std::uint32_t qp, std::uint32_t psn, std::size_t payloadBytes = 64,
+                std::uint8_t tos = 0x02, std::uint32_t src = kA, std::uint32_t dst = kB) {
+    Bytes payload = bth(opcode, qp, psn);
+    payload.resize(payload.size() + payloadBytes, 0xab);
+    return ethernet(0x0800, ipv4(src, dst, 17, udp(50000, 4791, payload), tos));
+}
+
+// A pcap file: nanosecond magic, little endian, the given link type, then (time, frame, original length) records.
+struct Packet {
+    std::int64_t ns;
+    Bytes frame;
+    std::size_t origLen = 0; // 0: the frame's length
+};
+
+std::string pcapFile(int linkType, const std::vector<Packet>& packets, std::uint32_t snaplen = 65535) {
+    Bytes b;
+    putLe32(b, 0xa1b23c4d);
+    b.push_back(2), b.push_back(0), b.push_back(4), b.push_back(0); // version 2.4
+    putLe32(b, 0);
+    putLe32(b, 0);
+    putLe32(b, snaplen);
+    putLe32(b, std::uint32_t(linkType));
+    for (const Packet& p : packets) {
+        const std::size_t cap = std::min<std::size_t>(p.frame.size(), snaplen);
+        putLe32(b, std::uint32_t(p.ns / 1'000'000'000));
+        putLe32(b, std::uint32_t(p.ns % 1'000'000'000));
+        putLe32(b, std::uint32_t(cap));
+        putLe32(b, std::uint32_t(p.origLen ? p.origLen : p.frame.size()));
+        b.insert(b.end(), p.frame.begin(), p.frame.begin() + std::ptrdiff_t(cap));
+    }
+    return std::string(b.begin(), b.end());
+}
+
+DecodedPacket decode(const Bytes& frame, int linkType = kLinkEthernet, std::size_t origLen = 0) {
+    DecodedPacket p;
+    decodePacket(frame.data(), frame.size(), origLen ? origLen : frame.size(), linkType, p);
+    return p;
+}
+
+} // namespace
+
+class TestPcap : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    std::string path(const char* name) const { return (m_dir.path() + "/" + name).toStdString(); }
+
+private slots:
+    // ---- decodePacket -------------------------------------------------------------------------------------
+
+    void aRoceWriteFirstOverIpv4DecodesItsBthAndRethAndLength() {
+        const Bytes frame = roceFrame(0x06, 0x012345, 0xabcdef, 100, 0x03);
+        const DecodedPacket p = decode(frame);
+        QCOMPARE(p.src, IpAddr::v4(kA));
+        QCOMPARE(p.dst, IpAddr::v4(kB));
+        QCOMPARE(p.srcPort, 50000);
+        QCOMPARE(p.dstPort, 4791);
+        QCOMPARE(p.proto, 17);
+        QVERIFY(p.roce && p.roceData() && p.reth && !p.aeth && !p.immDt);
+        QCOMPARE(p.opcode, 0x06);
+        QCOMPARE(p.destQp, 0x012345u);
+        QCOMPARE(p.psn, 0xabcdefu);
+        QVERIFY(p.ecnCe);
+        QCOMPARE(std::size_t(p.wireBytes), frame.size() - 14);
+        QVERIFY(!p.vlan && !p.cut);
+    }
+
+    void vlanAndQinQTagsOfEveryTpidAreSkipped() {
+        const Bytes ip = ipv4(kA, kB, 17, udp(50001, 4791, bth(0x04, 7, 9)));
+        for (const std::vector<std::uint16_t>& tags : std::vector<std::vector<std::uint16_t>>{
+                 {0x8100}, {0x88a8, 0x8100}, {0x9100, 0x8100}, {0x88a8, 0x88a8, 0x8100}}) {
+            const Bytes frame = ethernet(0x0800, ip, tags);
+            const DecodedPacket p = decode(frame);
+            QVERIFY(p.vlan);
+            QVERIFY(p.roce);
+            QCOMPARE(p.destQp, 7u);
+            QCOMPARE(p.psn, 9u);
+            QCOMPARE(std::size_t(p.wireBytes), ip.size());
+        }
+    }
+
+    void ipv6ExtensionHeadersAreWalkedToTheUdpHeader() {
+        const Bytes payload = udp(50002, 4791, bth(0x0a, 0x00beef, 3));
+        // hop-by-hop (8), routing (24), destination options (16), fragment (first fragment, 8)
+        const Bytes ip = ipv6(1, 2, 17, payload, {{0, 8}, {43, 24}, {60, 16}, {44, 8}}, 0x03);
+        const DecodedPacket p = decode(ethernet(0x86dd, ip));
+        QVERIFY(p.src.v6 && p.dst.v6);
+        QCOMPARE(p.src, *IpAddr::parse("fd00::1"));
+        QCOMPARE(p.dst, *IpAddr::parse("fd00::2"));
+        QCOMPARE(p.proto, 17);
+        QCOMPARE(p.srcPort, 50002);
+        QVERIFY(p.roce && p.reth);
+        QCOMPARE(p.destQp, 0x00beefu);
+        QVERIFY(p.ecnCe);
+        QCOMPARE(std::size_t(p.wireBytes), ip.size());
+    }
+
+    void aLaterIpv6OrIpv4FragmentHasNoPorts() {
+        Bytes ip6 = ipv6(1, 2, 17, udp(1, 4791, bth(4, 1, 1)), {{44, 8}});
+        ip6[40 + 3] = 0x08; // fragment offset 1 (in 8-byte units, bits 15..3)
+        DecodedPacket p = decode(ethernet(0x86dd, ip6));
+        QVERIFY(p.fragment);
+        QCOMPARE(p.srcPort, 0);
+        QVERIFY(!p.roce);
+        p = decode(ethernet(0x0800, ipv4(kA, kB, 17, udp(1, 4791, bth(4, 1, 1)), 0, 0, 5)));
+        QVERIFY(p.fragment);
+        QCOMPARE(p.srcPort, 0);
+    }
+
+    void ipv4OptionsAreSkipped() {
+        const Bytes ip = ipv4(kA, kB, 17, udp(50003, 4791, bth(0x04, 5, 6)), 0, 3);
+        const DecodedPacket p = decode(ethernet(0x0800, ip));
+        QVERIFY(p.roce);
+        QCOMPARE(p.srcPort, 50003);
+        QCOMPARE(p.destQp, 5u);
+    }
+
+    void linuxCookedAndRawIpCapturesDecode() {
+        const Bytes ip = ipv4(kA, kB, 6, Bytes{0x01, 0xbb, 0xc3, 0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0x50, 0, 0, 0, 0, 0, 0, 0});
+        Bytes sll{0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0};
+        put16(sll, 0x0800);
+        append(sll, ip);
+        Bytes sll2;
+        put16(sll2, 0x0800);
+        sll2.resize(20, 0);
+        append(sll2, ip);
+        for (auto [frame, link] : {std::pair{sll, kLinkLinuxSll}, std::pair{sll2, kLinkLinuxSll2},
+                                    std::pair{ip, kLinkRaw}, std::pair{ip, kLinkRawDlt}}) {
+            const DecodedPacket p = decode(frame, link);
+            QCOMPARE(p.proto, 6);
+            QCOMPARE(p.srcPort, 443);
+            QCOMPARE(p.dstPort, 50000);
+            QCOMPARE(std::size_t(p.wireBytes), ip.size());
+        }
+    }
+
+    void acksNaksAndCnpsAreRecognised() {
+        Bytes ack = bth(0x11, 1, 2);
+        ack.insert(ack.end(), {0x1f, 0, 0, 1}); // AETH syndrome ACK with credit
+        Bytes nak = bth(0x11, 1, 2);
+        nak.insert(nak.end(), {0x60, 0, 0, 1}); // AETH syndrome NAK (PSN sequence error)
+        Bytes rnr = bth(0x11, 1, 2);
+        rnr.insert(rnr.end(), {0x21, 0, 0, 1}); // RNR NAK
+        const auto frameOf = [](const Bytes& payload) { return ethernet(0x0800, ipv4(kB, kA, 17, udp(1, 4791, payload))); };
+        DecodedPacket p = decode(frameOf(ack));
+        QVERIFY(p.ack && !p.nak && !p.roceData() && p.aeth);
+        p = decode(frameOf(nak));
+        QVERIFY(p.nak && !p.ack && !p.roceData());
+        p = decode(frameOf(rnr));
+        QVERIFY(p.nak);
+        p = decode(frameOf(bth(0x81, 1, 0)));
+        QVERIFY(p.cnp && !p.roceData());
+        p = decode(frameOf(bth(0x0b, 1, 0)));
+        QVERIFY(p.reth && p.immDt && p.roceData());
+        p = decode(frameOf(bth(0x10, 1, 0))); // READ response only: data, with an AETH
+        QVERIFY(p.aeth && p.roceData());
+    }
+
+    void theOriginalLengthCountsNotTheSnapLength() {
+        const Bytes frame = roceFrame(0x07, 1, 1, 4096);
+        DecodedPacket p;
+        QVERIFY(decodePacket(frame.data(), 96, frame.size(), kLinkEthernet, p));
+        QVERIFY(p.roce);
+        QCOMPARE(std::size_t(p.wireBytes), frame.size() - 14);
+        QVERIFY(p.payloadLen <= 96 - 14 - 20 - 8);
+    }
+
+    void aFrameCutAtAnyLengthNeverReportsAHeaderItDidNotCapture() {
+        const std::vector<Bytes> frames = {
+            roceFrame(0x06, 1, 1, 32),
+            ethernet(0x86dd, ipv6(1, 2, 17, udp(1, 4791, bth(0x04, 3, 4)), {{0, 8}, {60, 16}}), {0x88a8, 0x8100}),
+            ethernet(0x0800, ipv4(kA, kB, 6, Bytes(20, 0x50)), {0x8100}),
+        };
+        for (const Bytes& frame : frames) {
+            const DecodedPacket full = decode(frame);
+            QVERIFY(full.proto != 0);
+            // The offset of the transport header and of the BTH in this frame.
+            const std::size_t payloadEnd = frame.size();
+            for (std::size_t cap = 0; cap <= frame.size(); ++cap) {
+                Bytes cut(frame.begin(), frame.begin() + std::ptrdiff_t(cap));
+                DecodedPacket p;
+                const bool ip = decodePacket(cut.data(), cut.size(), frame.size(), kLinkEthernet, p);
+                if (p.roce) {
+                    QVERIFY(full.roce);
+                    QCOMPARE(p.destQp, full.destQp);
+                    QVERIFY2(std::size_t(p.payload - cut.data()) + 12 <= cap, "a BTH read past the capture");
+                }
+                if (p.payload) QVERIFY(std::size_t(p.payload - cut.data()) + p.payloadLen <= cap);
+                if (ip) QCOMPARE(p.wireBytes, full.wireBytes);
+                if (cap == payloadEnd) QVERIFY(ip && !p.cut);
+                if (!ip && cap >= 14) QVERIFY(p.cut != nullptr);
+            }
+        }
+    }
+
+    // ---- PacketFlowBuilder --------------------------------------------------------------------------------
+
+    void aPsnWrapIsNotARetransmissionButGoingBackIs() {
+        FlowTable out;
+        PacketFlowBuilder builder;
+        std::int64_t t = 1'000'000;
+        for (std::uint32_t psn : {0xfffffdu, 0xfffffeu, 0xffffffu, 0u, 1u, 2u}) {
+            builder.add(decode(roceFrame(0x07, 9, psn)), t, 1, out);
+            t += 200;
+        }
+        builder.finish(out);
+        QCOMPARE(out.size(), std::size_t(1));
+        QCOMPARE(out.retransmits[0], 0u);
+        QCOMPARE(out.packets[0], 6u);
+
+        FlowTable again;
+        PacketFlowBuilder b2;
+        t = 1'000'000;
+        // Go-back-N after a loss of 0xffffff: it and the two after it are sent again.
+        for (std::uint32_t psn : {0xfffffeu, 0xffffffu, 0u, 1u, 0xffffffu, 0u, 1u, 2u}) {
+            b2.add(decode(roceFrame(0x07, 9, psn)), t, 1, again);
+            t += 200;
+        }
+        b2.finish(again);
+        QCOMPARE(again.size(), std::size_t(1));
+        QCOMPARE(again.retransmits[0], 3u);
+        QCOMPARE(b2.stats().retransmits, 3u);
+    }
+
+    void acksAndCnpsMakeNoRecordAndCnpsCountOnTheThrottledFlow() {
+        FlowTable out;
+        PacketFlowBuilder builder;
+        const Bytes data = roceFrame(0x07, 0x11, 0, 1000, 0x02);
+        const Bytes marked = roceFrame(0x07, 0x11, 1, 1000, 0x03);
+        Bytes ackPayload = bth(0x11, 0x22, 1);
+        ackPayload.insert(ackPayload.end(), {0, 0, 0, 1});
+        const Bytes ack = ethernet(0x0800, ipv4(kB, kA, 17, udp(60000, 4791, ackPayload)));
+        const Bytes cnp = ethernet(0x0800, ipv4(kB, kA, 17, udp(60000, 4791, bth(0x81, 0x22, 0))));
+        builder.add(decode(data), 1000, 1, out);
+        builder.add(decode(marked), 1200, 1, out);
+        builder.add(decode(ack), 1300, 1, out);
+        builder.add(decode(cnp), 1400, 1, out);
+        builder.add(decode(data), 1500, 1, out); // PSN 0 again: a retransmission
+        builder.finish(out);
+        // A CNP after the flow closed is counted on its record.
+        builder.add(decode(cnp), 10'000'000, 1, out);
+        QCOMPARE(out.size(), std::size_t(1));
+        QCOMPARE(out.src[0], out.endpoints.find(IpAddr::v4(kA)));
+        QCOMPARE(out.bytes[0], std::uint64_t(2 * (data.size() - 14) + (marked.size() - 14)));
+        QCOMPARE(out.packets[0], 3u);
+        QCOMPARE(out.cnps[0], 2u);
+        QCOMPARE(out.ecnCe[0], 1u);
+        QCOMPARE(out.retransmits[0], 1u);
+        QCOMPARE(builder.stats().roceAcks, 1u);
+        QCOMPARE(builder.stats().cnps, 2u);
+        QCOMPARE(builder.stats().cnpsUnattributed, 0u);
+    }
+
+    void idleAndActiveTimeoutsCutRecords() {
+        FlowBuilderOptions o;
+        o.idleTimeoutNs = 10'000;
+        o.activeTimeoutNs = 100'000;
+        FlowTable out;
+        PacketFlowBuilder builder(o);
+        std::uint32_t psn = 0;
+        // 0..5 µs, a 20 µs silence, then 25..215 µs: records [0,5], [25,120] (active cut at 125), [125,215].
+        for (std::int64_t t : {0, 5'000}) builder.add(decode(roceFrame(0x07, 1, psn++)), t, 1, out);
+        for (std::int64_t t = 25'000; t <= 215'000; t += 5'000) builder.add(decode(roceFrame(0x07, 1, psn++)), t, 1, out);
+        builder.finish(out);
+        out.sortByStart();
+        QCOMPARE(out.size(), std::size_t(3));
+        QCOMPARE(out.startNs[0], 0);
+        QCOMPARE(out.endNs[0], 5'000);
+        QCOMPARE(out.startNs[1], 25'000);
+        QCOMPARE(out.endNs[1], 120'000);
+        QCOMPARE(out.startNs[2], 125'000);
+        QCOMPARE(out.endNs[2], 215'000);
+        QCOMPARE(out.retransmits[2], 0u);
+    }
+
+    void otherQpsAndPortsAreOtherFlows() {
+        FlowTable out;
+        PacketFlowBuilder builder;
+        builder.add(decode(roceFrame(0x07, 1, 0)), 0, 1, out);
+        builder.add(decode(roceFrame(0x07, 2, 0)), 10, 1, out);
+        builder.add(decode(ethernet(0x0800, ipv4(kA, kB, 6, Bytes(20, 0x50)))), 20, 1, out);
+        builder.finish(out);
+        QCOMPARE(out.size(), std::size_t(3));
+        QCOMPARE(builder.stats().roceData, 2u);
+        QCOMPARE(builder.stats().otherPackets, 1u);
+    }
+
+    // ---- readPcap: malformed input -------------------------------------------------------------------------
+
+    void looksLikePcapKnowsEveryMagic() {
+        const std::vector<Bytes> yes = {{0xd4, 0xc3, 0xb2, 0xa1}, {0xa1, 0xb2, 0xc3, 0xd4}, {0x4d, 0x3c, 0xb2, 0xa1},
+                                        {0xa1, 0xb2, 0x3c, 0x4d},
+                                        {0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a}};
+        for (const Bytes& b : yes) QVERIFY(looksLikePcap(b.data(), b.size()));
+        const std::string csv = "start_ns,end_ns";
+        QVERIFY(!looksLikePcap(reinterpret_cast<const std::uint8_t*>(csv.data()), csv.size()));
+        const Bytes ngBad = {0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0, 1, 2, 3, 4};
+        QVERIFY(!looksLikePcap(ngBad.data(), ngBad.size()));
+    }
+
+    void aTruncatedFileHeaderIsRefusedNamingTheFile() {
+        const std::string file = path("short.pcap");
+        writeBytes(file, pcapFile(kLinkEthernet, {}).substr(0, 10));
+        LoadDiagnostics diag;
+        try {
+            readPcap(file, {}, diag);
+            QFAIL("no error");
+        } catch (const InputError& e) {
+            QCOMPARE(std::string(e.what()),
+                     file + ": cannot read it as a pcap or pcapng capture (libpcap: truncated dump file; tried to "
+                            "read 24 file header bytes, only got 6)");
+        }
+    }
+
+    void garbageIsRefusedNamingTheFile() {
+        const std::string file = path("garbage.pcap");
+        writeBytes(file, "start_ns,end_ns,src_ip\n1,2,3\n");
+        LoadDiagnostics diag;
+        try {
+            readPcap(file, {}, diag);
+            QFAIL("no error");
+        } catch (const InputError& e) {
+            QCOMPARE(std::string(e.what()),
+                     file + ": cannot read it as a pcap or pcapng capture (libpcap: unknown file format)");
+        }
+    }
+
+    void anUnknownLinkTypeIsRefusedByName() {
+        const std::string file = path("wifi.pcap");
+        writeBytes(file, pcapFile(105, {{0, Bytes(20, 0)}})); // 802.11
+        LoadDiagnostics diag;
+        try {
+            readPcap(file, {}, diag);
+            QFAIL("no error");
+        } catch (const InputError& e) {
+            QCOMPARE(std::string(e.what()), file + ": link type 105 (IEEE802_11) is not supported; expected Ethernet, raw "
+                                                   "IP or Linux cooked capture");
+        }
+    }
+
+    void aTruncatedPacketRecordEndsTheReadWithTheFileAndPacketNumber() {
+        const std::string file = path("cut-record.pcap");
+        std::string bytes = pcapFile(kLinkEthernet, {{1'000, roceFrame(0x04, 1, 1)}, {2'000, roceFrame(0x04, 1, 2)}});
+        bytes.resize(bytes.size() - 20);
+        writeBytes(file, bytes);
+        const std::size_t captured = roceFrame(0x04, 1, 2).size();
+        const std::string expected = file + ": packet 2: truncated dump file; tried to read " +
+                                     std::to_string(captured) + " captured bytes, only got " +
+                                     std::to_string(captured - 20) + "; expected a complete packet record";
+        LoadDiagnostics diag;
+        PcapStats stats;
+        const FlowTable t = readPcap(file, {}, diag, &stats);
+        QCOMPARE(diag.skippedRows, 1u);
+        QCOMPARE(diag.errors.at(0).toString(), expected);
+        QCOMPARE(stats.packets, 1u);
+        QCOMPARE(t.size(), std::size_t(1));
+        PcapReadOptions strict;
+        strict.strict = true;
+        LoadDiagnostics diag2;
+        try {
+            readPcap(file, strict, diag2);
+            QFAIL("no error");
+        } catch (const InputError& e) {
+            QCOMPARE(std::string(e.what()), expected);
+        }
+    }
+
+    void aCutBthIsAWarningNamingThePacketAndThePacketStaysUdp() {
+        const std::string file = path("cut-bth.pcap");
+        const Bytes good = roceFrame(0x04, 1, 1, 1000);
+        // Packet 2 holds only 6 bytes of its BTH.
+        Packet cut{2'000, good, 0};
+        cut.frame.resize(14 + 20 + 8 + 6);
+        cut.origLen = good.size();
+        writeBytes(file, pcapFile(kLinkEthernet, {{1'000, good}, cut}));
+        LoadDiagnostics diag;
+        PcapStats stats;
+        const FlowTable t = readPcap(file, {}, diag, &stats);
+        QCOMPARE(diag.warningCount, 1u);
+        QCOMPARE(diag.warnings.at(0).toString(),
+                 file + ": packet 2: the BTH (12 bytes after the UDP header to port 4791) is cut (48 of " +
+                     std::to_string(good.size()) + " bytes captured)");
+        QCOMPARE(stats.cut, 1u);
+        QCOMPARE(t.size(), std::size_t(2)); // the RoCE flow (QP 1) and the cut packet's UDP flow
+        QCOMPARE(stats.flows.roceData, 1u);
+    }
+
+    void aPcapReadsWithNanosecondTimesAndOriginalLengths() {
+        const std::string file = path("ns.pcap");
+        const Bytes f = roceFrame(0x07, 3, 10, 4096);
+        writeBytes(file, pcapFile(kLinkEthernet,
+                                  {{1'793'491'200'000'000'001, f}, {1'793'491'200'000'000'208, roceFrame(0x07, 3, 11, 4096)}},
+                                  96));
+        LoadDiagnostics diag;
+        PcapStats stats;
+        const FlowTable t = readPcap(file, {}, diag, &stats);
+        QVERIFY(diag.clean());
+        QCOMPARE(t.size(), std::size_t(1));
+        QCOMPARE(t.startNs[0], 1'793'491'200'000'000'001);
+        QCOMPARE(t.endNs[0], 1'793'491'200'000'000'208);
+        QCOMPARE(t.bytes[0], std::uint64_t(2 * (f.size() - 14)));
+        QCOMPARE(stats.capturedBytes, 2u * 96u);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPcap)
+#include "tst_pcap.moc"
