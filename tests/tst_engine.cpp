@@ -156,6 +156,60 @@ private slots:
         }
     }
 
+    // Job identity comes from connections, not silences (issue 12): a pause of any length on the same QPs is
+    // the same job; new QPs on the same GPUs after the first run ended are a restart, linked to it.
+    void aJobResumingOnItsConnectionsAfterAnyPauseStaysOneJob_data() {
+        QTest::addColumn<qint64>("pauseMs");
+        for (qint64 ms : {200LL, 90'000LL, 1'800'000LL}) QTest::newRow(qPrintable(QString("%1 ms").arg(ms))) << ms;
+    }
+    void aJobResumingOnItsConnectionsAfterAnyPauseStaysOneJob() {
+        QFETCH(qint64, pauseMs);
+        sim::SimConfig c = presetConfig("tiny", 3);
+        c.storageRatePerHost = c.managementRatePerHost = c.ipv6Rate = 0; // keep a 30-minute capture small
+        c.anomalies = {{"slow_step", 0, 0, 0, 6, 6, 0.0, pauseMs * 1'000'000}};
+        sim::SimResult sim = sim::simulate(c);
+        Report report = analyzeCapture(captureOf(sim));
+        QCOMPARE(report.jobs.size(), std::size_t(1));
+        QCOMPARE(report.jobs[0].steps.size(), sim.truth.jobs[0].steps.size());
+        QVERIFY(report.jobs[0].restartOf.empty());
+    }
+
+    void aRestartOnNewConnectionsIsANewJobLinkedToTheFirst_data() {
+        QTest::addColumn<qint64>("gapMs");
+        for (qint64 ms : {5LL, 2'000LL, 40'000LL}) QTest::newRow(qPrintable(QString("%1 ms").arg(ms))) << ms;
+    }
+    void aRestartOnNewConnectionsIsANewJobLinkedToTheFirst() {
+        QFETCH(qint64, gapMs);
+        sim::SimConfig c = presetConfig("tiny", 4);
+        c.storageRatePerHost = c.managementRatePerHost = c.ipv6Rate = 0;
+        sim::JobSpec again = c.jobs[0];
+        again.name += "-restarted";
+        again.startAfterJob = 0;
+        again.startOffsetNs = gapMs * 1'000'000;
+        c.jobs.push_back(again);
+        sim::SimResult sim = sim::simulate(c);
+        Report report = analyzeCapture(captureOf(sim));
+        QCOMPARE(report.jobs.size(), std::size_t(2));
+        QCOMPARE(report.jobs[0].gpus, report.jobs[1].gpus);
+        QVERIFY(report.jobs[0].restartOf.empty());
+        QCOMPARE(report.jobs[1].restartOf, report.jobs[0].id);
+        EvaluationResult ev = evaluate(report, sim.truth);
+        expectExactShape(report, sim.truth, ev);
+        for (std::size_t j = 0; j < 2; ++j) QCOMPARE(report.jobs[j].steps.size(), sim.truth.jobs[j].steps.size());
+        // The restart_of link is part of the report's JSON.
+        QCOMPARE(QString::fromStdString(reportToJson(report)["jobs"][1]["restart_of"].get<std::string>()),
+                 QString("job-0"));
+    }
+
+    void aLaterJobOfAnotherShapeOnTheSameGpusIsNotARestart() {
+        sim::SimResult sim = simulatePreset("reuse", 1);
+        Report report = analyzeCapture(captureOf(sim));
+        QCOMPARE(report.jobs.size(), std::size_t(2));
+        QVERIFY(report.jobs[1].restartOf.empty());
+        QVERIFY(std::any_of(report.jobs[1].notes.begin(), report.jobs[1].notes.end(),
+                            [](const std::string& n) { return n.find("not a restart") != std::string::npos; }));
+    }
+
     void nonRoceTrafficNeverCreatesOrMergesJobs() {
         sim::SimResult sim = simulatePreset("two-jobs", 1);
         Capture c = captureOf(sim);

@@ -27,6 +27,7 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
         for (EndpointId e : rj.nics) info.gpus.push_back(ipText(e));
         for (int h : rj.hosts) info.hosts.push_back(topo.hosts[std::size_t(h)].name);
         for (EndpointId e : rj.unknownNics) info.hosts.push_back(ipText(e));
+        info.gpuCount = par.gpus;
         info.tp = par.tp;
         info.pp = par.pp;
         info.dp = par.dp;
@@ -43,6 +44,16 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
         info.startNs = rj.startNs;
         info.endNs = rj.endNs;
         info.notes = par.notes;
+        if (rj.restartOf >= 0) {
+            // Same GPUs, new connections, after the other ended: a restart when the shape is the same too.
+            const JobInfo& before = report.jobs[std::size_t(rj.restartOf)];
+            if (before.tp == par.tp && before.pp == par.pp && before.dp == par.dp)
+                info.restartOf = before.id;
+            else
+                info.notes.push_back("runs on the GPUs of " + before.id + " after it ended, in another shape (TP " +
+                                     std::to_string(par.tp) + " x PP " + std::to_string(par.pp) + " x DP " +
+                                     std::to_string(par.dp) + "): a new job, not a restart");
+        }
         if (!rj.unknownNics.empty())
             info.notes.push_back(std::to_string(rj.unknownNics.size()) +
                                  " endpoints of this job are not in topology.json; each counts as its own host");

@@ -8,6 +8,8 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <tuple>
+#include <unordered_map>
 
 namespace prism {
 
@@ -82,6 +84,75 @@ private:
     double m_inv;
 };
 
+// A RoCEv2 connection: one QP, seen as (src, dst, UDP source port) — the port is fixed for the QP's life.
+struct ConnKey {
+    EndpointId src, dst;
+    std::uint16_t port;
+    bool operator==(const ConnKey&) const = default;
+};
+struct ConnKeyHash {
+    std::size_t operator()(const ConnKey& k) const {
+        std::uint64_t h = (std::uint64_t(k.src) << 32 | k.dst) * 0x9E3779B97F4A7C15ull;
+        return std::size_t(h ^ (h >> 29) ^ (std::uint64_t(k.port) * 0xC2B2AE3D27D4EB4Full));
+    }
+};
+
+// Per endpoint, the times where a new epoch begins (recognition.h): connections sorted by their first
+// record; a connection that opens while fewer than half of its endpoint's current-epoch connections are
+// still alive (have a record ending at or after its first) opens a new epoch. The first epoch has no entry.
+std::vector<std::vector<std::int64_t>> connectionEpochs(const FlowTable& flows) {
+    struct Span {
+        std::int64_t first, last;
+    };
+    std::unordered_map<ConnKey, std::uint32_t, ConnKeyHash> index;
+    std::vector<ConnKey> keys;
+    std::vector<Span> spans;
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+        if (!flows.isRoce(i)) continue;
+        const ConnKey key{flows.src[i], flows.dst[i], flows.srcPort[i]};
+        auto [it, inserted] = index.try_emplace(key, std::uint32_t(spans.size()));
+        if (inserted) {
+            keys.push_back(key);
+            spans.push_back({flows.startNs[i], flows.endNs[i]});
+        } else {
+            Span& sp = spans[it->second];
+            sp.first = std::min(sp.first, flows.startNs[i]);
+            sp.last = std::max(sp.last, flows.endNs[i]);
+        }
+    }
+    std::vector<std::vector<std::uint32_t>> connsOf(flows.endpoints.size());
+    for (std::uint32_t c = 0; c < keys.size(); ++c) {
+        connsOf[keys[c].src].push_back(c);
+        if (keys[c].dst != keys[c].src) connsOf[keys[c].dst].push_back(c);
+    }
+    std::vector<std::vector<std::int64_t>> starts(flows.endpoints.size());
+    std::vector<std::int64_t> alive; // min-heap of the current epoch's connection ends
+    for (std::size_t e = 0; e < connsOf.size(); ++e) {
+        std::vector<std::uint32_t>& list = connsOf[e];
+        std::sort(list.begin(), list.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return std::tie(spans[a].first, spans[a].last) < std::tie(spans[b].first, spans[b].last);
+        });
+        alive.clear();
+        std::size_t epochSize = 0;
+        for (std::uint32_t c : list) {
+            const Span& sp = spans[c];
+            while (!alive.empty() && alive.front() < sp.first) {
+                std::pop_heap(alive.begin(), alive.end(), std::greater<>());
+                alive.pop_back();
+            }
+            if (epochSize > 0 && 2 * alive.size() < epochSize) {
+                starts[e].push_back(sp.first);
+                alive.clear();
+                epochSize = 0;
+            }
+            alive.push_back(sp.last);
+            std::push_heap(alive.begin(), alive.end(), std::greater<>());
+            ++epochSize;
+        }
+    }
+    return starts;
+}
+
 } // namespace
 
 RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology, const RecognitionParams& params,
@@ -90,12 +161,16 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
     const std::size_t n = flows.size();
     const std::size_t endpoints = flows.endpoints.size();
 
-    // Pass 1, the only full pass over the columns: split each endpoint's activity into epochs at long
-    // silences (an (endpoint, epoch) is a node), join the two nodes of each RoCE record (union-find; a
-    // node's last partner is remembered, so the repeats of a pair cost no union), and gather per node what
-    // the clusters need (records, span, bytes as a sender). Per record only its sender node is kept.
+    // Pass 1: the connections' lifetimes give each endpoint's epochs (recognition.h).
+    const std::vector<std::vector<std::int64_t>> epochStarts = connectionEpochs(flows);
+    if (progress && !progress(0.2)) throw Cancelled();
+
+    // Pass 2: each endpoint's activity falls into its epochs (an (endpoint, epoch) is a node); join the two
+    // nodes of each RoCE record (union-find; a node's last partner is remembered, so the repeats of a pair
+    // cost no union), and gather per node what the clusters need (records, span, bytes as a sender). Per
+    // record only its sender node is kept.
     std::vector<std::uint32_t> current(endpoints, kNone);
-    std::vector<std::int64_t> lastEnd(endpoints, 0);
+    std::vector<std::uint32_t> nextEpoch(endpoints, 0); // index into epochStarts[e] of the next boundary
     std::vector<EndpointId> nodeEndpoint;
     struct NodeStats {
         std::size_t records = 0;
@@ -113,17 +188,22 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
         }
         return v;
     };
-    auto nodeOf = [&](EndpointId e, std::int64_t start, std::int64_t end) __attribute__((always_inline)) {
+    // Records come in start order, so an endpoint's epochs are entered one after another.
+    auto nodeOf = [&](EndpointId e, std::int64_t start) __attribute__((always_inline)) {
         std::uint32_t& cur = current[e];
-        std::int64_t& last = lastEnd[e];
-        if (cur == kNone || start - last > params.jobGapNs) [[unlikely]] {
+        const std::vector<std::int64_t>& starts = epochStarts[e];
+        std::uint32_t& next = nextEpoch[e];
+        bool open = cur == kNone;
+        while (next < starts.size() && start >= starts[next]) [[unlikely]] {
+            ++next;
+            open = true;
+        }
+        if (open) [[unlikely]] {
             cur = std::uint32_t(nodeEndpoint.size());
             nodeEndpoint.push_back(e);
             nodeStats.emplace_back();
             parent.push_back(cur);
-            last = end;
-        } else
-            last = std::max(last, end);
+        }
         return cur;
     };
     std::vector<std::uint32_t> senderNode(n); // kNone for records that are not RoCE
@@ -137,8 +217,8 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
             continue;
         }
         const std::int64_t start = startNs[i], end = endNs[i];
-        const std::uint32_t s = nodeOf(src[i], start, end);
-        const std::uint32_t d = nodeOf(dst[i], start, end);
+        const std::uint32_t s = nodeOf(src[i], start);
+        const std::uint32_t d = nodeOf(dst[i], start);
         senderNode[i] = s;
         NodeStats& st = nodeStats[s];
         ++st.records;
@@ -150,7 +230,7 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
             const std::size_t a = find(s), b = find(d);
             if (a != b) parent[std::max(a, b)] = std::min(a, b);
         }
-        if (progress && (i & 0xFFFFF) == 0 && !progress(0.4 * double(i) / double(n))) throw Cancelled();
+        if (progress && (i & 0xFFFFF) == 0 && !progress(0.2 + 0.2 * double(i) / double(n))) throw Cancelled();
     }
 
     // Clusters: the connected node sets, numbered by their first node.
@@ -307,6 +387,23 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
         if (a.startNs != b.startNs) return a.startNs < b.startNs;
         return flows.endpoints.at(a.nics.front()) < flows.endpoints.at(b.nics.front());
     });
+    // Restarts: a job on (mostly) the same NICs as one that ended before it started — new connections on the
+    // same GPUs. The latest such job is the one restarted.
+    {
+        std::vector<std::vector<long>> nicSets;
+        for (const RecognizedJob& job : result.jobs) {
+            std::vector<long> ids(job.nics.begin(), job.nics.end());
+            std::sort(ids.begin(), ids.end());
+            nicSets.push_back(std::move(ids));
+        }
+        for (std::size_t j = 0; j < result.jobs.size(); ++j)
+            for (std::size_t i = 0; i < result.jobs.size(); ++i) {
+                const RecognizedJob &J = result.jobs[j], &I = result.jobs[i];
+                if (i == j || I.endNs > J.startNs || jaccard(nicSets[i], nicSets[j]) < params.jaccardThreshold) continue;
+                if (J.restartOf < 0 || result.jobs[std::size_t(J.restartOf)].endNs < I.endNs)
+                    result.jobs[j].restartOf = int(i);
+            }
+    }
     if (unknownTotal)
         result.notes.push_back(std::to_string(unknownTotal) +
                                " RoCE endpoints are not NICs of topology.json; each is treated as its own host");

@@ -2,8 +2,13 @@
 // Stage 1: job recognition. Union-find over RoCE flow endpoints gives cross-machine clusters (one per
 // rail for a rail-optimized job, since TP traffic never reaches the network); clusters of one job are
 // merged when their host sets overlap (Jaccard) AND they share one step rhythm (two jobs on the same
-// hosts with disjoint GPUs have identical host sets but do not step together). An endpoint silent for
-// longer than `jobGapNs` starts a new epoch, so a GPU set reused by a later job becomes a new job.
+// hosts with disjoint GPUs have identical host sets but do not step together).
+// Job identity comes from connections, not silences: a connection is (src, dst, UDP source port) — one QP
+// of RoCEv2, whose source port stays fixed for the QP's life. An endpoint starts a new epoch (and so may
+// belong to a new job) when a connection opens while fewer than half of the connections of its current
+// epoch are still alive (seen again later): a restart opens new QPs after the old ones are gone, while a
+// job resuming after a pause of any length (checkpoint, evaluation, stall) keeps its QPs. No time scale is
+// assumed anywhere.
 #include "model/flow_table.h"
 #include "model/topology.h"
 
@@ -17,7 +22,6 @@ namespace prism {
 struct RecognitionParams {
     double jaccardThreshold = 0.5; // host-set similarity needed to merge two clusters
     double rhythmThreshold = 0.5;  // correlation of binned traffic needed to merge two clusters
-    std::int64_t jobGapNs = 60'000'000'000; // silence that separates two jobs on the same endpoints
     std::size_t rhythmBins = 1 << 18;        // at most this many bins of traffic over the whole capture...
     std::int64_t minRhythmBinNs = 500'000;   // ...each at least this wide (clock skew must not decorrelate)
 };
@@ -30,6 +34,8 @@ struct RecognizedJob {
     std::int64_t endNs = 0;
     std::vector<std::uint32_t> records; // indices of the job's RoCE records in the FlowTable, by start time
     int clusters = 0;                   // cross-machine clusters merged into this job
+    int restartOf = -1; // index in RecognitionResult::jobs of the job this one restarted (same NICs, new
+                        // connections, after it ended), -1 when none
     std::uint64_t bytes = 0;
 };
 
