@@ -675,6 +675,11 @@ private slots:
         QCOMPARE(t.nics[*unlisted].switchIndex, -1); // accepted; loadCapture warns
         QCOMPARE(t.switches[0].uplinks, std::vector<std::string>{"spine-0"});
         QCOMPARE(t.rankLabel(*IpAddr::parse("10.0.1.2")), std::string("node-b:1"));
+        // A shared NIC: its label names its GPUs, and GPU counts come from the topology, not addresses.
+        QCOMPARE(t.rankLabel(*IpAddr::parse("10.0.0.2")), std::string("node-a:gpus 1–2"));
+        QCOMPARE(t.gpuCountOf({"10.0.0.2", "10.0.1.2", "10.9.9.9"}), 4);
+        t.nics[*n].gpus = {0, 3};
+        QCOMPARE(t.rankLabel(*IpAddr::parse("10.0.0.2")), std::string("node-a:gpus 0, 3"));
     }
 
     void topologyErrorsSayWhereAndWhat_data() {

@@ -90,7 +90,8 @@ void DetailsPanel::refresh() {
 QString DetailsPanel::jobHtml(const JobData& d) const {
     const JobInfo& j = d.info();
     Table t;
-    t.row(tr("GPUs"), QString::number(j.gpus.size()));
+    t.row(tr("GPUs"), QString::number(j.gpuTotal()));
+    if (!j.restartOf.empty()) t.row(tr("Restart of"), esc(QString::fromStdString(j.restartOf)));
     t.row(tr("Hosts"), QString::number(j.hosts.size()));
     t.row(tr("TP × PP × DP"), QString("%1 × %2 × %3").arg(j.tp).arg(j.pp).arg(j.dp));
     t.row(tr("Ranks (NICs)"), QString::number(d.rankCount()));

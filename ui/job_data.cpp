@@ -169,7 +169,7 @@ QString JobData::title() const {
     const JobInfo& j = info();
     return QString("%1 · %2 GPUs · TP %3 × PP %4 × DP %5")
         .arg(QString::fromStdString(j.id))
-        .arg(j.gpus.size())
+        .arg(j.gpuTotal())
         .arg(j.tp)
         .arg(j.pp)
         .arg(j.dp);

@@ -551,9 +551,9 @@ void MainWindow::fillJobs() {
             auto* item = new SortItem(m_jobList);
             item->setData(0, Qt::UserRole, j);
             item->setData(0, kSortRole, double(j));
-            item->setText(0, q(info.id));
-            item->setText(1, QString::number(info.gpus.size()));
-            item->setData(1, kSortRole, double(info.gpus.size()));
+            item->setText(0, info.restartOf.empty() ? q(info.id) : tr("%1 (restart)").arg(q(info.id)));
+            item->setText(1, QString::number(info.gpuTotal()));
+            item->setData(1, kSortRole, double(info.gpuTotal()));
             item->setText(2, QString::number(info.hosts.size()));
             item->setData(2, kSortRole, double(info.hosts.size()));
             item->setText(3, QString("%1×%2×%3").arg(info.tp).arg(info.pp).arg(info.dp));
@@ -567,11 +567,13 @@ void MainWindow::fillJobs() {
             if (!info.findings.empty()) item->setForeground(6, QColor(0xd6, 0x28, 0x2f));
             QString tip = tr("%1: %2 GPUs on %3 hosts, TP %4 × PP %5 × DP %6")
                               .arg(q(info.id))
-                              .arg(info.gpus.size())
+                              .arg(info.gpuTotal())
                               .arg(info.hosts.size())
                               .arg(info.tp)
                               .arg(info.pp)
                               .arg(info.dp);
+            if (!info.restartOf.empty())
+                tip += tr("\nRestart of %1: the same GPUs on new connections after it ended").arg(q(info.restartOf));
             for (const auto& n : info.notes) tip += "\n• " + q(n);
             for (int c = 0; c < 7; ++c) item->setToolTip(c, tip);
         }

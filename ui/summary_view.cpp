@@ -127,7 +127,7 @@ void SummaryView::setSession(const SessionPtr& session) {
             median = q(formatDuration(d[d.size() / 2]));
         }
         QStringList cells{q(j.id),
-                          QString::number(j.gpus.size()),
+                          QString::number(j.gpuTotal()),
                           QString::number(j.hosts.size()),
                           QString("%1 × %2 × %3").arg(j.tp).arg(j.pp).arg(j.dp),
                           QString::number(j.steps.size()),

@@ -388,7 +388,9 @@ void TopologyView::paint(QPainter& p, const QSize& size) const {
             if (l.cell >= 14) {
                 const auto& gpus = topo.nics[std::size_t(n)].gpus;
                 p.setPen(fill.lightness() > 140 ? QColor(0x20, 0x20, 0x20) : QColor(0xf0, 0xf0, 0xf0));
-                p.drawText(cr, Qt::AlignCenter, gpus.empty() ? "?" : QString::number(gpus.front()));
+                QString label = gpus.empty() ? QString("?") : QString::number(gpus.front());
+                if (gpus.size() > 1) label += QString("–%1").arg(gpus.back()); // a NIC shared by its GPUs
+                p.drawText(cr, Qt::AlignCenter, label);
             }
             if (m_stragglerNic.size() > std::size_t(n) && m_stragglerNic[std::size_t(n)]) {
                 p.setPen(QPen(c.slow, 2));
@@ -455,9 +457,10 @@ QString TopologyView::exportTitle() const {
     const SessionPtr& s = m_state->session();
     if (!s) return tr("Topology");
     const Topology& t = s->capture.topology;
-    QString title = tr("%1 — topology: %2 hosts, %3 NICs, %4 switches")
+    QString title = tr("%1 — topology: %2 hosts, %3 GPUs on %4 NICs, %5 switches")
                         .arg(QFileInfo(s->source).fileName())
                         .arg(t.hosts.size())
+                        .arg(t.gpuCount())
                         .arg(t.nics.size())
                         .arg(t.switches.size());
     if (m_colorBy != ColorBy::Job && m_state->jobData()) title += " — " + m_state->jobData()->title();
@@ -502,8 +505,11 @@ bool TopologyView::event(QEvent* event) {
             if (m_jobOfNic[std::size_t(k)] >= 0) js.insert(m_jobOfNic[std::size_t(k)]);
         QStringList names;
         for (int j : js) names << QString::fromStdString(jobs[std::size_t(j)].id);
-        text = tr("<b>%1</b><br>%2 NICs · jobs: %3<br>click to select its ranks")
+        int gpus = 0;
+        for (int k : topo.hosts[std::size_t(h)].nics) gpus += int(topo.nics[std::size_t(k)].gpus.size());
+        text = tr("<b>%1</b><br>%2 GPUs on %3 NICs · jobs: %4<br>click to select its ranks")
                    .arg(QString::fromStdString(topo.hosts[std::size_t(h)].name))
+                   .arg(gpus)
                    .arg(topo.hosts[std::size_t(h)].nics.size())
                    .arg(names.isEmpty() ? tr("none") : names.join(", "));
     } else if (int sw = switchAt(he->pos()); sw >= 0) {

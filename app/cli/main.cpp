@@ -2,6 +2,7 @@
 #include "analysis/evaluate.h"
 #include "analysis/pipeline.h"
 #include "io/capture.h"
+#include "io/collector_csv.h"
 #include "io/report_json.h"
 #include "model/units.h"
 #include "sim/simulator.h"
@@ -36,6 +37,7 @@ Commands:
   analyze    read a capture, print its summary and write the report
   evaluate   score a report against a truth file
   import     analyse a capture once and store it with the analysis in a session file (.prism)
+  convert    write any flow source (nfdump / pmacct CSV, pcap, IPFIX, flows.csv) as flows.csv
 
 Run `llmprism-cli COMMAND --help` for the options of a command.
 
@@ -68,13 +70,18 @@ Options:
   --list-presets      print the preset names and exit
 )";
 
-const char* kAnalyzeHelp = R"(Usage: llmprism-cli analyze CAPTURE [--strict] [--json OUT] [--csv-steps OUT] [--quiet]
+const char* kAnalyzeHelp = R"(Usage: llmprism-cli analyze CAPTURE... [--topology T.json] [--tz ZONE] [--strict] [--json OUT]
+                               [--csv-steps OUT] [--quiet]
 
-CAPTURE is a folder holding flows.csv (or flows.csv.gz) and topology.json, or one of those files, or a
-session file (.prism, see `import`): its stored report is used as is, without re-analysis.
+CAPTURE is a folder holding topology.json and flow data, or flow data files, or a session file (.prism, see
+`import`): its stored report is used as is, without re-analysis. Flow data is recognised by content, not
+name: flows.csv[.gz], nfdump -o csv (every version) or -o csv-fast, pmacct print-plugin CSV, pcap / pcapng,
+IPFIX files. Several files (or a folder holding several) are merged into one capture.
 Prints a summary of the capture and the jobs found; writes the report (llmprism-report v1).
 
 Options:
+  --topology T.json the topology (default: topology.json next to the flow data)
+  --tz ZONE         zone of local-time stamps in collector CSVs: UTC (default), +02:00, Europe/Berlin
   --strict          stop at the first bad input row (default: skip bad rows, count and report them)
   --json OUT        write the report as JSON to OUT
   --csv-steps OUT   write one row per job and step (job,index,start_ns,end_ns,duration_ns,slow) to OUT
@@ -95,9 +102,10 @@ Options:
   --expect-perfect  exit with code 3 unless jobs, shapes, groups, chains and steps are all exact
 )";
 
-const char* kImportHelp = R"(Usage: llmprism-cli import CAPTURE --out SESSION.prism [--strict] [--quiet]
+const char* kImportHelp = R"(Usage: llmprism-cli import CAPTURE... --out SESSION.prism [--topology T.json] [--tz ZONE]
+                              [--strict] [--quiet]
 
-Reads CAPTURE (a folder holding flows.csv or flows.csv.gz and topology.json, or one of those files),
+Reads CAPTURE (a folder holding topology.json and flow data of any kind, or flow data files: see `analyze`),
 analyses it and writes one session file: the topology, every flow record, the analysis (jobs,
 parallelism, steps, findings) and the SHA-256 of the source files. `analyze SESSION.prism` and the
 GUI reopen it without re-analysis; `sqlite3 SESSION.prism` queries it (docs/SESSION_FORMAT.md).
@@ -106,8 +114,27 @@ the capture is only read. CAPTURE may itself be a session: it is copied with its
 
 Options:
   --out SESSION.prism   the session file to write
+  --topology T.json     the topology (default: topology.json next to the flow data)
+  --tz ZONE             zone of local-time stamps in collector CSVs (default UTC; see `analyze`)
   --strict              stop at the first bad input row (default: skip bad rows, count and report them)
   --quiet               print nothing but errors
+)";
+
+const char* kConvertHelp = R"(Usage: llmprism-cli convert SOURCE... --out flows.csv[.gz] [--topology T.json] [--tz ZONE]
+                               [--strict] [--quiet]
+
+Writes flow data of any kind as our flows.csv (gzip when the name ends in .gz): nfdump -o csv / csv-fast,
+pmacct CSV, pcap / pcapng, IPFIX files, flows.csv, or folders holding them (recognised by content; several
+sources are merged, sorted by start). A '#' comment at the top names the sources, how each was read (time
+zone, flow timeouts) and the conversion. Columns retransmits,cnps,ecn_ce are added when the source has them
+(packet captures). A topology is only checked, never written.
+
+Options:
+  --out FILE          the flows.csv or flows.csv.gz to write (replaced atomically)
+  --topology T.json   check the flows against this topology (warnings only)
+  --tz ZONE           zone of local-time stamps in collector CSVs: UTC (default), +02:00, Europe/Berlin
+  --strict            stop at the first bad input row (default: skip bad rows, count and report them)
+  --quiet             print nothing but errors
 )";
 
 struct Args {
@@ -235,7 +262,9 @@ void printSummary(const prism::Report& report, const prism::Capture& capture) {
     using namespace prism;
     const CaptureSummary& s = *report.capture;
     std::cout << "Capture    " << capture.source << '\n';
-    std::cout << "  flows    " << capture.flowsPath << '\n';
+    for (std::size_t k = 0; k < capture.flowsPaths.size(); ++k)
+        std::cout << "  flows    " << capture.flowsPaths[k] << "  (" << capture.flowsKinds[k] << ")\n";
+    if (capture.flowsPaths.empty()) std::cout << "  flows    " << capture.flowsPath << '\n';
     std::cout << "  topology " << (capture.topologyPath.empty() ? "(none)" : capture.topologyPath) << '\n';
     std::cout << "Records    " << formatCount(s.records) << "  (RoCE " << formatCount(s.roceRecords) << ", "
               << formatBytes(s.roceBytes) << "; other " << formatCount(s.otherRecords) << ", "
@@ -252,11 +281,12 @@ void printSummary(const prism::Report& report, const prism::Capture& capture) {
     for (const auto& m : s.messages) std::cout << "  " << m << '\n';
     std::cout << "Jobs       " << report.jobs.size() << '\n';
     for (const JobInfo& j : report.jobs) {
-        std::cout << "  " << j.id << ": " << j.gpus.size() << " GPUs on " << j.hosts.size() << " hosts, TP " << j.tp
+        std::cout << "  " << j.id << ": " << j.gpuTotal() << " GPUs on " << j.hosts.size() << " hosts, TP " << j.tp
                   << " x PP " << j.pp << " x DP " << j.dp << ", " << j.steps.size() << " steps";
         if (j.endNs > j.startNs)
             std::cout << ", " << formatTimestamp(j.startNs) << " +" << formatDuration(j.endNs - j.startNs);
         if (!j.findings.empty()) std::cout << ", " << j.findings.size() << " findings";
+        if (!j.restartOf.empty()) std::cout << ", restart of " << j.restartOf;
         std::cout << '\n';
         for (const auto& f : j.findings) std::cout << "    [" << f.kind << "] " << f.message << '\n';
     }
@@ -269,16 +299,34 @@ bool looksLikeSession(const std::string& path) {
     return prism::isSessionFile(path) || std::filesystem::path(path).extension() == prism::kSessionExtension;
 }
 
+// --strict, --topology and --tz into load options; false (with `error`) on a bad zone.
+bool sourceOptions(Args& args, prism::LoadOptions& lo, std::string& error) {
+    lo.strict = args.flags["strict"];
+    lo.topologyPath = args.values["topology"];
+    lo.timeZone = args.values["tz"];
+    try {
+        prism::TimeZone::parse(lo.timeZone);
+    } catch (const std::invalid_argument& e) {
+        error = std::string("--tz: ") + e.what();
+        return false;
+    }
+    return true;
+}
+
 int cmdAnalyze(int argc, char** argv) {
     Args args;
     std::string err;
-    if (!parseArgs(argc, argv, 2, {"json", "csv-steps"}, {"strict", "quiet", "help"}, args, err))
+    if (!parseArgs(argc, argv, 2, {"json", "csv-steps", "topology", "tz"}, {"strict", "quiet", "help"}, args, err))
         return usageError(err, kAnalyzeHelp);
     if (args.flags["help"]) {
         std::cout << kAnalyzeHelp;
         return kExitOk;
     }
-    if (args.positional.size() != 1) return usageError("expected exactly one CAPTURE", kAnalyzeHelp);
+    if (args.positional.empty()) return usageError("expected a CAPTURE", kAnalyzeHelp);
+    if (args.positional.size() > 1 && looksLikeSession(args.positional.front()))
+        return usageError("a session file is analysed alone", kAnalyzeHelp);
+    prism::LoadOptions lo;
+    if (!sourceOptions(args, lo, err)) return usageError(err, kAnalyzeHelp);
     try {
         prism::Capture capture;
         prism::Report report;
@@ -293,9 +341,7 @@ int cmdAnalyze(int argc, char** argv) {
                           << " by LLMPrism " << session.meta.toolVersion << ", " << session.notes.size()
                           << " notes)\n";
         } else {
-            prism::LoadOptions lo;
-            lo.strict = args.flags["strict"];
-            capture = prism::loadCapture(args.positional.front(), lo);
+            capture = prism::loadCapture(args.positional, lo);
             report = prism::analyzeCapture(capture);
         }
         if (!args.flags["quiet"]) printSummary(report, capture);
@@ -325,12 +371,17 @@ int cmdAnalyze(int argc, char** argv) {
 int cmdImport(int argc, char** argv) {
     Args args;
     std::string err;
-    if (!parseArgs(argc, argv, 2, {"out"}, {"strict", "quiet", "help"}, args, err)) return usageError(err, kImportHelp);
+    if (!parseArgs(argc, argv, 2, {"out", "topology", "tz"}, {"strict", "quiet", "help"}, args, err))
+        return usageError(err, kImportHelp);
     if (args.flags["help"]) {
         std::cout << kImportHelp;
         return kExitOk;
     }
-    if (args.positional.size() != 1) return usageError("expected exactly one CAPTURE", kImportHelp);
+    if (args.positional.empty()) return usageError("expected a CAPTURE", kImportHelp);
+    if (args.positional.size() > 1 && looksLikeSession(args.positional.front()))
+        return usageError("a session file is imported alone", kImportHelp);
+    prism::LoadOptions lo;
+    if (!sourceOptions(args, lo, err)) return usageError(err, kImportHelp);
     if (!args.values.count("out")) return usageError("--out is required", kImportHelp);
     const std::string& input = args.positional.front();
     const std::string& out = args.values["out"];
@@ -342,9 +393,7 @@ int cmdImport(int argc, char** argv) {
             so.flowsChecksum = session.meta.flows; // the source files as they were when first imported
             so.topologyChecksum = session.meta.topology;
         } else {
-            prism::LoadOptions lo;
-            lo.strict = args.flags["strict"];
-            session.capture = prism::loadCapture(input, lo);
+            session.capture = prism::loadCapture(args.positional, lo);
             // The checksums read the source files again: overlap that with the analysis.
             const prism::Capture& c = session.capture;
             auto hash = [](const std::string& path) {
@@ -362,6 +411,41 @@ int cmdImport(int argc, char** argv) {
             std::cout << "wrote " << out << ": " << prism::formatCount(session.capture.flows.size())
                       << " flow records, " << session.analysis.report.jobs.size() << " jobs, "
                       << prism::formatBytes(std::filesystem::file_size(out, ec)) << '\n';
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "llmprism-cli: error: " << e.what() << '\n';
+        return kExitInput;
+    }
+    return kExitOk;
+}
+
+int cmdConvert(int argc, char** argv) {
+    Args args;
+    std::string err;
+    if (!parseArgs(argc, argv, 2, {"out", "topology", "tz"}, {"strict", "quiet", "help"}, args, err))
+        return usageError(err, kConvertHelp);
+    if (args.flags["help"]) {
+        std::cout << kConvertHelp;
+        return kExitOk;
+    }
+    if (args.positional.empty()) return usageError("expected a SOURCE", kConvertHelp);
+    if (!args.values.count("out")) return usageError("--out is required", kConvertHelp);
+    prism::LoadOptions lo;
+    if (!sourceOptions(args, lo, err)) return usageError(err, kConvertHelp);
+    const std::string& out = args.values["out"];
+    try {
+        prism::Capture capture = prism::loadCapture(args.positional, lo);
+        std::vector<std::string> comment{"converted by llmprism-cli " LLMPRISM_VERSION " convert from:"};
+        for (std::size_t k = 0; k < capture.flowsPaths.size(); ++k)
+            comment.push_back("  " + capture.flowsPaths[k] + " (" + capture.flowsKinds[k] + ")");
+        comment.push_back(prism::formatCount(capture.flows.size()) + " records, " +
+                          prism::formatCount(capture.diagnostics.skippedRows) + " input rows skipped");
+        prism::writeFlowsCsv(capture.flows, out, comment);
+        if (!args.flags["quiet"]) {
+            for (const std::string& line : comment) std::cout << line << '\n';
+            prism::CaptureSummary s = prism::summarize(capture);
+            for (const auto& m : s.messages) std::cout << "  " << m << '\n';
+            std::cout << "wrote " << out << '\n';
         }
     } catch (const std::exception& e) {
         std::cerr << "llmprism-cli: error: " << e.what() << '\n';
@@ -416,5 +500,6 @@ int main(int argc, char** argv) {
     if (cmd == "analyze") return cmdAnalyze(argc, argv);
     if (cmd == "evaluate") return cmdEvaluate(argc, argv);
     if (cmd == "import") return cmdImport(argc, argv);
+    if (cmd == "convert") return cmdConvert(argc, argv);
     return usageError("unknown command \"" + cmd + "\"", kMainHelp);
 }

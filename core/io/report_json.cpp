@@ -45,6 +45,7 @@ static json jobToJson(const JobInfo& job, bool truth) {
     }
     if (!job.restartOf.empty()) o["restart_of"] = job.restartOf;
     o["gpus"] = job.gpus;
+    if (job.gpuCount > 0) o["gpu_count"] = job.gpuCount;
     o["hosts"] = job.hosts;
     o["tp"] = job.tp;
     o["pp"] = job.pp;
@@ -163,6 +164,7 @@ Report reportFromJson(const json& j, const std::string& src) {
         job.ppChains = rd.get<std::vector<std::vector<std::string>>>(jj, "pp_chains", where, {}, false);
         job.notes = rd.get<std::vector<std::string>>(jj, "notes", where, {}, false);
         job.restartOf = rd.get<std::string>(jj, "restart_of", where, "", false);
+        job.gpuCount = rd.get<int>(jj, "gpu_count", where, 0, false);
         job.startNs = rd.get<std::int64_t>(jj, "start_ns", where, 0, false);
         job.endNs = rd.get<std::int64_t>(jj, "end_ns", where, 0, false);
         if (auto it = jj.find("steps"); it != jj.end()) {

@@ -55,6 +55,9 @@ struct JobInfo {
     std::vector<Finding> anomalies; // truth
     std::vector<std::string> notes;
     std::string restartOf;    // extension: id of the job this one restarted (same GPUs, new connections)
+    int gpuCount = 0;         // extension: GPUs counted from the topology (a shared NIC counts its GPUs); 0: unknown
+    // GPUs of the job: gpuCount when known, else one per NIC address.
+    int gpuTotal() const { return gpuCount > 0 ? gpuCount : int(gpus.size()); }
     std::int64_t startNs = 0; // first flow of the job (0 when unknown)
     std::int64_t endNs = 0;   // last flow of the job
 };

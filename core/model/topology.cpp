@@ -1,8 +1,8 @@
 #include "model/topology.h"
 
+#include <algorithm>
+
 namespace prism {
-
-
 
 void Topology::index() {
     m_nicByIp.clear();
@@ -43,8 +43,24 @@ std::string Topology::rankLabel(const IpAddr& ip) const {
     if (!n || nics[*n].host < 0) return ip.toString();
     const Nic& nic = nics[*n];
     std::string label = hosts[nic.host].name + ":";
-    label += nic.gpus.empty() ? std::string("?") : std::to_string(nic.gpus.front());
+    if (nic.gpus.size() <= 1) return label + (nic.gpus.empty() ? std::string("?") : std::to_string(nic.gpus.front()));
+    std::vector<int> g = nic.gpus;
+    std::sort(g.begin(), g.end());
+    if (g.back() - g.front() + 1 == int(g.size()))
+        return label + "gpus " + std::to_string(g.front()) + "–" + std::to_string(g.back());
+    label += "gpus ";
+    for (std::size_t i = 0; i < g.size(); ++i) label += (i ? ", " : "") + std::to_string(g[i]);
     return label;
+}
+
+int Topology::gpuCountOf(const std::vector<std::string>& ips) const {
+    int total = 0;
+    for (const std::string& text : ips) {
+        auto ip = IpAddr::parse(text);
+        auto n = ip ? nicByIp(*ip) : std::nullopt;
+        total += n ? std::max(1, int(nics[std::size_t(*n)].gpus.size())) : 1;
+    }
+    return total;
 }
 
 int Topology::gpuCount() const {

@@ -41,9 +41,13 @@ public:
     std::optional<int> nicByIp(const IpAddr& ip) const;
     std::optional<int> switchByName(const std::string& name) const;
     std::optional<int> hostByName(const std::string& name) const;
-    // "node-0001:3" (host name and first GPU of the NIC); the IP text when the NIC is unknown.
+    // "node-0001:3" (host name and the NIC's GPU); "node-0001:gpus 0–1" for a NIC shared by GPUs 0 and 1
+    // ("gpus 0, 2" when they are not consecutive); the IP text when the NIC is unknown.
     std::string rankLabel(const IpAddr& ip) const;
     int gpuCount() const;
+    // GPUs behind these NIC addresses, counted from the topology: a shared NIC counts its GPUs, an address the
+    // topology does not know (or a NIC listing no GPU) counts as one.
+    int gpuCountOf(const std::vector<std::string>& ips) const;
     bool empty() const { return hosts.empty(); }
 
 private:

@@ -329,7 +329,7 @@ private:
             const auto jid = std::int64_t(j);
             js.bind(1, jid).bind(2, info.id);
             optText(js, 3, info.name);
-            js.bind(4, std::int64_t(info.gpus.size())).bind(5, std::int64_t(info.hosts.size()));
+            js.bind(4, std::int64_t(info.gpuTotal())).bind(5, std::int64_t(info.hosts.size()));
             js.bind(6, info.tp).bind(7, info.pp).bind(8, info.dp).bind(9, info.startNs).bind(10, info.endNs);
             js.bind(11, std::int64_t(info.steps.size())).bind(12, std::int64_t(info.findings.size()));
             js.bind(13, rj.clusters).bind(14, rj.bytes).bind(15, std::int64_t(rj.records.size())).run();
