@@ -61,7 +61,7 @@ std::vector<AnomalySpec> threeAnomalies(const JobSpec& a, Rng& rng, int rankStep
 
 std::vector<std::string> presetNames() {
     return {"tiny",      "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline", "anomalies",
-            "pp-anomalies", "reuse",    "large"};
+            "pp-anomalies", "reuse",    "large", "shared-nics", "restart", "checkpoints", "long-run"};
 }
 
 std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed) {
@@ -176,6 +176,65 @@ std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed)
         b.startOffsetNs = offset(500 * kMs);
         b.activationBytes = 8 * kMiB;
         c.jobs = {a, b};
+    } else if (name == "shared-nics") {
+        // 4 NICs of 400G per host, each shared by two GPUs: 32 GPUs the network sees as 16 NIC addresses.
+        c.hosts = 4;
+        c.gpusPerNic = 2;
+        c.linkGbps = 400.0;
+        JobSpec a = job("job-a", 8, 2, 2, shuffled(0, 4), 4, 25, 3 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.gradientBytes = 32 * kMiB;
+        c.jobs = {a};
+    } else if (name == "restart") {
+        // job-a crashes partway through a step; the platform restarts it on the same GPUs 40 s later with new
+        // connections (from its last checkpoint: the restart's steps count from 0 again).
+        c.hosts = 4;
+        JobSpec a = job("job-a", 8, 2, 2, shuffled(0, 4), 4, 18, 3 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.gradientBytes = 32 * kMiB;
+        a.crashes = true;
+        JobSpec b = a;
+        b.name = "job-a-restart";
+        b.crashes = false;
+        b.restart = true;
+        b.startAfterJob = 0;
+        b.steps = 20;
+        b.startOffsetNs = offset(40'000 * kMs);
+        c.jobs = {a, b};
+        c.storageRatePerHost = 8.0; // quieter storage keeps the 40 s capture small
+        c.ipv6Rate = 4.0;
+    } else if (name == "checkpoints") {
+        // A checkpoint every 40 steps stalls the job for ~1.5 s (about 25 steps' worth).
+        c.hosts = 4;
+        JobSpec a = job("job-a", 8, 2, 2, shuffled(0, 4), 4, 120, 3 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.gradientBytes = 32 * kMiB;
+        a.channels = 1;
+        a.checkpointEvery = 40;
+        a.checkpointPauseNs = 1'500 * kMs;
+        c.jobs = {a};
+        c.storageRatePerHost = 8.0;
+        c.ipv6Rate = 4.0;
+    } else if (name == "long-run") {
+        // A day-long data-parallel job: 2,000 steps of ~45 s, a 60-120 s checkpoint every 500 steps, 4 hosts
+        // x 8 GPUs on 4 shared 400G NICs per host. Intra-host parallelism is TP by convention: 8 x 1 x 4.
+        // The exporter's active timeout is 1 s (a DP sync of ~2 s makes a few records per QP, not thousands)
+        // and the noise is thinned to keep the capture at about a million records.
+        c.hosts = 4;
+        c.gpusPerNic = 2;
+        c.linkGbps = 400.0;
+        c.activeTimeoutNs = 1'000 * kMs;
+        c.storageRatePerHost = 0.5;
+        c.managementRatePerHost = 0.05;
+        c.ipv6Rate = 0.2;
+        JobSpec a = job("job-a", 8, 1, 4, shuffled(0, 4), 16, 2'000, 900 * kMs);
+        a.startOffsetNs = offset(5'000 * kMs);
+        a.optimizerNs = 400 * kMs;
+        a.gradientBytes = std::uint64_t(24) << 30; // fp32 gradients of ~6B parameters per TP rank
+        a.buckets = 4;
+        a.checkpointEvery = 500;
+        a.checkpointPauseNs = 90'000 * kMs;
+        c.jobs = {a};
     } else {
         return std::nullopt;
     }

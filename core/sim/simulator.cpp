@@ -25,10 +25,20 @@ constexpr int kMaxChannels = 16;
 
 int gpusUsedPerHost(const JobSpec& j) { return j.hosts.empty() ? 0 : j.gpuCount() / int(j.hosts.size()); }
 
+int nicsPerHost(const SimConfig& c) { return c.gpusPerHost / std::max(c.gpusPerNic, 1); }
+
+// Topology NIC index of GPU `gpu` of host `host`: NIC k serves GPUs k*gpusPerNic.. of its host.
+int nicOf(const SimConfig& c, int host, int gpu) { return host * nicsPerHost(c) + gpu / std::max(c.gpusPerNic, 1); }
+
 // Topology NIC index of the job's global rank r (ranks fill hosts in order, GPUs firstGpu.. on each).
 int nicOfRank(const SimConfig& c, const JobSpec& j, int r) {
     int g = gpusUsedPerHost(j);
-    return j.hosts[r / g] * c.gpusPerHost + j.firstGpu + r % g;
+    return nicOf(c, j.hosts[r / g], j.firstGpu + r % g);
+}
+
+// Appends `ip` unless it is there already: where one NIC serves several GPUs it is listed once.
+void addOnce(std::vector<std::string>& v, const std::string& ip) {
+    if (std::find(v.begin(), v.end(), ip) == v.end()) v.push_back(ip);
 }
 
 // Job rank of (host, gpu), or -1 when that GPU is not the job's.
@@ -118,10 +128,12 @@ private:
 // One job over all its steps: the 1F1B pipelines of its DP replicas, then the DP ring all-reduce.
 class JobRun {
 public:
-    JobRun(const SimConfig& c, int index, Emitter& em)
+    // `avoidPorts`: UDP source ports this job must not draw (those of the run it restarts), or null.
+    JobRun(const SimConfig& c, int index, Emitter& em, const std::set<std::uint16_t>* avoidPorts = nullptr)
         : m_c(c), m_j(c.jobs[index]), m_index(index), m_em(em), m_rng(streamSeed(c.seed, kJobStream, index)),
-          m_ports(streamSeed(c.seed, kPortStream, index)), m_bytesPerNs(c.linkGbps / 8.0),
-          m_nvBytesPerNs(c.nvlinkGbps / 8.0) {
+          m_ports(streamSeed(c.seed, kPortStream, index)), m_avoidPorts(avoidPorts),
+          m_bytesPerNs(c.linkGbps / 8.0 / c.gpusPerNic), // GPUs sharing a NIC share its bandwidth
+          m_nvBytesPerNs(c.nvlinkGbps / 8.0), m_nicsPerHost(nicsPerHost(c)) {
         for (int r = 0; r < m_j.gpuCount(); ++r) m_nicOfRank.push_back(nicOfRank(c, m_j, r));
         const int m = m_j.microBatches;
         m_ops.resize(m_j.pp);
@@ -141,7 +153,7 @@ public:
                 int r = rankOf(c, m_j, a.host, a.gpu);
                 m_slowRanks.push_back({a, (r / m_j.tp) % m_j.dp, r / (m_j.tp * m_j.dp)});
             } else if (a.kind == "slow_link") {
-                m_slowLinks.push_back({a, a.host * c.gpusPerHost + a.gpu});
+                m_slowLinks.push_back({a, nicOf(c, a.host, a.gpu)});
             } else if (a.kind == "slow_step") {
                 m_slowSteps.push_back(a);
             }
@@ -155,6 +167,7 @@ public:
         info.tp = m_j.tp;
         info.pp = m_j.pp;
         info.dp = m_j.dp;
+        if (m_j.restart) info.restartOf = m_c.jobs[std::size_t(m_j.startAfterJob)].name;
         describe(info, topo);
 
         std::int64_t t = startNs;
@@ -166,6 +179,7 @@ public:
             m_stepLastDp = kUnknown;
             for (int d = 0; d < m_j.dp; ++d) pipeline(d, k, t, lastBackward);
             std::int64_t syncEnd = *std::max_element(lastBackward.begin(), lastBackward.end());
+            m_lastPipelineNs = syncEnd - t;
             if (m_j.dp > 1) {
                 for (int p = 0; p < m_j.pp; ++p) {
                     // A ring starts when its slowest member is ready: each stage syncs after its own last backward.
@@ -183,13 +197,26 @@ public:
             t = syncEnd + std::int64_t(double(m_j.optimizerNs) * m_rng.lognormal(m_j.computeJitter));
             if (stepDone) stepDone();
         }
+        if (m_j.crashes) {
+            // One more step dies partway through its pipeline: what was sent before the crash is on the wire.
+            m_crashAt = t + std::llround(double(m_lastPipelineNs) * m_rng.uniform(0.3, 0.7));
+            for (int d = 0; d < m_j.dp; ++d) pipeline(d, m_j.steps, t, lastBackward);
+            m_endNs = m_crashAt;
+        }
         info.startNs = m_firstFlow;
         info.endNs = m_lastFlow;
         return info;
     }
 
-    // When the job's last step is really over (its last collective done), for jobs that follow it.
+    // When the job's last step is really over (its last collective done, or its crash), for jobs that follow it.
     std::int64_t endNs() const { return m_endNs; }
+
+    // Every UDP source port the job's connections used.
+    std::set<std::uint16_t> usedPorts() const {
+        std::set<std::uint16_t> out;
+        for (const auto& [key, c] : m_conns) out.insert(c.ports.begin(), c.ports.begin() + m_j.channels);
+        return out;
+    }
 
 private:
     struct Op {
@@ -209,26 +236,31 @@ private:
         int nic;
     };
 
-    int nic(int t, int d, int p) const { return m_nicOfRank[std::size_t(t + m_j.tp * (d + m_j.dp * p))]; }
-    int hostOf(int nic) const { return nic / m_c.gpusPerHost; }
+    int rank(int t, int d, int p) const { return t + m_j.tp * (d + m_j.dp * p); }
+    int nic(int t, int d, int p) const { return m_nicOfRank[std::size_t(rank(t, d, p))]; }
+    int hostOf(int nic) const { return nic / m_nicsPerHost; }
     static bool inRange(const AnomalySpec& a, int step) { return step >= a.firstStep && step <= a.lastStep; }
 
     void describe(JobInfo& info, const Topology& topo) const {
         auto ip = [&](int n) { return topo.nics[std::size_t(n)].ip.toString(); };
-        for (int n : m_nicOfRank) info.gpus.push_back(ip(n));
+        // Groups and chains are of NIC addresses: ranks sharing NICs give identical ones, listed once.
+        auto addGroup = [](std::vector<std::vector<std::string>>& to, std::vector<std::string> g) {
+            if (std::find(to.begin(), to.end(), g) == to.end()) to.push_back(std::move(g));
+        };
+        for (int n : m_nicOfRank) addOnce(info.gpus, ip(n));
         for (int h : m_j.hosts) info.hosts.push_back(topo.hosts[std::size_t(h)].name);
         for (int p = 0; p < m_j.pp; ++p)
             for (int t = 0; t < m_j.tp; ++t) {
                 std::vector<std::string> group;
-                for (int d = 0; d < m_j.dp; ++d) group.push_back(ip(nic(t, d, p)));
-                info.dpGroups.push_back(std::move(group));
+                for (int d = 0; d < m_j.dp; ++d) addOnce(group, ip(nic(t, d, p)));
+                addGroup(info.dpGroups, std::move(group));
             }
         if (m_j.pp > 1)
             for (int d = 0; d < m_j.dp; ++d)
                 for (int t = 0; t < m_j.tp; ++t) {
                     std::vector<std::string> chain;
                     for (int p = 0; p < m_j.pp; ++p) chain.push_back(ip(nic(t, d, p)));
-                    info.ppChains.push_back(std::move(chain));
+                    addGroup(info.ppChains, std::move(chain));
                 }
         for (const AnomalySpec& a : m_c.anomalies) {
             if (a.job != m_index) continue;
@@ -240,11 +272,11 @@ private:
                 const int r = rankOf(m_c, m_j, a.host, a.gpu);
                 f.ip = ip(m_nicOfRank[std::size_t(r)]);
                 // TP syncs every layer, so the whole TP group shares the slow GPU's pace.
-                for (int t = 0; t < m_j.tp; ++t) f.group.push_back(ip(m_nicOfRank[std::size_t(r - r % m_j.tp + t)]));
+                for (int t = 0; t < m_j.tp; ++t) addOnce(f.group, ip(m_nicOfRank[std::size_t(r - r % m_j.tp + t)]));
                 f.factor = a.factor;
                 f.message = "GPU compute x" + std::to_string(a.factor).substr(0, 4);
             } else if (a.kind == "slow_link") {
-                const int n = a.host * m_c.gpusPerHost + a.gpu;
+                const int n = nicOf(m_c, a.host, a.gpu);
                 f.ip = ip(n);
                 f.switchName = topo.nics[std::size_t(n)].switchName;
                 f.factor = a.factor;
@@ -252,6 +284,17 @@ private:
             } else {
                 f.message = "job paused " + std::to_string(a.pauseNs / 1'000'000) + " ms before each step";
             }
+            info.anomalies.push_back(std::move(f));
+        }
+        if (m_j.checkpointEvery > 0) {
+            Finding f;
+            f.kind = "periodic_stall";
+            f.periodSteps = m_j.checkpointEvery;
+            for (int k = m_j.checkpointEvery; k < m_j.steps; k += m_j.checkpointEvery) f.occurrences.push_back(k);
+            f.firstStep = f.occurrences.front();
+            f.lastStep = f.occurrences.back();
+            f.message = "job paused about " + std::to_string(m_j.checkpointPauseNs / 1'000'000) + " ms every " +
+                        std::to_string(m_j.checkpointEvery) + " steps (checkpoint)";
             info.anomalies.push_back(std::move(f));
         }
     }
@@ -270,13 +313,16 @@ private:
         return f;
     }
 
-    std::int64_t pauseBefore(int step) const {
+    std::int64_t pauseBefore(int step) {
         std::int64_t pause = 0;
         for (const AnomalySpec& a : m_slowSteps)
             if (inRange(a, step)) pause += a.pauseNs;
+        if (m_j.checkpointEvery > 0 && step % m_j.checkpointEvery == 0)
+            pause += std::llround(double(m_j.checkpointPauseNs) * m_rng.uniform(0.75, 1.25));
         return pause;
     }
 
+    // The connection from rank a to rank b (ranks on GPUs sharing a NIC have connections of their own).
     Conn& conn(int a, int b) {
         auto [it, inserted] = m_conns.try_emplace((std::uint64_t(std::uint32_t(a)) << 32) | std::uint32_t(b));
         if (inserted) {
@@ -286,7 +332,8 @@ private:
                 do {
                     port = std::uint16_t(m_ports.integer(49152, 65535));
                 } while (std::find(it->second.ports.begin(), it->second.ports.begin() + c, port) !=
-                         it->second.ports.begin() + c);
+                             it->second.ports.begin() + c ||
+                         (m_avoidPorts && m_avoidPorts->count(port)));
                 it->second.ports[std::size_t(c)] = port;
             }
         }
@@ -307,9 +354,12 @@ private:
         last = std::max(last, end);
     }
 
-    // Emits one record per channel for a transfer [start, start + dur]; returns when the last channel is done.
-    std::int64_t emitTransfer(int a, int b, std::uint64_t bytes, std::int64_t start, double dur, bool dp) {
-        Conn& c = conn(a, b);
+    // Emits one record per channel for a transfer [start, start + dur] from rank ra to rank rb; returns when the
+    // last channel is done. After a crash nothing more is sent.
+    std::int64_t emitTransfer(int ra, int rb, std::uint64_t bytes, std::int64_t start, double dur, bool dp) {
+        if (start >= m_crashAt) return start + std::llround(dur);
+        const int a = m_nicOfRank[std::size_t(ra)], b = m_nicOfRank[std::size_t(rb)];
+        Conn& c = conn(ra, rb);
         const int channels = m_j.channels;
         std::int64_t done = start;
         for (int ch = 0; ch < channels; ++ch) {
@@ -326,12 +376,13 @@ private:
         return done;
     }
 
-    // A point-to-point PP transfer ready at `ready`; returns its arrival time.
-    std::int64_t send(int a, int b, std::uint64_t bytes, std::int64_t ready, int step) {
+    // A point-to-point PP transfer from rank ra to rank rb ready at `ready`; returns its arrival time.
+    std::int64_t send(int ra, int rb, std::uint64_t bytes, std::int64_t ready, int step) {
+        const int a = m_nicOfRank[std::size_t(ra)], b = m_nicOfRank[std::size_t(rb)];
         const double dur = wireNs(a, b, bytes, step) * m_rng.lognormal(m_c.transferJitter);
         if (hostOf(a) == hostOf(b)) return ready + std::llround(dur); // NVLink: never on the network
-        const std::int64_t start = std::max(ready, conn(a, b).busyUntil); // one message at a time per QP
-        return emitTransfer(a, b, bytes, start, dur, false);
+        const std::int64_t start = std::max(ready, conn(ra, rb).busyUntil); // one message at a time per QP
+        return emitTransfer(ra, rb, bytes, start, dur, false);
     }
 
     void pipeline(int d, int step, std::int64_t t0, std::vector<std::int64_t>& lastBackward) {
@@ -365,13 +416,13 @@ private:
                     if (op.forward && p < pp - 1) {
                         std::int64_t arrive = end;
                         for (int t = 0; t < m_j.tp; ++t)
-                            arrive = std::max(arrive, send(nic(t, d, p), nic(t, d, p + 1), bytes, end, step));
+                            arrive = std::max(arrive, send(rank(t, d, p), rank(t, d, p + 1), bytes, end, step));
                         actArrive[at + std::size_t(m)] = arrive; // stage p+1 needs every TP rank's share
                     }
                     if (!op.forward && p > 0) {
                         std::int64_t arrive = end;
                         for (int t = 0; t < m_j.tp; ++t)
-                            arrive = std::max(arrive, send(nic(t, d, p), nic(t, d, p - 1), bytes, end, step));
+                            arrive = std::max(arrive, send(rank(t, d, p), rank(t, d, p - 1), bytes, end, step));
                         gradArrive[at - std::size_t(m)] = arrive;
                     }
                     ++next[std::size_t(p)];
@@ -411,11 +462,9 @@ private:
             }
             // Back-to-back chunks of one bucket on one QP make one record per channel.
             for (int d = 0; d < dp; ++d) {
-                const int a = nic(t, d, p);
-                const int to = nic(t, (d + 1) % dp, p);
-                if (hostOf(a) == hostOf(to)) continue; // NVLink hop
-                emitTransfer(a, to, chunk * std::uint64_t(chunkSteps), start, double(memberEnd[std::size_t(d)] - start),
-                             true);
+                if (hostOf(nic(t, d, p)) == hostOf(nic(t, (d + 1) % dp, p))) continue; // NVLink hop
+                emitTransfer(rank(t, d, p), rank(t, (d + 1) % dp, p), chunk * std::uint64_t(chunkSteps), start,
+                             double(memberEnd[std::size_t(d)] - start), true);
             }
             ready = bucketEnd;
         }
@@ -428,8 +477,10 @@ private:
     Emitter& m_em;
     Rng m_rng;
     Rng m_ports;
+    const std::set<std::uint16_t>* m_avoidPorts;
     double m_bytesPerNs;
     double m_nvBytesPerNs;
+    int m_nicsPerHost;
     std::vector<int> m_nicOfRank;
     std::vector<std::vector<Op>> m_ops;
     std::vector<SlowRank> m_slowRanks;
@@ -441,6 +492,8 @@ private:
     std::int64_t m_firstFlow = std::numeric_limits<std::int64_t>::max();
     std::int64_t m_lastFlow = kUnknown;
     std::int64_t m_endNs = 0;
+    std::int64_t m_lastPipelineNs = 0;                            // the last full step's compute span
+    std::int64_t m_crashAt = std::numeric_limits<std::int64_t>::max(); // nothing is sent from then on
 };
 
 IpAddr parseIp(const std::string& text) {
@@ -459,11 +512,11 @@ void addNoise(const SimConfig& c, const Topology& topo, Emitter& em, std::int64_
     const IpAddr dns = IpAddr::v4(172, 16, 200, 2);
 
     for (int h = 0; h < c.hosts; ++h) {
-        const int nic0 = h * c.gpusPerHost;
+        const int nic0 = h * nicsPerHost(c);
         if (c.storageRatePerHost > 0) {
             const std::uint16_t nfsPort = std::uint16_t(rng.integer(700, 1023)); // one mount, one connection
             for (std::int64_t t = from + at(c.storageRatePerHost); t < to; t += at(c.storageRatePerHost)) {
-                const int nic = nic0 + int(rng.integer(0, c.gpusPerHost - 1));
+                const int nic = nic0 + int(rng.integer(0, nicsPerHost(c) - 1));
                 const IpAddr& client = topo.nics[std::size_t(nic)].ip;
                 const IpAddr server = IpAddr::v4(172, 16, 0, std::uint8_t(1 + rng.integer(0, 7)));
                 const bool iscsi = rng.chance(0.3);
@@ -512,12 +565,12 @@ void addNoise(const SimConfig& c, const Topology& topo, Emitter& em, std::int64_
             const std::int64_t dur = rng.integer(20'000, 400'000);
             if (rng.chance(0.5)) { // metrics scrape (node exporter)
                 em.other(server, self, port, 9100, kProtoTcp, t, t + dur, std::uint64_t(rng.integer(300, 600)),
-                         h * c.gpusPerHost);
+                         h * nicsPerHost(c));
                 em.other(self, server, 9100, port, kProtoTcp, t + 1'000, t + dur,
-                         std::uint64_t(rng.integer(4000, 60000)), h * c.gpusPerHost);
+                         std::uint64_t(rng.integer(4000, 60000)), h * nicsPerHost(c));
             } else { // ssh
                 em.other(server, self, port, 22, kProtoTcp, t, t + dur, std::uint64_t(rng.integer(200, 3000)),
-                         h * c.gpusPerHost);
+                         h * nicsPerHost(c));
             }
         }
     }
@@ -540,6 +593,8 @@ void validate(const SimConfig& c) {
     if (c.hosts < 1) invalid("the cluster needs at least one host");
     if (c.hosts > 200 * 256) invalid("at most 51200 hosts fit the 10.<rail>.x.y address plan");
     if (c.gpusPerHost < 1 || c.gpusPerHost > 255) invalid("gpusPerHost must be in 1..255");
+    if (c.gpusPerNic < 1 || c.gpusPerHost % c.gpusPerNic != 0)
+        invalid("gpusPerNic must be at least 1 and divide gpusPerHost (" + std::to_string(c.gpusPerHost) + ")");
     if (c.hostsPerGroup < 1) invalid("hostsPerGroup must be at least 1");
     if (c.spines < 1) invalid("the fabric needs at least one spine");
     if (!(c.linkGbps > 0) || !(c.nvlinkGbps > 0)) invalid("link bandwidths must be positive");
@@ -586,8 +641,15 @@ void validate(const SimConfig& c) {
         if (j.startOffsetNs < 0) invalid(w + "startOffsetNs must not be negative");
         if (j.startAfterJob >= int(i) || j.startAfterJob < -1)
             invalid(w + "startAfterJob must name an earlier job");
+        if (j.checkpointEvery < 0 || (j.checkpointEvery > 0 && j.checkpointPauseNs <= 0))
+            invalid(w + "checkpointEvery must not be negative, and needs a positive checkpointPauseNs");
+        if (j.checkpointEvery > 0 && j.checkpointEvery >= j.steps)
+            invalid(w + "checkpointEvery " + std::to_string(j.checkpointEvery) + " leaves no stall inside " +
+                    std::to_string(j.steps) + " steps");
         std::set<int> nics;
         for (int r = 0; r < n; ++r) nics.insert(nicOfRank(c, j, r));
+        if (j.restart && (j.startAfterJob < 0 || nics != nicsOfJob[std::size_t(j.startAfterJob)]))
+            invalid(w + "a restart follows the job it restarts (startAfterJob) on the same GPUs");
         for (std::size_t k = 0; k < i; ++k) {
             const bool shared = std::any_of(nics.begin(), nics.end(), [&](int x) { return nicsOfJob[k].count(x); });
             if (shared && !follows(c, int(i), int(k)))
@@ -624,15 +686,15 @@ Topology buildTopology(const SimConfig& c) {
     std::vector<std::string> spines;
     for (int k = 0; k < c.spines; ++k) spines.push_back("spine-" + std::to_string(k));
     for (int g = 0; g < groups; ++g)
-        for (int r = 0; r < c.gpusPerHost; ++r) topo.switches.push_back({leafName(g, r), "leaf", spines});
+        for (int r = 0; r < nicsPerHost(c); ++r) topo.switches.push_back({leafName(g, r), "leaf", spines});
     for (const std::string& s : spines) topo.switches.push_back({s, "spine", {}});
     for (int h = 0; h < c.hosts; ++h) {
         Host host;
         host.name = hostName(h);
-        for (int r = 0; r < c.gpusPerHost; ++r) {
+        for (int r = 0; r < nicsPerHost(c); ++r) {
             Nic nic;
             nic.ip = nicAddress(h, r);
-            nic.gpus = {r};
+            for (int g = r * c.gpusPerNic; g < (r + 1) * c.gpusPerNic; ++g) nic.gpus.push_back(g);
             nic.rail = r;
             nic.switchName = leafName(h / c.hostsPerGroup, r);
             host.nics.push_back(int(topo.nics.size()));
@@ -645,14 +707,14 @@ Topology buildTopology(const SimConfig& c) {
 }
 
 std::uint64_t estimateRoceRecords(const SimConfig& c) {
-    const double bytesPerNs = c.linkGbps / 8.0;
+    const double bytesPerNs = c.linkGbps / 8.0 / std::max(c.gpusPerNic, 1);
     const double timeout = double(std::max<std::int64_t>(c.activeTimeoutNs, 1));
     // Records of one transfer per channel after active-timeout splits, at nominal speed.
     auto pieces = [&](double durationNs) { return std::max(1.0, std::ceil(durationNs / timeout)); };
     double total = 0.0;
     for (const JobSpec& j : c.jobs) {
         if (j.hosts.empty() || j.gpuCount() % int(j.hosts.size()) != 0 || j.buckets < 1) continue;
-        auto host = [&](int t, int d, int p) { return nicOfRank(c, j, t + j.tp * (d + j.dp * p)) / c.gpusPerHost; };
+        auto host = [&](int t, int d, int p) { return nicOfRank(c, j, t + j.tp * (d + j.dp * p)) / nicsPerHost(c); };
         double pp = 0, dp = 0;
         for (int p = 0; p < j.pp; ++p)
             for (int d = 0; d < j.dp; ++d)
@@ -687,13 +749,16 @@ SimResult simulate(const SimConfig& c, const std::function<bool(double)>& progre
     if (progress && !progress(0.0)) throw Cancelled();
 
     std::vector<std::int64_t> jobEnd(c.jobs.size(), c.captureStartNs);
+    std::vector<std::set<std::uint16_t>> jobPorts(c.jobs.size());
     std::int64_t lastFlow = c.captureStartNs;
     for (std::size_t i = 0; i < c.jobs.size(); ++i) {
         const JobSpec& j = c.jobs[i];
         const std::int64_t base = j.startAfterJob >= 0 ? jobEnd[std::size_t(j.startAfterJob)] : c.captureStartNs;
-        JobRun run(c, int(i), em);
+        // A restart opens new QPs: whatever the port streams draw, none of the crashed run's ports comes back.
+        JobRun run(c, int(i), em, j.restart ? &jobPorts[std::size_t(j.startAfterJob)] : nullptr);
         res.truth.jobs.push_back(run.run(base + j.startOffsetNs, res.topology, [&] { advance(1.0); }));
         jobEnd[i] = run.endNs();
+        jobPorts[i] = run.usedPorts();
         lastFlow = std::max(lastFlow, res.truth.jobs.back().endNs);
     }
     addNoise(c, res.topology, em, c.captureStartNs, lastFlow + c.tailNs);

@@ -1,6 +1,6 @@
 #pragma once
 // Cluster + LLM-training traffic simulator with ground truth: the test oracle of the whole engine.
-// It models a rail-optimized cluster (one NIC per GPU, one leaf per host group and rail), jobs with
+// It models a rail-optimized cluster (one NIC per GPU or per GPU pair, one leaf per host group and rail), jobs with
 // TP/PP/DP in Megatron rank order, a 1F1B pipeline schedule with real dependencies, ring all-reduce in
 // buckets, NCCL-like channels (several QPs per connection), an exporter (active timeout, loss, per-leaf
 // clock skew), non-RoCE noise, and injected anomalies. Everything is deterministic by seed.
@@ -46,6 +46,16 @@ struct JobSpec {
     int channels = 2;                                   // NCCL channels: parallel QPs per connection
     double computeJitter = 0.02;                        // lognormal sigma of compute times
 
+    // Periodic stalls (checkpoints, evaluation): a job-wide pause before steps N, 2N, ... of about
+    // checkpointPauseNs (uniform in +-25%); truth: one periodic_stall anomaly. 0: none.
+    int checkpointEvery = 0;
+    std::int64_t checkpointPauseNs = 0;
+    // The job crashes after its `steps` full steps: it dies partway through one more (flows, no truth step).
+    bool crashes = false;
+    // This job is a restart of startAfterJob (which crashed): the same GPUs, new connections (new QPs and
+    // UDP source ports); truth restart_of names that job.
+    bool restart = false;
+
     int gpuCount() const { return tp * pp * dp; }
 };
 
@@ -55,7 +65,8 @@ struct SimConfig {
 
     // Cluster
     int hosts = 4;
-    int gpusPerHost = 8;    // one NIC per GPU, on rail = GPU index
+    int gpusPerHost = 8;    // GPUs per host
+    int gpusPerNic = 1;     // NIC k of a host serves GPUs k*gpusPerNic.. (k + 1)*gpusPerNic - 1, on rail k
     int hostsPerGroup = 16; // hosts sharing one leaf per rail
     int spines = 2;
     double linkGbps = 200.0;
@@ -96,7 +107,8 @@ AnomalySpec parseAnomaly(const std::string& spec, const SimConfig& config, std::
 // jobs, an anomaly outside its job, ...). simulate() calls it first.
 void validate(const SimConfig& config);
 
-// The cluster of a config: hosts node-0001.., NIC i = host * gpusPerHost + gpu, leaf-g<G>-r<R>, spine-<k>.
+// The cluster of a config: hosts node-0001.., NIC i = host * nicsPerHost + gpu / gpusPerNic, leaf-g<G>-r<R>,
+// spine-<k>.
 Topology buildTopology(const SimConfig& config);
 // 10.<rail>.<host / 200>.<host % 200 + 1>
 IpAddr nicAddress(int host, int rail);
