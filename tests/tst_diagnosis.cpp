@@ -256,17 +256,37 @@ private slots:
         const JobInfo& job = report.jobs[0];
         QCOMPARE(job.findings.size(), std::size_t(1));
         const Finding& f = job.findings[0];
-        QCOMPARE(f.kind, std::string("slow_step"));
+        QCOMPARE(f.kind, std::string("periodic_stall"));
         QCOMPARE(f.firstStep, 5);
         QCOMPARE(f.lastStep, 25);
-        QCOMPARE(evidence(f, "period_steps"), 5.0);
-        QCOMPARE(evidence(f, "occurrences"), 5.0);
+        QCOMPARE(f.periodSteps, 5);
+        QCOMPARE(f.occurrences, (std::vector<int>{5, 10, 15, 20, 25}));
+        QVERIFY(evidence(f, "stall_ms_each") > 35); // 40 ms pauses
         QVERIFY(f.message.find("every 5 steps") != std::string::npos);
         EvaluationResult ev = evaluate(report, sim.truth);
         QVERIFY(ev.totals.findings.exact());
         int slow = 0;
         for (const StepInfo& s : job.steps) slow += s.slow;
         QCOMPARE(slow, 5);
+    }
+
+    // The pattern is found beside another anomaly: a pause off the period stays a slow step of its own, and
+    // one missed occurrence does not hide the others.
+    void aPeriodicStallKeepsItsPeriodBesideAnotherPause() {
+        sim::SimConfig config = presetConfig("tiny", 6);
+        config.jobs[0].steps = 40;
+        for (int s : {6, 14, 22, 30, 38}) config.anomalies.push_back({"slow_step", 0, 0, 0, s, s, 0.0, 40'000'000});
+        config.anomalies.push_back({"slow_step", 0, 0, 0, 11, 11, 0.0, 60'000'000});
+        sim::SimResult sim = sim::simulate(config);
+        Report report = analyzeCapture(captureOf(sim));
+        auto stalls = ofKind(report.jobs[0], "periodic_stall");
+        QCOMPARE(stalls.size(), std::size_t(1));
+        QCOMPARE(stalls[0]->periodSteps, 8);
+        QCOMPARE(stalls[0]->occurrences, (std::vector<int>{6, 14, 22, 30, 38}));
+        auto steps = ofKind(report.jobs[0], "slow_step");
+        QCOMPARE(steps.size(), std::size_t(1));
+        QCOMPARE(steps[0]->firstStep, 11);
+        QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
     }
 
     // Two slow NICs behind one leaf (not talking to each other): two slow links and a slow switch.

@@ -120,6 +120,31 @@ private slots:
         QCOMPARE(tot.findingsByKind.at("slow_step").recall(), 1.0);
     }
 
+    // restart_of links are scored through the job matching: the report names its own ids.
+    void restartLinksAreScoredThroughTheJobMatching() {
+        Report truth = m_truth;
+        truth.jobs[kC].restartOf = "job-a";
+        Report r = perfectReportFor(truth);
+        r.jobs[kC].restartOf = "job-0"; // the report job matched to job-a
+        EvaluationResult right = evaluate(r, truth);
+        QVERIFY(right.totals.restarts.exact());
+        QCOMPARE(right.totals.restarts.truthItems, std::size_t(1));
+        QVERIFY(right.perfect());
+        QVERIFY(right.toJson()["totals"]["restarts"].is_object());
+
+        r.jobs[kC].restartOf = "job-1"; // matched to job-b: wrong
+        EvaluationResult wrong = evaluate(r, truth);
+        QCOMPARE(wrong.totals.restarts.precision(), 0.0);
+        QCOMPARE(wrong.totals.restarts.recall(), 0.0);
+        QVERIFY(!wrong.perfect());
+        QVERIFY(QString::fromStdString(wrong.toText()).contains("restart links"));
+
+        r.jobs[kC].restartOf.clear(); // not found
+        EvaluationResult missed = evaluate(r, truth);
+        QCOMPARE(missed.totals.restarts.recall(), 0.0);
+        QVERIFY(!missed.perfect());
+    }
+
     void theOrderOfReportJobsDoesNotMatter() {
         Report r = perfectReportFor(m_truth);
         std::reverse(r.jobs.begin(), r.jobs.end());

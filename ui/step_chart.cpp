@@ -151,7 +151,7 @@ void StepChart::rebuild() {
     // When over half of the steps are slowed, slow steps are judged against the fastest cluster of durations
     // (the finding's usual_step_ms), not the median: draw it, so that the chart reads like the finding.
     for (const Finding& f : d->info().findings)
-        if (f.kind == "slow_step")
+        if (f.kind == "slow_step" || f.kind == "periodic_stall")
             for (const auto& [name, value] : f.evidence)
                 if (name == "usual_step_ms" && value * 1e6 < 0.999 * double(d->medianStepNs())) m_usualNs = value * 1e6;
     if (m_usualNs > 0) {

@@ -52,7 +52,7 @@ double zOf(const RobustStats& st, double v, double floorShare) {
 bool overlaps(const Finding& a, const Finding& b) { return a.firstStep <= b.lastStep && b.firstStep <= a.lastStep; }
 
 int kindOrder(const std::string& k) {
-    if (k == "slow_step") return 0;
+    if (k == "slow_step" || k == "periodic_stall") return 0;
     if (k == "slow_rank") return 1;
     if (k == "slow_link") return 2;
     return 3;
@@ -711,31 +711,58 @@ std::vector<Finding> slowSteps(const StepDivision& sd, const std::vector<Finding
                       {"steps", double(e.last - e.first + 1)}};
         return std::pair(worst, silence);
     };
-    // Periodic episodes (checkpoints every N steps) are one finding.
+    // Periodic episodes (checkpoints, evaluation every N steps) are one pattern finding: the longest chain of
+    // episodes each one period (+-1 step) after the previous, over the periods the episodes' spacings offer.
+    // Episodes off the chain (another anomaly) stay findings of their own.
     if (int(eps.size()) >= p.minPatternRepeats) {
-        std::vector<double> gaps;
-        for (std::size_t i = 1; i < eps.size(); ++i) gaps.push_back(double(eps[i].first - eps[i - 1].first));
-        const double period = medianOf(gaps);
-        const bool periodic = period >= 2 && std::all_of(gaps.begin(), gaps.end(), [&](double g) {
-            return std::fabs(g - period) <= 1.0;
-        });
-        if (periodic) {
+        std::vector<std::size_t> best;
+        int bestPeriod = 0;
+        for (std::size_t i = 0; i < eps.size(); ++i)
+            for (std::size_t j = i + 1; j < eps.size(); ++j) {
+                const int period = eps[j].first - eps[i].first;
+                if (period < 2) continue;
+                std::vector<std::size_t> chain = {i};
+                for (std::size_t k = i + 1; k < eps.size(); ++k)
+                    if (std::abs(eps[k].first - eps[chain.back()].first - period) <= 1) chain.push_back(k);
+                if (chain.size() > best.size() || (chain.size() == best.size() && period < bestPeriod)) {
+                    best = std::move(chain);
+                    bestPeriod = period;
+                }
+            }
+        if (int(best.size()) >= p.minPatternRepeats) {
+            std::vector<double> gaps;
+            for (std::size_t i = 1; i < best.size(); ++i)
+                gaps.push_back(double(eps[best[i]].first - eps[best[i - 1]].first));
+            const int period = int(std::lround(medianOf(gaps)));
             Finding f;
-            auto [worst, silence] = describe({eps.front().first, eps.back().last}, f);
+            auto [worst, silence] = describe({eps[best.front()].first, eps[best.back()].last}, f);
             (void)silence;
-            f.evidence.push_back({"period_steps", period});
-            f.evidence.push_back({"occurrences", double(eps.size())});
+            f.kind = "periodic_stall";
+            f.periodSteps = period;
+            double extra = 0; // time the stalls add, over the usual step
+            for (std::size_t i : best) {
+                f.occurrences.push_back(sd.steps[std::size_t(eps[i].first)].index);
+                for (int k = eps[i].first; k <= eps[i].last; ++k) extra += d[std::size_t(k) - 1] - base.median;
+            }
+            f.evidence.push_back({"period_steps", double(period)});
+            f.evidence.push_back({"occurrences", double(best.size())});
+            f.evidence.push_back({"stall_ms_each", extra / double(best.size()) / 1e6});
             std::string list;
-            for (std::size_t i = 0; i < eps.size() && i < 6; ++i)
-                list += (i ? ", " : "") + std::to_string(sd.steps[std::size_t(eps[i].first)].index);
-            if (eps.size() > 6) list += ", …";
-            f.message = "periodic slow steps: every " + num(period, 0) + " steps (" + std::to_string(eps.size()) +
-                        " times: steps " + list + "), up to " + num(f.score, 2) +
-                        (usual ? "× the usual step of " : "× the median step of ") + ms(base.median) +
-                        " — a recurring job-wide pause such as checkpointing";
+            for (std::size_t i = 0; i < f.occurrences.size() && i < 6; ++i)
+                list += (i ? ", " : "") + std::to_string(f.occurrences[i]);
+            if (f.occurrences.size() > 6) list += ", …";
+            f.message = "periodic stall: every " + std::to_string(period) + " steps (" +
+                        std::to_string(best.size()) + " times: steps " + list + "), up to " + num(f.score, 2) +
+                        (usual ? "× the usual step of " : "× the median step of ") + ms(base.median) + ", " +
+                        ms(extra / double(best.size())) +
+                        " lost each time — a recurring job-wide pause such as checkpointing or evaluation";
             out.push_back(std::move(f));
-            notes.push_back("slow steps recur every " + num(period, 0) + " steps: reported once as a pattern");
-            return out;
+            notes.push_back("slow steps recur every " + std::to_string(period) +
+                            " steps: reported once as a periodic_stall pattern");
+            std::vector<Episode> rest;
+            for (std::size_t i = 0; i < eps.size(); ++i)
+                if (std::find(best.begin(), best.end(), i) == best.end()) rest.push_back(eps[i]);
+            eps = std::move(rest);
         }
     }
     for (const Episode& e : eps) {

@@ -266,7 +266,13 @@ bool samePlace(const Finding& f, const Finding& a) {
     // A switch finding localizes a slow link to the switch it crosses.
     if (f.kind == "slow_switch" && a.kind == "slow_link")
         return !f.switchName.empty() && f.switchName == a.switchName;
+    // A pattern finding covers truth given step by step (a pause injected before each of its occurrences).
+    if (f.kind == "periodic_stall" && a.kind == "slow_step")
+        return std::any_of(f.occurrences.begin(), f.occurrences.end(),
+                           [&](int s) { return a.firstStep <= s && s <= a.lastStep; });
     if (f.kind != a.kind) return false;
+    if (f.kind == "periodic_stall") return f.periodSteps == a.periodSteps;
+    if (f.kind == "slow_stage") return f.stage >= 0 && f.stage == a.stage;
     if (f.kind == "slow_rank")
         return !f.ip.empty() && (f.ip == a.ip || std::find(a.group.begin(), a.group.end(), f.ip) != a.group.end());
     if (f.kind == "slow_link") {
@@ -510,7 +516,8 @@ bool JobScore::perfect() const {
 }
 
 bool EvaluationResult::perfect() const {
-    return totals.jobs.exact() && std::all_of(jobs.begin(), jobs.end(), [](const JobScore& j) { return j.perfect(); });
+    return totals.jobs.exact() && totals.restarts.exact() &&
+           std::all_of(jobs.begin(), jobs.end(), [](const JobScore& j) { return j.perfect(); });
 }
 
 EvaluationResult evaluate(const Report& report, const Report& truth, const EvaluationOptions& options) {
@@ -576,6 +583,34 @@ EvaluationResult evaluate(const Report& report, const Report& truth, const Evalu
         tot.findings += j.findings;
         addKinds(tot.findingsByKind, j.findingsByKind);
     }
+    // Restart links, through the job matching: truth "b restarted a" is found when the report job matched to
+    // b names the report job matched to a.
+    auto truthIndexOf = [&](const std::string& id) {
+        for (std::size_t t = 0; t < truth.jobs.size(); ++t)
+            if (truth.jobs[t].id == id) return int(t);
+        return -1;
+    };
+    auto reportIndexOf = [&](const std::string& id) {
+        for (std::size_t r = 0; r < report.jobs.size(); ++r)
+            if (report.jobs[r].id == id) return int(r);
+        return -1;
+    };
+    auto linkRight = [&](int t, int r) {
+        if (t < 0 || r < 0 || truth.jobs[std::size_t(t)].restartOf.empty()) return false;
+        const int before = truthIndexOf(truth.jobs[std::size_t(t)].restartOf);
+        const int named = reportIndexOf(report.jobs[std::size_t(r)].restartOf);
+        return before >= 0 && named >= 0 && reportOfTruth[std::size_t(before)] == named;
+    };
+    for (std::size_t t = 0; t < truth.jobs.size(); ++t)
+        if (!truth.jobs[t].restartOf.empty()) {
+            ++tot.restarts.truthItems;
+            tot.restarts.truthMatched += linkRight(int(t), reportOfTruth[t]);
+        }
+    for (std::size_t r = 0; r < report.jobs.size(); ++r)
+        if (!report.jobs[r].restartOf.empty()) {
+            ++tot.restarts.reportItems;
+            tot.restarts.reportMatched += linkRight(truthOfReport[r], int(r));
+        }
     return res;
 }
 
@@ -612,12 +647,14 @@ std::string EvaluationResult::toText() const {
     prRow(out, "PP chains", t.ppChains);
     stepRows(out, t.steps, false);
     findingRows(out, t.findings, t.findingsByKind);
+    if (t.restarts.truthItems || t.restarts.reportItems) prRow(out, "restart links", t.restarts);
 
     std::vector<std::string> wrong;
     if (!t.jobs.exact()) wrong.push_back("job recognition");
     if (t.tpExact != truthJobs || t.ppExact != truthJobs || t.dpExact != truthJobs) wrong.push_back("TP/PP/DP");
     if (!t.dpPairs.exact()) wrong.push_back("DP groups");
     if (!t.ppPairs.exact() || !t.ppChains.exact()) wrong.push_back("PP chains");
+    if (!t.restarts.exact()) wrong.push_back("restart links");
     if (!t.steps.exact()) wrong.push_back("steps");
     std::string list;
     for (const auto& w : wrong) list += (list.empty() ? "" : ", ") + w;
@@ -677,7 +714,8 @@ nlohmann::json EvaluationResult::toJson() const {
                   {"pp_chains", prJson(t.ppChains)},
                   {"steps", stepsJson(t.steps, false)},
                   {"findings", prJson(t.findings)},
-                  {"findings_by_kind", kindsJson(t.findingsByKind)}}}};
+                  {"findings_by_kind", kindsJson(t.findingsByKind)},
+                  {"restarts", prJson(t.restarts)}}}};
 }
 
 } // namespace prism

@@ -101,6 +101,8 @@ struct EvaluationTotals {
     StepScore steps;
     PrecisionRecall findings;
     std::map<std::string, PrecisionRecall> findingsByKind;
+    // restart_of links: a report job's link is right when it names the job matched to the truth job's link.
+    PrecisionRecall restarts;
 };
 
 struct EvaluationResult {
@@ -110,7 +112,8 @@ struct EvaluationResult {
 
     nlohmann::json toJson() const; // every figure, stable keys (docs/EVALUATION.md)
     std::string toText() const;    // a table per job, then the totals
-    // Every truth job recognized exactly, no extra report job, and every job perfect() (findings aside).
+    // Every truth job recognized exactly, no extra report job, every job perfect() and every restart link
+    // right (findings aside).
     bool perfect() const;
 };
 
