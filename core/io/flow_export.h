@@ -44,6 +44,8 @@ public:
     const FlowExportStats& stats() const;
 
 private:
+    // Decodes the file's messages itself, to name them by file offset in messages.
+    friend FlowTable readIpfixFile(const std::string& path, LoadDiagnostics& diag, FlowExportStats* stats);
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };

@@ -1,0 +1,720 @@
+// Flow export decoding: IPFIX (RFC 7011), NetFlow v9 (RFC 3954) and sFlow v5 datagrams into flow records.
+//
+// IPFIX and v9 share one template engine: a template is compiled once into the list of fields we use (role,
+// offset, length); a data record of a fixed-length template is then read at those offsets without walking its
+// other fields. Templates, options-derived sampling rates and system init times live per exporting process:
+// (exporter address, observation domain) for IPFIX, (exporter address, source id) for v9.
+// sFlow samples carry raw packet headers: they go through decodePacket and a PacketFlowBuilder, each sampled
+// packet weighted by the sampling rate.
+#include "io/flow_export.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace prism {
+
+namespace {
+
+std::uint16_t be16(const std::uint8_t* p) { return std::uint16_t((p[0] << 8) | p[1]); }
+std::uint32_t be32(const std::uint8_t* p) {
+    return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | p[3];
+}
+std::uint64_t be64(const std::uint8_t* p) { return (std::uint64_t(be32(p)) << 32) | be32(p + 4); }
+// An unsigned integer of 1..8 bytes (IPFIX reduced-size encoding, RFC 7011 section 6.2).
+std::uint64_t beN(const std::uint8_t* p, std::size_t n) {
+    if (n == 8) return be64(p);
+    if (n == 4) return be32(p);
+    if (n == 2) return be16(p);
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < n && i < 8; ++i) v = (v << 8) | p[i];
+    return v;
+}
+
+constexpr std::uint16_t kIpfixVersion = 10;
+constexpr std::uint16_t kNetflow9Version = 9;
+constexpr std::uint32_t kSflowVersion = 5;
+constexpr std::size_t kIpfixHeader = 16;
+constexpr std::size_t kNetflow9Header = 20;
+constexpr std::uint16_t kVariableLength = 0xFFFF;
+constexpr std::int64_t kNtpToUnixSeconds = 2208988800LL; // 1900-01-01 to 1970-01-01
+constexpr std::int64_t kNsPerMs = 1000000;
+constexpr std::int64_t kNsPerSec = 1000000000;
+
+// What a template field is used for. Everything else is skipped.
+enum class Role : std::uint8_t {
+    None,
+    SrcV4, DstV4, SrcV6, DstV6, SrcPort, DstPort, Proto,
+    OctetDelta, OctetTotal, PacketDelta, PacketTotal,
+    StartSec, EndSec, StartMs, EndMs, StartUs, EndUs, StartNs, EndNs, // IEs 150-157
+    StartUptime, EndUptime,                                           // IEs 22 / 21 (ms since system init)
+    StartDeltaUs, EndDeltaUs,                                         // IEs 158 / 159 (us before export)
+    SysInitMs,                                                        // IE 160
+    SamplingInterval, SamplerRandomInterval, PacketInterval, PacketSpace, SamplingSize, SamplingPopulation,
+    SamplerId, SelectorId,
+};
+
+// Role of an IANA information element (or v9 field type, same numbers) of `len` bytes; None when unused or when
+// the length does not fit the element's type.
+Role roleOf(std::uint16_t ie, std::uint16_t len) {
+    const bool intLen = len >= 1 && len <= 8;
+    switch (ie) {
+    case 8: return len == 4 ? Role::SrcV4 : Role::None;
+    case 12: return len == 4 ? Role::DstV4 : Role::None;
+    case 27: return len == 16 ? Role::SrcV6 : Role::None;
+    case 28: return len == 16 ? Role::DstV6 : Role::None;
+    case 7: return intLen ? Role::SrcPort : Role::None;
+    case 11: return intLen ? Role::DstPort : Role::None;
+    case 4: return intLen ? Role::Proto : Role::None;
+    case 1: return intLen ? Role::OctetDelta : Role::None;
+    case 85: return intLen ? Role::OctetTotal : Role::None;
+    case 2: return intLen ? Role::PacketDelta : Role::None;
+    case 86: return intLen ? Role::PacketTotal : Role::None;
+    case 150: return intLen ? Role::StartSec : Role::None;
+    case 151: return intLen ? Role::EndSec : Role::None;
+    case 152: return intLen ? Role::StartMs : Role::None;
+    case 153: return intLen ? Role::EndMs : Role::None;
+    case 154: return len == 8 ? Role::StartUs : Role::None;
+    case 155: return len == 8 ? Role::EndUs : Role::None;
+    case 156: return len == 8 ? Role::StartNs : Role::None;
+    case 157: return len == 8 ? Role::EndNs : Role::None;
+    case 22: return intLen ? Role::StartUptime : Role::None;
+    case 21: return intLen ? Role::EndUptime : Role::None;
+    case 158: return intLen ? Role::StartDeltaUs : Role::None;
+    case 159: return intLen ? Role::EndDeltaUs : Role::None;
+    case 160: return intLen ? Role::SysInitMs : Role::None;
+    case 34: return intLen ? Role::SamplingInterval : Role::None;
+    case 50: return intLen ? Role::SamplerRandomInterval : Role::None;
+    case 305: return intLen ? Role::PacketInterval : Role::None;
+    case 306: return intLen ? Role::PacketSpace : Role::None;
+    case 309: return intLen ? Role::SamplingSize : Role::None;
+    case 310: return intLen ? Role::SamplingPopulation : Role::None;
+    case 48: return intLen ? Role::SamplerId : Role::None; // samplerId / v9 FLOW_SAMPLER_ID
+    case 302: return intLen ? Role::SelectorId : Role::None;
+    default: return Role::None;
+    }
+}
+
+struct Field {
+    std::uint16_t length = 0; // kVariableLength for IPFIX variable-length fields
+    Role role = Role::None;
+};
+
+struct Use {
+    std::uint16_t offset;
+    std::uint16_t length;
+    Role role;
+};
+
+struct Template {
+    std::vector<Field> fields;
+    bool options = false;
+    bool variable = false;       // has a variable-length field
+    std::size_t minLength = 0;   // shortest record (variable fields counted as their 1-byte length prefix)
+    std::vector<Use> uses;       // fixed-length templates: the fields we read, at their offsets
+    bool hasFlowKey = false;     // carries a source or destination address: a flow record
+};
+
+void compile(Template& t) {
+    t.variable = false;
+    t.minLength = 0;
+    t.uses.clear();
+    t.hasFlowKey = false;
+    std::size_t offset = 0;
+    for (const Field& f : t.fields) {
+        if (f.length == kVariableLength) {
+            t.variable = true;
+            t.minLength += 1;
+            continue;
+        }
+        if (f.role != Role::None && !t.variable) t.uses.push_back({std::uint16_t(offset), f.length, f.role});
+        if (f.role == Role::SrcV4 || f.role == Role::DstV4 || f.role == Role::SrcV6 || f.role == Role::DstV6)
+            t.hasFlowKey = true;
+        offset += f.length;
+        t.minLength += f.length;
+    }
+}
+
+// The values of one data record we care about.
+struct Values {
+    std::uint32_t srcV4 = 0, dstV4 = 0;
+    const std::uint8_t* srcV6 = nullptr;
+    const std::uint8_t* dstV6 = nullptr;
+    bool hasSrcV4 = false, hasDstV4 = false;
+    std::uint16_t srcPort = 0, dstPort = 0;
+    std::uint8_t proto = 0;
+    std::optional<std::uint64_t> octetDelta, octetTotal, packetDelta, packetTotal;
+    std::optional<std::int64_t> startNs, endNs;           // absolute (IEs 150-157)
+    std::optional<std::int64_t> startUptime, endUptime;   // ms since system init
+    std::optional<std::int64_t> startDeltaUs, endDeltaUs; // us before export
+    std::optional<std::uint64_t> sysInitMs;
+    std::optional<std::uint64_t> samplingInterval, randomInterval, packetInterval, packetSpace, samplingSize,
+        samplingPopulation;
+    std::optional<std::uint64_t> samplerId, selectorId;
+};
+
+std::int64_t ntpToNs(std::uint64_t ntp, bool micro) {
+    std::uint64_t secs = ntp >> 32;
+    std::uint64_t frac = ntp & 0xFFFFFFFFull;
+    if (micro) frac &= ~std::uint64_t(0x7FF); // dateTimeMicroseconds: the lower 11 bits are not significant
+    std::int64_t ns = std::int64_t((frac * std::uint64_t(kNsPerSec)) >> 32);
+    if (micro) ns = ns / 1000 * 1000;
+    return (std::int64_t(secs) - kNtpToUnixSeconds) * kNsPerSec + ns;
+}
+
+void setValue(Values& v, Role role, const std::uint8_t* p, std::size_t len) {
+    switch (role) {
+    case Role::None: break;
+    case Role::SrcV4: v.srcV4 = be32(p); v.hasSrcV4 = true; break;
+    case Role::DstV4: v.dstV4 = be32(p); v.hasDstV4 = true; break;
+    case Role::SrcV6: v.srcV6 = p; break;
+    case Role::DstV6: v.dstV6 = p; break;
+    case Role::SrcPort: v.srcPort = std::uint16_t(beN(p, len)); break;
+    case Role::DstPort: v.dstPort = std::uint16_t(beN(p, len)); break;
+    case Role::Proto: v.proto = std::uint8_t(beN(p, len)); break;
+    case Role::OctetDelta: v.octetDelta = beN(p, len); break;
+    case Role::OctetTotal: v.octetTotal = beN(p, len); break;
+    case Role::PacketDelta: v.packetDelta = beN(p, len); break;
+    case Role::PacketTotal: v.packetTotal = beN(p, len); break;
+    case Role::StartSec: v.startNs = std::int64_t(beN(p, len)) * kNsPerSec; break;
+    case Role::EndSec: v.endNs = std::int64_t(beN(p, len)) * kNsPerSec; break;
+    case Role::StartMs: v.startNs = std::int64_t(beN(p, len)) * kNsPerMs; break;
+    case Role::EndMs: v.endNs = std::int64_t(beN(p, len)) * kNsPerMs; break;
+    case Role::StartUs: v.startNs = ntpToNs(be64(p), true); break;
+    case Role::EndUs: v.endNs = ntpToNs(be64(p), true); break;
+    case Role::StartNs: v.startNs = ntpToNs(be64(p), false); break;
+    case Role::EndNs: v.endNs = ntpToNs(be64(p), false); break;
+    case Role::StartUptime: v.startUptime = std::int64_t(beN(p, len)); break;
+    case Role::EndUptime: v.endUptime = std::int64_t(beN(p, len)); break;
+    case Role::StartDeltaUs: v.startDeltaUs = std::int64_t(beN(p, len)); break;
+    case Role::EndDeltaUs: v.endDeltaUs = std::int64_t(beN(p, len)); break;
+    case Role::SysInitMs: v.sysInitMs = beN(p, len); break;
+    case Role::SamplingInterval: v.samplingInterval = beN(p, len); break;
+    case Role::SamplerRandomInterval: v.randomInterval = beN(p, len); break;
+    case Role::PacketInterval: v.packetInterval = beN(p, len); break;
+    case Role::PacketSpace: v.packetSpace = beN(p, len); break;
+    case Role::SamplingSize: v.samplingSize = beN(p, len); break;
+    case Role::SamplingPopulation: v.samplingPopulation = beN(p, len); break;
+    case Role::SamplerId: v.samplerId = beN(p, len); break;
+    case Role::SelectorId: v.selectorId = beN(p, len); break;
+    }
+}
+
+// Packets each sampled one stands for, from the sampling elements of a record (1 when it has none):
+// n-out-of-N (309/310), systematic count-based (305 with 306; 305 alone is taken as the interval),
+// then samplingInterval (34) and samplerRandomInterval (50).
+double samplingFactor(const Values& v) {
+    if (v.samplingSize && v.samplingPopulation && *v.samplingSize > 0)
+        return double(*v.samplingPopulation) / double(*v.samplingSize);
+    if (v.packetInterval && *v.packetInterval > 0) {
+        if (v.packetSpace) return double(*v.packetInterval + *v.packetSpace) / double(*v.packetInterval);
+        return double(*v.packetInterval);
+    }
+    if (v.samplingInterval && *v.samplingInterval > 0) return double(*v.samplingInterval);
+    if (v.randomInterval && *v.randomInterval > 0) return double(*v.randomInterval);
+    return 1.0;
+}
+
+bool hasSampling(const Values& v) {
+    return v.samplingSize || v.samplingPopulation || v.packetInterval || v.samplingInterval || v.randomInterval;
+}
+
+// An exporting process: exporter address + observation domain (IPFIX) or source id (v9).
+struct DomainKey {
+    IpAddr exporter;
+    std::uint32_t domain = 0;
+    std::uint16_t version = 0;
+    friend bool operator==(const DomainKey&, const DomainKey&) = default;
+};
+struct DomainKeyHash {
+    std::size_t operator()(const DomainKey& k) const noexcept {
+        return IpAddrHash{}(k.exporter) ^ (std::size_t(k.domain) * 0x9E3779B97F4A7C15ull) ^ k.version;
+    }
+};
+
+struct Domain {
+    std::unordered_map<std::uint16_t, Template> templates;
+    std::optional<double> sampling;                            // from an options record without a sampler scope
+    std::unordered_map<std::uint64_t, double> samplerSampling; // by samplerId (48)
+    std::unordered_map<std::uint64_t, double> selectorSampling; // by selectorId (302)
+    std::optional<std::int64_t> sysInitMs;                     // IE 160 from an options record
+    bool warnedUptime = false;
+};
+
+// Where a problem is, for messages: "packet 12" or "IPFIX message 3 at byte offset 1024", then the offset
+// inside the datagram.
+struct Where {
+    const std::string* file;
+    std::string datagram;
+    LoadDiagnostics* diag;
+    void error(std::size_t offset, const std::string& what) const {
+        diag->addError({*file, 0, 0, datagram + ", byte " + std::to_string(offset) + ": " + what});
+    }
+    void warning(std::size_t offset, const std::string& what) const {
+        diag->addWarning({*file, 0, 0, datagram + ", byte " + std::to_string(offset) + ": " + what});
+    }
+};
+
+} // namespace
+
+struct FlowExportDecoder::Impl {
+    std::string file;
+    FlowExportStats stats;
+    std::unordered_map<DomainKey, Domain, DomainKeyHash> domains;
+
+    // Header fields of the message being decoded.
+    std::uint16_t version = 0;
+    std::int64_t exportSecs = 0;
+    std::int64_t sysUptimeMs = 0; // v9 only
+
+    void decodeIpfix(const std::uint8_t* p, std::size_t len, const IpAddr& exporter, FlowTable& out, const Where& at);
+    void decodeNetflow9(const std::uint8_t* p, std::size_t len, const IpAddr& exporter, FlowTable& out,
+                        const Where& at);
+    void decodeSflow(const std::uint8_t* p, std::size_t len, std::int64_t timeNs, FlowTable& out, const Where& at);
+
+    // Set 2 / flowset 0 (templates) and set 3 / flowset 1 (options templates). `base` is the set's offset.
+    void readTemplates(Domain& d, const std::uint8_t* p, std::size_t len, std::size_t base, bool options,
+                       const Where& at);
+    void readNetflow9Options(Domain& d, const std::uint8_t* p, std::size_t len, std::size_t base, const Where& at);
+    void readData(Domain& d, std::uint16_t templateId, const std::uint8_t* p, std::size_t len, std::size_t base,
+                  FlowTable& out, const Where& at);
+    void emit(Domain& d, const Template& t, const Values& v, FlowTable& out);
+    void learnOptions(Domain& d, const Values& v);
+};
+
+FlowExportDecoder::FlowExportDecoder(std::string file) : m_impl(std::make_unique<Impl>()) {
+    m_impl->file = std::move(file);
+}
+FlowExportDecoder::~FlowExportDecoder() = default;
+const FlowExportStats& FlowExportDecoder::stats() const { return m_impl->stats; }
+void FlowExportDecoder::finish(FlowTable&) {}
+
+namespace {
+
+// The set/flowset headers of a message body are consistent: each length >= 4 and within the message.
+bool setsFit(const std::uint8_t* p, std::size_t len) {
+    std::size_t off = 0;
+    while (off + 4 <= len) {
+        std::size_t setLen = be16(p + off + 2);
+        if (setLen < 4 || off + setLen > len) return false;
+        off += setLen;
+    }
+    return true;
+}
+
+bool looksLikeIpfix(const std::uint8_t* p, std::size_t len) {
+    if (len < kIpfixHeader + 4 || be16(p) != kIpfixVersion) return false;
+    std::size_t msgLen = be16(p + 2);
+    if (msgLen < kIpfixHeader + 4 || msgLen > len) return false;
+    std::uint16_t setId = be16(p + kIpfixHeader);
+    return (setId == 2 || setId == 3 || setId >= 256) && setsFit(p + kIpfixHeader, msgLen - kIpfixHeader);
+}
+
+bool looksLikeNetflow9(const std::uint8_t* p, std::size_t len) {
+    if (len < kNetflow9Header + 4 || be16(p) != kNetflow9Version) return false;
+    std::uint16_t setId = be16(p + kNetflow9Header);
+    std::uint16_t count = be16(p + 2);
+    // Each record takes at least 4 bytes, except that exporters count padding-free flowsets loosely: only a
+    // count that cannot possibly fit is refused.
+    return (setId <= 1 || setId >= 256) && count <= len && setsFit(p + kNetflow9Header, len - kNetflow9Header);
+}
+
+bool looksLikeSflow(const std::uint8_t* p, std::size_t len) {
+    if (len < 28 || be32(p) != kSflowVersion) return false;
+    std::uint32_t addrType = be32(p + 4);
+    std::size_t header = addrType == 1 ? 28 : addrType == 2 ? 40 : 0;
+    if (!header || len < header) return false;
+    std::uint32_t samples = be32(p + header - 4);
+    return samples <= (len - header) / 8;
+}
+
+} // namespace
+
+bool FlowExportDecoder::looksLikeExport(const std::uint8_t* payload, std::size_t len) {
+    return looksLikeIpfix(payload, len) || looksLikeNetflow9(payload, len) || looksLikeSflow(payload, len);
+}
+
+bool looksLikeIpfixFile(const std::uint8_t* head, std::size_t len) {
+    return len >= kIpfixHeader && be16(head) == kIpfixVersion && be16(head + 2) >= kIpfixHeader;
+}
+
+void FlowExportDecoder::decode(const std::uint8_t* payload, std::size_t len, const IpAddr& exporter,
+                               std::int64_t packetTimeNs, std::uint64_t packetNumber, FlowTable& out,
+                               LoadDiagnostics& diag) {
+    Where at{&m_impl->file, "packet " + std::to_string(packetNumber), &diag};
+    if (len >= 2 && be16(payload) == kIpfixVersion) return m_impl->decodeIpfix(payload, len, exporter, out, at);
+    if (len >= 2 && be16(payload) == kNetflow9Version) return m_impl->decodeNetflow9(payload, len, exporter, out, at);
+    if (len >= 4 && be32(payload) == kSflowVersion) return m_impl->decodeSflow(payload, len, packetTimeNs, out, at);
+    at.error(0, "unknown flow export version; expected IPFIX (10), NetFlow v9 (9) or sFlow v5");
+}
+
+void FlowExportDecoder::Impl::decodeIpfix(const std::uint8_t* p, std::size_t len, const IpAddr& exporter,
+                                          FlowTable& out, const Where& at) {
+    if (len < kIpfixHeader) {
+        at.error(0, "IPFIX message header cut short at " + std::to_string(len) + " bytes; expected 16");
+        return;
+    }
+    std::size_t msgLen = be16(p + 2);
+    if (msgLen < kIpfixHeader || msgLen > len) {
+        at.error(2, "IPFIX message length " + std::to_string(msgLen) + "; expected 16 to " + std::to_string(len) +
+                        " (the bytes available)");
+        return;
+    }
+    ++stats.ipfixMessages;
+    version = kIpfixVersion;
+    exportSecs = be32(p + 4);
+    sysUptimeMs = 0;
+    Domain& d = domains[DomainKey{exporter, be32(p + 12), kIpfixVersion}];
+    std::size_t off = kIpfixHeader;
+    while (off < msgLen) {
+        if (msgLen - off < 4) {
+            at.error(off, "set header cut short (" + std::to_string(msgLen - off) + " bytes left); expected 4");
+            return;
+        }
+        std::uint16_t setId = be16(p + off);
+        std::size_t setLen = be16(p + off + 2);
+        if (setLen < 4 || setLen > msgLen - off) {
+            at.error(off + 2, "set length " + std::to_string(setLen) + "; expected 4 to " +
+                                  std::to_string(msgLen - off) + " (the rest of the message)");
+            return;
+        }
+        const std::uint8_t* body = p + off + 4;
+        std::size_t bodyLen = setLen - 4;
+        if (setId == 2 || setId == 3)
+            readTemplates(d, body, bodyLen, off + 4, setId == 3, at);
+        else if (setId >= 256)
+            readData(d, setId, body, bodyLen, off + 4, out, at);
+        else
+            at.warning(off, "set id " + std::to_string(setId) + " skipped; expected 2, 3 or a template id >= 256");
+        off += setLen;
+    }
+}
+
+void FlowExportDecoder::Impl::decodeNetflow9(const std::uint8_t* p, std::size_t len, const IpAddr& exporter,
+                                             FlowTable& out, const Where& at) {
+    if (len < kNetflow9Header) {
+        at.error(0, "NetFlow v9 header cut short at " + std::to_string(len) + " bytes; expected 20");
+        return;
+    }
+    ++stats.netflow9Packets;
+    version = kNetflow9Version;
+    sysUptimeMs = be32(p + 4);
+    exportSecs = be32(p + 8);
+    Domain& d = domains[DomainKey{exporter, be32(p + 16), kNetflow9Version}];
+    std::size_t off = kNetflow9Header;
+    // Flowsets run to the end of the datagram (v9 has no message length); fewer than 4 bytes left is padding.
+    while (len - off >= 4) {
+        std::uint16_t setId = be16(p + off);
+        std::size_t setLen = be16(p + off + 2);
+        if (setLen < 4 || setLen > len - off) {
+            at.error(off + 2, "flowset length " + std::to_string(setLen) + "; expected 4 to " +
+                                  std::to_string(len - off) + " (the rest of the packet)");
+            return;
+        }
+        const std::uint8_t* body = p + off + 4;
+        std::size_t bodyLen = setLen - 4;
+        if (setId == 0)
+            readTemplates(d, body, bodyLen, off + 4, false, at);
+        else if (setId == 1)
+            readNetflow9Options(d, body, bodyLen, off + 4, at);
+        else if (setId >= 256)
+            readData(d, setId, body, bodyLen, off + 4, out, at);
+        else
+            at.warning(off, "flowset id " + std::to_string(setId) + " skipped; expected 0, 1 or a template id >= 256");
+        off += setLen;
+    }
+}
+
+void FlowExportDecoder::Impl::readTemplates(Domain& d, const std::uint8_t* p, std::size_t len, std::size_t base,
+                                            bool options, const Where& at) {
+    const bool ipfix = version == kIpfixVersion;
+    const char* what = options ? "options template" : "template";
+    std::size_t off = 0;
+    // A template record is at least its 4-byte header; fewer bytes left are padding.
+    while (len - off >= 4) {
+        std::uint16_t id = be16(p + off);
+        std::uint16_t count = be16(p + off + 2);
+        std::size_t header = options && ipfix ? 6 : 4;
+        if (count == 0) {
+            // Withdrawal (IPFIX): of one template, or of all (options) templates when the id is the set id.
+            if (id == 2 || id == 3) {
+                for (auto it = d.templates.begin(); it != d.templates.end();)
+                    it = it->second.options == options ? d.templates.erase(it) : std::next(it);
+            } else {
+                d.templates.erase(id);
+            }
+            off += 4;
+            continue;
+        }
+        if (len - off < header) {
+            at.error(base + off, std::string(what) + " header cut short; expected " + std::to_string(header) + " bytes");
+            return;
+        }
+        std::uint16_t scopeCount = options && ipfix ? be16(p + off + 4) : 0;
+        if (id < 256) {
+            at.error(base + off, std::string(what) + " id " + std::to_string(id) + "; expected 256 or more");
+            return;
+        }
+        if (options && (scopeCount == 0 || scopeCount > count)) {
+            at.error(base + off + 4, "options template " + std::to_string(id) + " scope field count " +
+                                         std::to_string(scopeCount) + "; expected 1 to " + std::to_string(count));
+            return;
+        }
+        Template t;
+        t.options = options;
+        t.fields.reserve(count);
+        std::size_t q = off + header;
+        for (std::uint16_t i = 0; i < count; ++i) {
+            if (len - q < 4) {
+                at.error(base + q, std::string(what) + " " + std::to_string(id) + " declares " + std::to_string(count) +
+                                       " fields but the set ends after " + std::to_string(i) + "; expected " +
+                                       std::to_string(4 * (count - i)) + " more bytes of field specifiers");
+                return;
+            }
+            std::uint16_t ie = be16(p + q);
+            std::uint16_t flen = be16(p + q + 2);
+            q += 4;
+            bool enterprise = ipfix && (ie & 0x8000);
+            if (enterprise) { // a 4-byte Private Enterprise Number follows; the field is skipped
+                if (len - q < 4) {
+                    at.error(base + q, std::string(what) + " " + std::to_string(id) +
+                                           ": enterprise number cut short; expected 4 bytes");
+                    return;
+                }
+                q += 4;
+            }
+            if (!ipfix && flen == kVariableLength) {
+                at.error(base + q - 2, "template " + std::to_string(id) + " field length 65535; expected a fixed length");
+                return;
+            }
+            Field f;
+            f.length = flen;
+            if (!enterprise && flen != kVariableLength) f.role = roleOf(ie & 0x7FFF, flen);
+            t.fields.push_back(f);
+        }
+        compile(t);
+        if (t.minLength == 0) {
+            at.error(base + off, std::string(what) + " " + std::to_string(id) + " has only zero-length fields; "
+                                 "expected records of at least 1 byte");
+            return;
+        }
+        d.templates[id] = std::move(t);
+        ++stats.templates;
+        off = q;
+    }
+}
+
+// NetFlow v9 options template: id, scope length and option length in bytes, then (type, length) pairs. Scope
+// field types (system, interface, line card, cache, template) are not information elements: they are skipped.
+void FlowExportDecoder::Impl::readNetflow9Options(Domain& d, const std::uint8_t* p, std::size_t len,
+                                                  std::size_t base, const Where& at) {
+    std::size_t off = 0;
+    while (len - off >= 6) {
+        std::uint16_t id = be16(p + off);
+        std::size_t scopeLen = be16(p + off + 2);
+        std::size_t optionLen = be16(p + off + 4);
+        if (id < 256 || scopeLen % 4 || optionLen % 4 || scopeLen + optionLen > len - off - 6) {
+            at.error(base + off, "options template " + std::to_string(id) + " with scope length " +
+                                     std::to_string(scopeLen) + " and option length " + std::to_string(optionLen) +
+                                     "; expected an id >= 256 and lengths that are multiples of 4 within the " +
+                                     std::to_string(len - off - 6) + " bytes left");
+            return;
+        }
+        Template t;
+        t.options = true;
+        std::size_t q = off + 6;
+        for (std::size_t i = 0; i < (scopeLen + optionLen) / 4; ++i, q += 4) {
+            Field f;
+            f.length = be16(p + q + 2);
+            if (i >= scopeLen / 4) f.role = roleOf(be16(p + q), f.length);
+            t.fields.push_back(f);
+        }
+        compile(t);
+        if (t.minLength == 0) {
+            at.error(base + off, "options template " + std::to_string(id) + " has no field bytes; expected at least 1");
+            return;
+        }
+        d.templates[id] = std::move(t);
+        ++stats.templates;
+        off = q;
+    }
+}
+
+void FlowExportDecoder::Impl::readData(Domain& d, std::uint16_t templateId, const std::uint8_t* p, std::size_t len,
+                                       std::size_t base, FlowTable& out, const Where& at) {
+    auto it = d.templates.find(templateId);
+    if (it == d.templates.end()) {
+        ++stats.withoutTemplate;
+        at.warning(base - 4, "data set " + std::to_string(templateId) + " skipped (" + std::to_string(len) +
+                                 " bytes): its template was not received before it; expected the template first");
+        return;
+    }
+    const Template& t = it->second;
+    std::size_t off = 0;
+    // Records follow each other; what is left shorter than the shortest record is padding.
+    while (len - off >= t.minLength) {
+        Values v;
+        if (!t.variable) {
+            const std::uint8_t* rec = p + off;
+            for (const Use& u : t.uses) setValue(v, u.role, rec + u.offset, u.length);
+            off += t.minLength;
+        } else {
+            std::size_t q = off;
+            for (std::size_t i = 0; i < t.fields.size(); ++i) {
+                std::size_t flen = t.fields[i].length;
+                if (flen == kVariableLength) {
+                    std::size_t prefix = len - q >= 1 && p[q] == 255 ? 3 : 1;
+                    if (len - q < prefix) {
+                        at.error(base + q, "record of template " + std::to_string(templateId) + ": the length of field " +
+                                               std::to_string(i + 1) + " is cut short; expected " +
+                                               std::to_string(prefix) + " length byte(s) within the set");
+                        return;
+                    }
+                    flen = prefix == 1 ? p[q] : be16(p + q + 1);
+                    q += prefix;
+                }
+                if (len - q < flen) {
+                    at.error(base + q, "record of template " + std::to_string(templateId) + ": field " +
+                                           std::to_string(i + 1) + " is " + std::to_string(flen) +
+                                           " bytes long but the set has " + std::to_string(len - q) +
+                                           " left; expected the field within the set");
+                    return;
+                }
+                if (t.fields[i].role != Role::None) setValue(v, t.fields[i].role, p + q, flen);
+                q += flen;
+            }
+            off = q;
+        }
+        if (t.options)
+            learnOptions(d, v);
+        else if (t.hasFlowKey)
+            emit(d, t, v, out);
+    }
+}
+
+void FlowExportDecoder::Impl::learnOptions(Domain& d, const Values& v) {
+    if (v.sysInitMs) d.sysInitMs = std::int64_t(*v.sysInitMs);
+    if (!hasSampling(v)) return;
+    double factor = samplingFactor(v);
+    if (v.selectorId)
+        d.selectorSampling[*v.selectorId] = factor;
+    else if (v.samplerId)
+        d.samplerSampling[*v.samplerId] = factor;
+    else
+        d.sampling = factor;
+}
+
+void FlowExportDecoder::Impl::emit(Domain& d, const Template&, const Values& v, FlowTable& out) {
+    FlowRecord r;
+    // Templates may carry both families (one of them zero): IPv4 unless it is absent or 0.0.0.0 -> 0.0.0.0 while
+    // the IPv6 pair is not.
+    auto zero16 = [](const std::uint8_t* a) { return std::all_of(a, a + 16, [](std::uint8_t b) { return b == 0; }); };
+    const bool hasV6 = v.srcV6 || v.dstV6;
+    const bool useV6 = hasV6 && (!(v.hasSrcV4 || v.hasDstV4) ||
+                                 (v.srcV4 == 0 && v.dstV4 == 0 && !((!v.srcV6 || zero16(v.srcV6)) &&
+                                                                    (!v.dstV6 || zero16(v.dstV6)))));
+    auto v6 = [](const std::uint8_t* a) {
+        IpAddr ip;
+        ip.v6 = true;
+        if (a) std::memcpy(ip.bytes.data(), a, 16);
+        return ip;
+    };
+    r.src = useV6 ? v6(v.srcV6) : IpAddr::v4(v.srcV4);
+    r.dst = useV6 ? v6(v.dstV6) : IpAddr::v4(v.dstV4);
+    r.srcPort = v.srcPort;
+    r.dstPort = v.dstPort;
+    r.proto = v.proto;
+    std::uint64_t bytes = v.octetDelta ? *v.octetDelta : v.octetTotal.value_or(0);
+    std::uint64_t packets = v.packetDelta ? *v.packetDelta : v.packetTotal.value_or(0);
+
+    // Sampling: the record's own elements, else the options record of its selector / sampler, else the domain's.
+    double factor = 1.0;
+    if (hasSampling(v)) {
+        factor = samplingFactor(v);
+    } else if (v.selectorId && d.selectorSampling.count(*v.selectorId)) {
+        factor = d.selectorSampling[*v.selectorId];
+    } else if (v.samplerId && d.samplerSampling.count(*v.samplerId)) {
+        factor = d.samplerSampling[*v.samplerId];
+    } else if (d.sampling) {
+        factor = *d.sampling;
+    }
+    if (factor != 1.0) {
+        bytes = std::uint64_t(std::llround(double(bytes) * factor));
+        packets = std::uint64_t(std::llround(double(packets) * factor));
+        ++stats.sampledRecords;
+    }
+    r.bytes = bytes;
+    r.packets = packets;
+
+    // Times: absolute elements, else deltas before export, else system uptime (v9 header, or IE 160), else the
+    // export time.
+    const std::int64_t exportNs = exportSecs * kNsPerSec;
+    std::optional<std::int64_t> initMs;
+    if (version == kNetflow9Version) initMs = exportSecs * 1000 - sysUptimeMs;
+    else if (v.sysInitMs) initMs = std::int64_t(*v.sysInitMs);
+    else initMs = d.sysInitMs;
+    auto timeOf = [&](const std::optional<std::int64_t>& abs, const std::optional<std::int64_t>& deltaUs,
+                      const std::optional<std::int64_t>& uptime) -> std::optional<std::int64_t> {
+        if (abs) return abs;
+        if (deltaUs) return exportNs - *deltaUs * 1000;
+        if (uptime && initMs) return (*initMs + *uptime) * kNsPerMs;
+        return std::nullopt;
+    };
+    std::optional<std::int64_t> start = timeOf(v.startNs, v.startDeltaUs, v.startUptime);
+    std::optional<std::int64_t> end = timeOf(v.endNs, v.endDeltaUs, v.endUptime);
+    r.startNs = start ? *start : end ? *end : exportNs;
+    r.endNs = end ? *end : r.startNs;
+    if (r.endNs < r.startNs) r.endNs = r.startNs;
+    (void)d.warnedUptime;
+    out.append(r);
+    ++stats.records;
+}
+
+void FlowExportDecoder::Impl::decodeSflow(const std::uint8_t* p, std::size_t len, std::int64_t, FlowTable&,
+                                          const Where& at) {
+    (void)p;
+    (void)len;
+    at.error(0, "sFlow v5 is not decoded yet");
+}
+
+FlowTable readIpfixFile(const std::string& path, LoadDiagnostics& diag, FlowExportStats* stats) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError({path, 0, 0, "cannot open the file"});
+    std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!looksLikeIpfixFile(bytes.data(), bytes.size()))
+        throw InputError({path, 0, 0, "not an IPFIX file: expected an IPFIX message header (version 10) at byte 0"});
+    FlowExportDecoder decoder(path);
+    FlowTable out;
+    std::size_t off = 0;
+    std::uint64_t message = 0;
+    while (off < bytes.size()) {
+        ++message;
+        std::size_t left = bytes.size() - off;
+        std::size_t msgLen = left >= 4 ? be16(&bytes[off + 2]) : 0;
+        if (left < kIpfixHeader || be16(&bytes[off]) != kIpfixVersion || msgLen < kIpfixHeader || msgLen > left) {
+            diag.addError({path, 0, 0,
+                           "IPFIX message " + std::to_string(message) + " at byte offset " + std::to_string(off) +
+                               ": " + (left < kIpfixHeader ? "header cut short (" + std::to_string(left) + " bytes)"
+                                                           : "version " + std::to_string(be16(&bytes[off])) +
+                                                                 ", length " + std::to_string(msgLen)) +
+                               "; expected a version 10 message header whose length fits the file. "
+                               "The rest of the file is skipped"});
+            break;
+        }
+        decoder.m_impl->decodeIpfix(&bytes[off], msgLen, IpAddr{}, out,
+                                    Where{&decoder.m_impl->file,
+                                          "IPFIX message " + std::to_string(message) + " at byte offset " +
+                                              std::to_string(off),
+                                          &diag});
+        off += msgLen;
+    }
+    if (stats) *stats = decoder.stats();
+    return out;
+}
+
+} // namespace prism
