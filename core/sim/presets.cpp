@@ -204,9 +204,10 @@ std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed)
         c.storageRatePerHost = 8.0; // quieter storage keeps the 40 s capture small
         c.ipv6Rate = 4.0;
     } else if (name == "checkpoints") {
-        // A checkpoint every 40 steps stalls the job for ~1.5 s (about 25 steps' worth).
+        // A checkpoint every 40 steps stalls the job for ~1.5 s (about 25 steps' worth); three of them, as a
+        // pattern needs three occurrences to be told from two unrelated pauses.
         c.hosts = 4;
-        JobSpec a = job("job-a", 8, 2, 2, shuffled(0, 4), 4, 120, 3 * kMs);
+        JobSpec a = job("job-a", 8, 2, 2, shuffled(0, 4), 4, 130, 3 * kMs);
         a.startOffsetNs = offset(5 * kMs);
         a.gradientBytes = 32 * kMiB;
         a.channels = 1;
