@@ -38,6 +38,7 @@ private slots:
         QTest::newRow("simulate") << QStringList{"simulate", "--help"} << "--preset NAME";
         QTest::newRow("analyze") << QStringList{"analyze", "--help"} << "--csv-steps";
         QTest::newRow("evaluate") << QStringList{"evaluate", "--help"} << "--expect-perfect";
+        QTest::newRow("convert") << QStringList{"convert", "--help"} << "--tz ZONE";
     }
     void everyCommandHasHelp() {
         QFETCH(QStringList, args);
@@ -78,7 +79,13 @@ private slots:
         QTest::newRow("pause without value") << sim({"--anomaly", "slow_step:steps=4"}) << "pause_ms is required";
         QTest::newRow("channels") << sim({"--channels", "0"}) << "--channels expects a positive integer";
         QTest::newRow("loss") << sim({"--loss", "1"}) << "--loss expects a fraction in [0, 1)";
-        QTest::newRow("two captures") << QStringList{"analyze", "a", "b"} << "exactly one CAPTURE";
+        QTest::newRow("no capture") << QStringList{"analyze"} << "expected a CAPTURE";
+        QTest::newRow("session and more") << QStringList{"analyze", "a.prism", "b"} << "a session file is analysed alone";
+        QTest::newRow("unknown zone") << QStringList{"analyze", "x", "--tz", "Mars/Olympus"}
+                                      << "--tz: unknown time zone \"Mars/Olympus\"";
+        QTest::newRow("bad offset") << QStringList{"convert", "x", "--tz", "+25:00", "--out", "never-written"}
+                                    << "--tz: unknown time zone \"+25:00\"";
+        QTest::newRow("convert without out") << QStringList{"convert", "x"} << "--out is required";
     }
     void badCommandLinesExitWithCodeTwo() {
         QFETCH(QStringList, args);

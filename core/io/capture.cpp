@@ -1,8 +1,12 @@
-// loadCapture: resolves a folder or a named file to flows.csv[.gz] + topology.json, loads both and checks
-// one against the other. summarize(): the numbers shown before any analysis.
+// loadCapture: resolves folders and named files to flow data files (any kind, by content) + topology.json,
+// loads them, merges the flow data and checks it against the topology. summarize(): the numbers shown
+// before any analysis.
 #include "io/capture.h"
 
+#include "io/flow_source.h"
+
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <system_error>
@@ -17,11 +21,81 @@ bool isFile(const fs::path& p) {
     return fs::exists(p, ec) && !fs::is_directory(p, ec);
 }
 
-// flows.csv, else flows.csv.gz, in `dir`; empty when neither exists.
-std::string flowsIn(const fs::path& dir) {
-    for (const char* name : {"flows.csv", "flows.csv.gz"})
-        if (isFile(dir / name)) return (dir / name).string();
-    return {};
+struct FlowFile {
+    std::string path;
+    SourceInfo info;
+};
+
+// The flow data files of a folder, by content, in name order; `topology` gets its topology (topology.json
+// when it is one, else the only topology-like JSON). Files that are not flow data (truth.json, a report, a
+// README) are skipped without a word; "X.gz" is skipped, with a warning, when X is there too (the same
+// data twice, presumably).
+std::vector<FlowFile> flowFilesIn(const fs::path& dir, std::string& topology, LoadDiagnostics& diag,
+                                  std::string* skipped = nullptr) {
+    std::vector<fs::path> names;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+        if (!entry.is_directory(ec) && entry.path().filename().string().front() != '.') names.push_back(entry.path());
+    std::sort(names.begin(), names.end());
+    std::vector<FlowFile> files;
+    std::vector<std::string> topologies;
+    for (const fs::path& p : names) {
+        SourceInfo info;
+        try {
+            info = detectSource(p.string());
+        } catch (const InputError&) {
+            continue; // unreadable: not ours to judge in a folder scan
+        }
+        if (info.kind == SourceKind::Topology) topologies.push_back(p.string());
+        if (!info.isFlowData()) {
+            if (skipped) *skipped += "; " + p.filename().string() + ": " + info.what;
+            continue;
+        }
+        fs::path plain = fs::path(p).replace_extension();
+        if (p.extension() == ".gz" && std::find(names.begin(), names.end(), plain) != names.end()) {
+            diag.addWarning({p.string(), 0, 0,
+                             "skipped: " + plain.filename().string() +
+                                 " is in the same folder (the same data uncompressed, presumably)"});
+            continue;
+        }
+        files.push_back({p.string(), info});
+    }
+    topology.clear();
+    // topology.json by its name even when it does not parse: readTopologyJson then says where it breaks.
+    if (isFile(dir / "topology.json"))
+        topology = (dir / "topology.json").string();
+    else if (topologies.size() == 1)
+        topology = topologies.front();
+    return files;
+}
+
+// One table of every record of `tables` (endpoints interned anew, congestion counts kept), sorted by start.
+FlowTable mergeTables(std::vector<FlowTable> tables) {
+    if (tables.size() == 1) return std::move(tables.front());
+    FlowTable out;
+    std::size_t total = 0;
+    bool congestion = false;
+    for (const FlowTable& t : tables) {
+        total += t.size();
+        congestion = congestion || t.hasCongestion();
+    }
+    out.reserve(total);
+    if (congestion) out.enableCongestion();
+    for (const FlowTable& t : tables) {
+        std::vector<EndpointId> id(t.endpoints.size());
+        for (EndpointId e = 0; e < t.endpoints.size(); ++e) id[e] = out.endpoints.intern(t.endpoints.at(e));
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            if (congestion)
+                out.append(t.startNs[i], t.endNs[i], id[t.src[i]], id[t.dst[i]], t.srcPort[i], t.dstPort[i],
+                           t.proto[i], t.bytes[i], t.packets[i], t.hasCongestion() ? t.retransmits[i] : 0,
+                           t.hasCongestion() ? t.cnps[i] : 0, t.hasCongestion() ? t.ecnCe[i] : 0);
+            else
+                out.append(t.startNs[i], t.endNs[i], id[t.src[i]], id[t.dst[i]], t.srcPort[i], t.dstPort[i],
+                           t.proto[i], t.bytes[i], t.packets[i]);
+        }
+    }
+    out.sortByStart();
+    return out;
 }
 
 struct UnknownEndpoint {
@@ -82,40 +156,84 @@ void checkTopology(Capture& c) {
 } // namespace
 
 Capture loadCapture(const std::string& pathOrFolder, const LoadOptions& options) {
+    return loadCapture(std::vector<std::string>{pathOrFolder}, options);
+}
+
+Capture loadCapture(const std::vector<std::string>& sources, const LoadOptions& options) {
     Capture c;
-    c.source = pathOrFolder;
-    fs::path p(pathOrFolder);
-    std::error_code ec;
-    if (pathOrFolder.empty() || !fs::exists(p, ec))
-        throw InputError({pathOrFolder, 0, 0,
-                          "no such file or folder (expected a capture folder, a flows.csv[.gz] or a topology.json)"});
-    if (fs::is_directory(p, ec)) {
-        c.flowsPath = flowsIn(p);
-        if (c.flowsPath.empty())
-            throw InputError({pathOrFolder, 0, 0,
-                              "no flows.csv or flows.csv.gz in " + pathOrFolder +
-                                  " (expected a capture folder holding flows.csv[.gz] and topology.json)"});
-        if (isFile(p / "topology.json")) c.topologyPath = (p / "topology.json").string();
-    } else {
+    for (const std::string& s : sources) c.source += (c.source.empty() ? "" : " + ") + s;
+    if (sources.empty()) throw InputError({"", 0, 0, "no capture given (expected a folder or flow data files)"});
+
+    // Every source to flow files and at most one topology (--topology wins over one found).
+    std::vector<FlowFile> files;
+    std::string foundTopology;
+    for (const std::string& source : sources) {
+        fs::path p(source);
+        std::error_code ec;
+        if (source.empty() || !fs::exists(p, ec))
+            throw InputError({source, 0, 0,
+                              "no such file or folder (expected a capture folder, a flow data file or a topology.json)"});
+        if (fs::is_directory(p, ec)) {
+            std::string topology, skipped;
+            auto inFolder = flowFilesIn(p, topology, c.diagnostics, &skipped);
+            if (inFolder.empty()) {
+                if (!topology.empty()) readTopologyJson(topology); // its errors first, as with flow data
+                throw InputError({source, 0, 0,
+                                  "no flows.csv or flows.csv.gz in " + source +
+                                      ", nor any other flow data (expected a capture folder holding topology.json and "
+                                      "flow data: " + std::string(expectedFlowData()) + ")" + skipped});
+            }
+            files.insert(files.end(), inFolder.begin(), inFolder.end());
+            if (foundTopology.empty()) foundTopology = topology;
+            continue;
+        }
+        SourceInfo info = detectSource(source);
         fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-        if (p.extension() == ".json") { // the topology named directly: the flows are next to it
-            c.topologyPath = pathOrFolder;
-            c.flowsPath = flowsIn(dir);
-            if (c.flowsPath.empty())
-                throw InputError({pathOrFolder, 0, 0,
-                                  "no flows.csv or flows.csv.gz next to this topology file (in " + dir.string() + ")"});
+        if (info.kind == SourceKind::Topology && sources.size() == 1) {
+            // The topology named alone: the flow data is next to it.
+            foundTopology = source;
+            std::string ignored;
+            files = flowFilesIn(dir, ignored, c.diagnostics);
+            if (files.empty())
+                throw InputError({source, 0, 0,
+                                  "no flows.csv or flows.csv.gz next to this topology file (in " + dir.string() +
+                                      "), nor any other flow data"});
+        } else if (info.kind == SourceKind::Topology) {
+            foundTopology = source;
+        } else if (info.isFlowData()) {
+            files.push_back({source, info});
+            if (foundTopology.empty() && isFile(dir / "topology.json")) foundTopology = (dir / "topology.json").string();
         } else {
-            c.flowsPath = pathOrFolder;
-            if (isFile(dir / "topology.json")) c.topologyPath = (dir / "topology.json").string();
+            throw InputError({source, 0, 0,
+                              "not flow data: found " + info.what + "; expected " + expectedFlowData() +
+                                  " (or a folder holding them, or topology.json)"});
         }
     }
+    if (files.empty())
+        throw InputError({c.source, 0, 0, std::string("no flow data given (expected ") + expectedFlowData() + ")"});
+    c.topologyPath = options.topologyPath.empty() ? foundTopology : options.topologyPath;
 
     // The topology first: it is small, and its errors are worth seeing before a long flows read.
     if (!c.topologyPath.empty()) {
         c.topology = readTopologyJson(c.topologyPath);
         c.hasTopology = true;
     }
-    c.flows = readFlowsCsv(c.flowsPath, options, c.diagnostics);
+    std::vector<FlowTable> tables;
+    for (std::size_t k = 0; k < files.size(); ++k) {
+        LoadOptions fileOptions = options;
+        if (options.progress) { // one share of the progress per file
+            double lo = double(k) / double(files.size()), span = 1.0 / double(files.size());
+            fileOptions.progress = [&, lo, span](double f) { return options.progress(lo + span * f); };
+        }
+        std::string description;
+        tables.push_back(readFlowSource(files[k].path, files[k].info, fileOptions, c.diagnostics, &description));
+        c.flowsPaths.push_back(files[k].path);
+        c.flowsKinds.push_back(description);
+        if (auto at = description.find("local times read as "); at != std::string::npos)
+            c.timeZone = description.substr(at + std::strlen("local times read as "));
+    }
+    c.flowsPath = c.flowsPaths.front();
+    c.flows = mergeTables(std::move(tables));
     if (c.hasTopology) {
         checkTopology(c);
     } else {

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace prism {
 
@@ -14,11 +15,21 @@ struct LoadOptions {
     bool strict = false; // stop at the first bad row (InputError) instead of skipping it
     // Called now and then with a fraction in [0,1]; return false to cancel (the load throws Cancelled).
     std::function<bool(double)> progress;
+    // The topology to use instead of the one found next to the flow data (--topology).
+    std::string topologyPath;
+    // The zone of local-time stamps in collector CSVs (--tz): "" or "UTC", "+02:00", an IANA name.
+    std::string timeZone;
+    // Packet captures: the flow builder's idle and active timeouts (0: PacketFlowBuilder's defaults).
+    std::int64_t idleTimeoutNs = 0;
+    std::int64_t activeTimeoutNs = 0;
 };
 
 struct Capture {
     std::string source;       // what the user named (folder or file)
-    std::string flowsPath;    // resolved flows.csv or flows.csv.gz
+    std::string flowsPath;    // the first flow data file (compatibility: the only one before issue 13)
+    std::vector<std::string> flowsPaths; // every flow data file read, in the order read
+    std::vector<std::string> flowsKinds; // per file, what it was read as: "flows.csv", "nfdump csv (1.7.5+)"...
+    std::string timeZone;     // the zone local stamps were read in; empty when no file had local stamps
     std::string topologyPath; // resolved topology.json; empty when there is none
     FlowTable flows;          // sorted by start time
     Topology topology;
@@ -32,15 +43,23 @@ struct Capture {
 // Fatal in both modes (InputError): missing/unreadable file, missing required column, binary garbage header.
 FlowTable readFlowsCsv(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag);
 
+// Writes `flows` as flows.csv (gzip when `path` ends in ".gz"), rows in start order, `comment` lines first as
+// "# ..." lines; the congestion columns retransmits,cnps,ecn_ce when the table has them. Atomic: written to
+// path + ".tmp" and renamed. Throws std::runtime_error when the file cannot be written.
+void writeFlowsCsv(const FlowTable& flows, const std::string& path, const std::vector<std::string>& comment = {});
+
 // topology.json reader; throws InputError (file, line, column, what was expected) on any problem,
 // including a duplicate NIC ip, a NIC without ip, or a NIC on an unknown host.
 Topology readTopologyJson(const std::string& path);
 void writeTopologyJson(const Topology& topology, const std::string& path);
 
-// Resolves `pathOrFolder` (a folder holding flows.csv[.gz] and topology.json, or either file) and loads
-// both. RoCE endpoints missing from the topology become warnings in the diagnostics (never guessed).
-// Without topology.json a warning says each NIC is treated as its own host.
+// Resolves `pathOrFolder` (a folder holding topology.json and flow data, or a flow data file, or the
+// topology file) and loads both; flow data of every kind is detected by content (io/flow_source.h), several
+// files are merged into one table sorted by start. RoCE endpoints missing from the topology become warnings
+// in the diagnostics (never guessed). Without a topology a warning says each NIC is treated as its own host.
 Capture loadCapture(const std::string& pathOrFolder, const LoadOptions& options = {});
+// The same for several sources (folders and files, each as above), merged into one capture.
+Capture loadCapture(const std::vector<std::string>& sources, const LoadOptions& options = {});
 
 CaptureSummary summarize(const Capture& capture);
 

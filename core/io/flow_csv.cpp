@@ -26,7 +26,9 @@ namespace {
 constexpr std::size_t kChunk = std::size_t(4) << 20;
 constexpr std::size_t kPad = 16;
 
-enum class Col : std::uint8_t { Ignore, StartNs, EndNs, SrcIp, DstIp, SrcPort, DstPort, Proto, Bytes, Packets };
+enum class Col : std::uint8_t {
+    Ignore, StartNs, EndNs, SrcIp, DstIp, SrcPort, DstPort, Proto, Bytes, Packets, Retransmits, Cnps, EcnCe
+};
 
 struct ColumnSpec {
     std::string_view name;
@@ -38,6 +40,8 @@ constexpr ColumnSpec kColumns[] = {
     {"start_ns", Col::StartNs, true}, {"end_ns", Col::EndNs, true},     {"src_ip", Col::SrcIp, true},
     {"dst_ip", Col::DstIp, true},     {"src_port", Col::SrcPort, true}, {"dst_port", Col::DstPort, true},
     {"proto", Col::Proto, true},      {"bytes", Col::Bytes, true},      {"packets", Col::Packets, false},
+    // Congestion evidence (packet captures converted by llmprism-cli convert): optional.
+    {"retransmits", Col::Retransmits, false}, {"cnps", Col::Cnps, false}, {"ecn_ce", Col::EcnCe, false},
 };
 constexpr std::string_view kExpectedHeader = "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes[,packets]";
 
@@ -308,6 +312,9 @@ private:
             throw InputError({m_path, m_line, 0,
                               msg + "; found columns " + found + " (expected " + std::string(kExpectedHeader) + ")"});
         }
+        for (Col c : m_cols)
+            if (c == Col::Retransmits || c == Col::Cnps || c == Col::EcnCe) m_congestion = true;
+        if (m_congestion) m_table.enableCongestion();
         m_header = true;
     }
 
@@ -355,6 +362,7 @@ private:
         std::uint16_t sport = 0, dport = 0;
         std::uint8_t proto = 0;
         std::uint64_t bytes = 0, packets = 0;
+        std::uint32_t retransmits = 0, cnps = 0, ecnCe = 0;
         const std::size_t n = m_cols.size();
         for (std::size_t f = 0; f < n; ++f) {
             bool ok = true;
@@ -386,6 +394,15 @@ private:
             case Col::Packets:
                 ok = num(p, packets);
                 break;
+            case Col::Retransmits:
+                ok = num(p, retransmits);
+                break;
+            case Col::Cnps:
+                ok = num(p, cnps);
+                break;
+            case Col::EcnCe:
+                ok = num(p, ecnCe);
+                break;
             case Col::Ignore: {
                 const char* c = static_cast<const char*>(std::memchr(p, ',', std::size_t(e - p)));
                 p = c ? c : e;
@@ -399,7 +416,10 @@ private:
             }
         }
         if (p != e || end < start) return false;
-        m_table.append(start, end, s, d, sport, dport, proto, bytes, packets);
+        if (m_congestion)
+            m_table.append(start, end, s, d, sport, dport, proto, bytes, packets, retransmits, cnps, ecnCe);
+        else
+            m_table.append(start, end, s, d, sport, dport, proto, bytes, packets);
         return true;
     }
 
@@ -448,6 +468,7 @@ private:
             return;
         }
         FlowRecord r;
+        std::uint32_t congestion[3] = {0, 0, 0}; // retransmits, cnps, ecn_ce
         std::uint32_t endColumn = 0;
         for (std::size_t f = 0; f < fields.size(); ++f) {
             Col col = m_cols[f];
@@ -497,6 +518,14 @@ private:
                 if (v.empty()) break; // optional: an empty cell is 0
                 if (!unsignedField(v, column, col, UINT64_MAX, r.packets)) return;
                 break;
+            case Col::Retransmits:
+            case Col::Cnps:
+            case Col::EcnCe: {
+                if (v.empty()) break; // optional: an empty cell is 0
+                std::uint32_t& count = congestion[col == Col::Retransmits ? 0 : col == Col::Cnps ? 1 : 2];
+                if (!unsignedField(v, column, col, UINT32_MAX, count)) return;
+                break;
+            }
             case Col::Ignore:
                 break;
             }
@@ -507,6 +536,11 @@ private:
             return;
         }
         m_table.append(r);
+        if (m_congestion) {
+            m_table.retransmits.back() = congestion[0];
+            m_table.cnps.back() = congestion[1];
+            m_table.ecnCe.back() = congestion[2];
+        }
     }
 
     // Keeps one reservation ahead of the rows, projected from the bytes per row seen so far, so the
@@ -536,6 +570,7 @@ private:
     std::uint64_t m_line = 0;
     std::uint64_t m_bytesSeen = 0; // (decompressed) bytes parsed so far, for the bytes-per-row projection
     bool m_header = false;
+    bool m_congestion = false; // the header has retransmits, cnps or ecn_ce
     bool m_atStart = true;
     bool m_skipping = false;
 };
