@@ -281,6 +281,72 @@ std::vector<Rec> tsharkCflow(const std::string& path, int port) {
     return out;
 }
 
+// The sampled packets of an sFlow capture as tshark's sflow dissector gives them, summed per (src, dst, ports,
+// proto): each raw Ethernet header stands for `sampling rate` packets of its IP length, seen at the datagram's
+// capture time (the earliest per key is kept).
+struct SflowSum {
+    std::uint64_t bytes = 0, packets = 0;
+    std::int64_t firstNs = 0;
+    friend bool operator==(const SflowSum&, const SflowSum&) = default;
+};
+using SflowKey = std::tuple<std::string, std::string, int, int, int>;
+
+void collectNamed(const QJsonValue& v, const QString& name, std::vector<QJsonObject>& found) {
+    if (!v.isObject()) return;
+    QJsonObject o = v.toObject();
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        if (it.key() == name && it.value().isObject()) found.push_back(it.value().toObject());
+        else collectNamed(it.value(), name, found);
+    }
+}
+
+std::map<SflowKey, SflowSum> tsharkSflow(const std::string& path) {
+    std::map<SflowKey, SflowSum> out;
+    for (const QJsonValue& f : tsharkJson(path, {})) {
+        QJsonObject layers = f.toObject()["_source"].toObject()["layers"].toObject();
+        QStringList epoch = str(layers["frame"].toObject(), "frame.time_epoch").split('.');
+        std::int64_t timeNs = epoch.value(0).toLongLong() * 1000000000 + epoch.value(1).leftJustified(9, '0').toLongLong();
+        QJsonObject sflow = layers["sflow"].toObject();
+        for (auto it = sflow.begin(); it != sflow.end(); ++it) {
+            if (!it.value().isObject() || !has(it.value().toObject(), "sflow.flow_sample.sampling_rate")) continue;
+            QJsonObject sample = it.value().toObject();
+            std::uint64_t rate = str(sample, "sflow.flow_sample.sampling_rate").toULongLong();
+            std::vector<QJsonObject> headers;
+            collectNamed(sample, "Raw packet header", headers);
+            for (const QJsonObject& h : headers) {
+                QJsonObject ip = field(h, "ip").toObject();
+                QJsonObject ip6 = field(h, "ipv6").toObject();
+                bool v6 = ip.isEmpty();
+                if (v6 && ip6.isEmpty()) continue;
+                int proto = v6 ? str(ip6, "ipv6.nxt").toInt() : str(ip, "ip.proto").toInt();
+                QJsonObject l4 = field(h, proto == 6 ? "tcp" : "udp").toObject();
+                QString l4name = proto == 6 ? "tcp" : "udp";
+                SflowKey key{(v6 ? str(ip6, "ipv6.src") : str(ip, "ip.src")).toStdString(),
+                             (v6 ? str(ip6, "ipv6.dst") : str(ip, "ip.dst")).toStdString(),
+                             str(l4, l4name + ".srcport").toInt(), str(l4, l4name + ".dstport").toInt(), proto};
+                std::uint64_t ipLen = v6 ? 40 + str(ip6, "ipv6.plen").toULongLong() : str(ip, "ip.len").toULongLong();
+                SflowSum& sum = out[key];
+                if (sum.packets == 0 || timeNs < sum.firstNs) sum.firstNs = timeNs;
+                sum.bytes += ipLen * rate;
+                sum.packets += rate;
+            }
+        }
+    }
+    return out;
+}
+
+std::map<SflowKey, SflowSum> sums(const FlowTable& t) {
+    std::map<SflowKey, SflowSum> out;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        FlowRecord r = t.record(i);
+        SflowSum& sum = out[{r.src.toString(), r.dst.toString(), r.srcPort, r.dstPort, r.proto}];
+        if (sum.packets == 0 || r.startNs < sum.firstNs) sum.firstNs = r.startNs;
+        sum.bytes += r.bytes;
+        sum.packets += r.packets;
+    }
+    return out;
+}
+
 // --- hand-built datagrams ---------------------------------------------------------------------------------------
 
 struct Bytes {
@@ -642,6 +708,69 @@ private slots:
         QCOMPARE(ntp.out.size(), std::size_t(1));
         QCOMPARE(ntp.out.startNs[0], 1700000000LL * 1000000000 + 500000000);
         QCOMPARE(ntp.out.endNs[0], 1700000001LL * 1000000000 + 250000000);
+    }
+    void theSflowCaptureDecodesToThePacketsAndBytesTsharksSflowDissectorGivesScaledByTheRate() {
+        if (!haveTshark()) QSKIP("tshark not found (scripts/install-deps.sh installs it)");
+        std::string path = data("ndpi/sflow.pcap");
+        Decoded got = decodeCapture(path);
+        std::map<SflowKey, SflowSum> want = tsharkSflow(path);
+        QVERIFY(!want.empty());
+        QVERIFY(sums(got.table) == want);
+        QVERIFY2(got.diag.clean(), firstError(got.diag).c_str());
+        QCOMPARE(got.stats.sflowDatagrams, std::uint64_t(9));
+        QCOMPARE(got.stats.sflowFlowSamples, std::uint64_t(1));
+        QCOMPARE(got.stats.sflowCounterSamples, std::uint64_t(8));
+        QCOMPARE(got.stats.sampledRecords, std::uint64_t(got.table.size()));
+    }
+
+    void anSflowRawHeaderOfRoceGoesThroughThePacketDecoderWeightedByTheSamplingRate() {
+        // Ethernet / IPv4 / UDP to 4791 / BTH (RDMA WRITE only, QP 0x12, PSN 5), IP length 1072: 1000 bytes of
+        // payload beyond the 46-byte header captured.
+        Bytes frame;
+        frame.u32(0x02000000).u16(1).u32(0x02000000).u16(2).u16(0x0800);           // MACs, EtherType
+        frame.u8(0x45).u8(0).u16(1072).u32(0).u8(64).u8(17).u16(0).u32(kA).u32(kB); // IPv4
+        frame.u16(49152).u16(4791).u16(1052).u16(0);                                // UDP
+        frame.u8(0x0A).u8(0).u16(0xFFFF).u32(0x12).u32(5);                          // BTH
+        const std::size_t headerLen = frame.b.size();
+        while (frame.b.size() % 4) frame.u8(0);
+        Bytes raw;
+        raw.u32(1).u32(14 + 1072 + 4).u32(4).u32(std::uint32_t(headerLen)).add(frame.b); // Ethernet, frame, stripped
+        Bytes expanded;
+        expanded.u32(1).u32(0).u32(7).u32(4096).u32(0).u32(0).u32(0).u32(1).u32(0).u32(2).u32(1);
+        expanded.u32(1).u32(std::uint32_t(raw.b.size())).add(raw.b);
+        Bytes counters = Bytes().u32(1).u32(0).u32(0);
+        Bytes dgram;
+        dgram.u32(5).u32(1).u32(0xC0000201).u32(0).u32(1).u32(1000).u32(2);
+        dgram.u32(3).u32(std::uint32_t(expanded.b.size())).add(expanded.b);
+        dgram.u32(2).u32(std::uint32_t(counters.b.size())).add(counters.b);
+        QVERIFY(FlowExportDecoder::looksLikeExport(dgram.b.data(), dgram.b.size()));
+        FlowExportDecoder d("s.pcap");
+        FlowTable out;
+        LoadDiagnostics diag;
+        const std::int64_t t = 1700000000'123456789;
+        d.decode(dgram.b.data(), dgram.b.size(), IpAddr::v4(192, 0, 2, 1), t, 1, out, diag);
+        d.finish(out);
+        QVERIFY2(diag.clean(), firstError(diag).c_str());
+        QCOMPARE(out.size(), std::size_t(1));
+        QVERIFY(out.isRoce(0));
+        QCOMPARE(out.bytes[0], std::uint64_t(1072) * 4096);
+        QCOMPARE(out.packets[0], std::uint64_t(4096));
+        QCOMPARE(out.startNs[0], t);
+        QCOMPARE(d.stats().sflowCounterSamples, std::uint64_t(1));
+        QCOMPARE(d.stats().sflowPackets, std::uint64_t(1));
+
+        // The same datagram with the counter sample's length running past the end: the flow sample before it is
+        // kept, the problem named.
+        Bytes bad = dgram;
+        bad.b[bad.b.size() - counters.b.size() - 1] = 200;
+        FlowExportDecoder d2("s.pcap");
+        FlowTable out2;
+        LoadDiagnostics diag2;
+        d2.decode(bad.b.data(), bad.b.size(), IpAddr::v4(192, 0, 2, 1), t, 3, out2, diag2);
+        d2.finish(out2);
+        QCOMPARE(out2.size(), std::size_t(1));
+        QCOMPARE(firstError(diag2), "s.pcap: packet 3, byte " + std::to_string(bad.b.size() - counters.b.size() - 4) +
+                                        ": sample 2 length 200; expected at most 12 (the rest of the datagram)");
     }
 };
 

@@ -21,6 +21,9 @@ struct FlowExportStats {
     std::uint64_t templates = 0;        // (options) templates learnt
     std::uint64_t withoutTemplate = 0;  // data sets skipped because their template was never seen
     std::uint64_t sampledRecords = 0;   // records scaled by a sampling rate
+    std::uint64_t sflowFlowSamples = 0;    // sFlow flow samples (compact and expanded)
+    std::uint64_t sflowCounterSamples = 0; // sFlow counter samples (ignored)
+    std::uint64_t sflowPackets = 0;        // sampled packet headers decoded into flow records
 };
 
 class FlowExportDecoder {
@@ -39,7 +42,7 @@ public:
     // whose samples carry no time), `packetNumber` (1-based) names it in messages. Problems go to `diag`.
     void decode(const std::uint8_t* payload, std::size_t len, const IpAddr& exporter, std::int64_t packetTimeNs,
                 std::uint64_t packetNumber, FlowTable& out, LoadDiagnostics& diag);
-    // Flushes what is still aggregated (sFlow samples) into `out`.
+    // Flushes what is still aggregated (sFlow samples) into `out`; stats() counts sFlow's records after it.
     void finish(FlowTable& out);
     const FlowExportStats& stats() const;
 
