@@ -56,6 +56,32 @@ private slots:
         expectExactShape(report, sim.truth, ev);
     }
 
+    // Production-shaped presets (issue 12): the whole report against the truth — shape, every step, every
+    // finding at its place, restart links — for several seeds.
+    void productionPresetsAreExact_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<int>("seed");
+        for (const char* p : {"shared-nics", "restart", "checkpoints", "long-run"})
+            for (int seed = 1; seed <= 2; ++seed)
+                QTest::newRow(qPrintable(QString("%1 seed %2").arg(p).arg(seed))) << QString(p) << seed;
+    }
+    void productionPresetsAreExact() {
+        QFETCH(QString, preset);
+        QFETCH(int, seed);
+        sim::SimResult sim = simulatePreset(qPrintable(preset), seed);
+        Report report = analyzeCapture(captureOf(sim));
+        EvaluationResult ev = evaluate(report, sim.truth);
+        expectExactShape(report, sim.truth, ev);
+        QVERIFY2(ev.perfect(), ev.toText().c_str());
+        QVERIFY2(ev.totals.findings.exact(), ev.toText().c_str());
+        // GPUs are counted from the topology: a shared NIC counts both of its GPUs.
+        for (std::size_t j = 0; j < report.jobs.size(); ++j) {
+            const JobInfo& r = report.jobs[j];
+            QCOMPARE(r.gpuTotal(), r.tp * r.pp * r.dp);
+            QCOMPARE(r.gpuTotal(), sim.truth.jobs[j].tp * sim.truth.jobs[j].pp * sim.truth.jobs[j].dp);
+        }
+    }
+
     // Anomalies must not change the inferred shape: a slow rank, a slow link or a pause moves the silences
     // that orient pipeline pairs (dp = 1) and the bursts that delimit steps. A slow rank on the job's second
     // host (hosts[1], stage 1 of pure-pp) used to flip the stage 0-1 pairs: PP 2 x TP 16 instead of PP 4 x TP 8.
