@@ -1,5 +1,7 @@
 #include "analysis/pipeline.h"
 
+#include "analysis/resolution.h"
+
 namespace prism {
 
 namespace {
@@ -79,6 +81,8 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
         out.parallelism.push_back(std::move(par));
         if (options.progress && !options.progress(base + span)) throw Cancelled();
     }
+    // Records too coarse in time for the steps they hold: said plainly, with the exporter setting that fixes it.
+    checkResolution(flows, report);
     if (options.progress && !options.progress(1.0)) throw Cancelled();
     return out;
 }
