@@ -319,6 +319,25 @@ private slots:
         const TimeAxis wall = computeTimeAxis(origin, origin + 10'000'000'000, 1000, origin, true);
         QVERIFY(wall.caption.contains("UTC"));
         QVERIFY(wall.ticks.front().label.contains(':'));
+        // A day-long job counts like a clock: h:mm:ss from the job start at whole hours, and the time of day
+        // with the date in absolute mode.
+        const std::int64_t day = 26 * 3'600'000'000'000LL;
+        const TimeAxis hours = computeTimeAxis(origin, origin + day, 1000, origin, false);
+        QCOMPARE(hours.step % 3'600'000'000'000LL, std::int64_t(0));
+        int majors = 0;
+        for (const AxisTick& t : hours.ticks) {
+            if (!t.major) continue;
+            ++majors;
+            const std::int64_t h = (t.t - origin) / 3'600'000'000'000LL;
+            QCOMPARE(t.label, h ? QString("+%1:00:00").arg(h) : QString("0"));
+        }
+        QVERIFY(majors >= 3 && majors <= 14);
+        const TimeAxis minutes = computeTimeAxis(origin, origin + 600'000'000'000LL, 1000, origin, false);
+        QCOMPARE(minutes.step, 60'000'000'000LL);
+        const TimeAxis wallDay = computeTimeAxis(origin, origin + day, 1000, origin, true);
+        const QRegularExpression dateHour("^\\d\\d-\\d\\d \\d\\d:00$");
+        for (const AxisTick& t : wallDay.ticks)
+            if (t.major) QVERIFY2(dateHour.match(t.label).hasMatch(), qPrintable(t.label));
     }
 
     void hoverAndSelectionRepaintWithoutRebuildingTheRows() {

@@ -279,6 +279,36 @@ private slots:
         QCOMPARE(chart.selectAt(spikeAt), spike);
     }
 
+    // Thousands of steps are read by zooming: the wheel zooms around the pointer, a drag pans, a double-click
+    // shows all again; zoomed in, each visible step is drawn (no reduction) and the title names the range.
+    void theStepChartZoomsAndPansThroughThousandsOfSteps() {
+        std::vector<std::pair<std::int64_t, bool>> steps;
+        for (int k = 0; k < 4000; ++k) steps.push_back({45'000'000'000LL + (k * 7919 % 1000) * 1'000'000, false});
+        ChartOf shown(oneJob(steps));
+        StepChart& chart = shown.chart;
+        QWidget* vp = chart.chartView()->viewport();
+        const QPoint at = chart.viewportPointOfStep(1000);
+        for (int i = 0; i < 12; ++i) {
+            QWheelEvent wheel(QPointF(at), QPointF(vp->mapToGlobal(at)), QPoint(), QPoint(0, 120), Qt::NoButton,
+                              Qt::NoModifier, Qt::NoScrollPhase, false);
+            QApplication::sendEvent(vp, &wheel);
+        }
+        auto [lo, hi] = chart.visibleSteps();
+        QVERIFY2(hi - lo < 400 && lo < 1000 && hi > 1000, qPrintable(QString("%1..%2").arg(lo).arg(hi)));
+        QVERIFY(chart.title().contains("showing steps"));
+        QVERIFY(chart.linePointCount() <= int(hi - lo) + 3); // the visible steps (and one beyond each side)
+        // A drag to the left moves the view to later steps; a click without moving still selects.
+        const QPoint mid = vp->rect().center();
+        sendMouse(vp, QEvent::MouseButtonPress, mid, Qt::LeftButton, Qt::LeftButton);
+        sendMouse(vp, QEvent::MouseMove, mid - QPoint(200, 0), Qt::NoButton, Qt::LeftButton);
+        sendMouse(vp, QEvent::MouseButtonRelease, mid - QPoint(200, 0), Qt::LeftButton, Qt::NoButton);
+        QVERIFY(chart.visibleSteps().first > lo);
+        QCOMPARE(shown.state.selection().kind, Selection::Kind::None);
+        sendMouse(vp, QEvent::MouseButtonDblClick, mid, Qt::LeftButton, Qt::LeftButton);
+        QCOMPARE(chart.visibleSteps().first, -0.5);
+        QVERIFY(!chart.title().contains("showing steps"));
+    }
+
     // Slow steps judged against a usual step below the median (over half of the steps slowed): the chart draws
     // it beside the median and names it in its title; when the usual step is the median, only the median.
     void theStepChartShowsTheUsualStepSlowStepsWereJudgedAgainst() {

@@ -13,6 +13,7 @@
 #include <QToolTip>
 #include <QValueAxis>
 #include <QVBoxLayout>
+#include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
 
@@ -135,14 +136,8 @@ void StepChart::rebuild() {
     }
     m_y->setTitleText(tr("step time (%1)").arg(m_unit));
     const double first = steps->front().index, last = steps->back().index;
-    m_x->setRange(first - 0.5, std::max(first + 1, last + 0.5));
     m_x->setTickType(QValueAxis::TicksDynamic);
-    const double span = std::max(1.0, last - first);
-    double interval = std::pow(10.0, std::floor(std::log10(span / 5)));
-    if (span / interval > 12) interval *= 2;
-    if (span / interval > 12) interval *= 2.5;
     m_x->setTickAnchor(0);
-    m_x->setTickInterval(std::max(1.0, interval));
     m_y->setRange(0, double(maxNs) / m_unitNs * 1.1);
     m_y->applyNiceNumbers();
     const double median = double(d->medianStepNs()) / m_unitNs;
@@ -165,15 +160,46 @@ void StepChart::rebuild() {
     m_slow->replace(slow);
     const QString usualText =
         m_usualNs > 0 ? tr(", usual %1").arg(formatNs(std::int64_t(std::llround(m_usualNs)))) : QString();
-    m_chart->setTitle(tr("%1 — %2 steps, median %3%4, %5 slow")
-                          .arg(QString::fromStdString(d->info().id))
-                          .arg(steps->size())
-                          .arg(formatNs(d->medianStepNs()))
-                          .arg(usualText)
-                          .arg(slow.size()));
-    fillLine();
+    m_baseTitle = tr("%1 — %2 steps, median %3%4, %5 slow")
+                      .arg(QString::fromStdString(d->info().id))
+                      .arg(steps->size())
+                      .arg(formatNs(d->medianStepNs()))
+                      .arg(usualText)
+                      .arg(slow.size());
+    setVisibleSteps(first - 0.5, std::max(first + 1, last + 0.5));
     updateSelection();
 }
+
+std::pair<double, double> StepChart::fullRange() const {
+    const JobDataPtr& d = m_state->jobData();
+    if (!d || d->steps().empty()) return {0.0, 1.0};
+    const double first = d->steps().front().index, last = d->steps().back().index;
+    return {first - 0.5, std::max(first + 1, last + 0.5)};
+}
+
+void StepChart::setVisibleSteps(double lo, double hi) {
+    const JobDataPtr& d = m_state->jobData();
+    if (!d || d->steps().empty()) return;
+    const auto [flo, fhi] = fullRange();
+    // At least 8 steps wide, never beyond the job's steps.
+    const double span = std::clamp(hi - lo, std::min(8.0, fhi - flo), fhi - flo);
+    lo = std::clamp(lo, flo, fhi - span);
+    hi = lo + span;
+    m_x->setRange(lo, hi);
+    double interval = std::pow(10.0, std::floor(std::log10(std::max(1.0, span) / 5)));
+    if (span / interval > 12) interval *= 2;
+    if (span / interval > 12) interval *= 2.5;
+    m_x->setTickInterval(std::max(1.0, interval));
+    const bool zoomed = span < fhi - flo - 1e-9;
+    m_chart->setTitle(zoomed ? tr("%1 — showing steps %2–%3 (wheel: zoom, drag: pan, double-click: all)")
+                                   .arg(m_baseTitle)
+                                   .arg(int(std::ceil(lo)))
+                                   .arg(int(std::floor(hi)))
+                             : m_baseTitle);
+    fillLine();
+}
+
+std::pair<double, double> StepChart::visibleSteps() const { return {m_x->min(), m_x->max()}; }
 
 QString StepChart::title() const { return m_chart->title(); }
 
@@ -183,9 +209,15 @@ void StepChart::fillLine() {
         m_line->clear();
         return;
     }
-    const auto& steps = d->steps();
+    const auto& all = d->steps();
     const int width = std::max(100, int(m_chart->plotArea().width()));
     m_lineWidth = int(m_chart->plotArea().width());
+    // The visible steps and one beyond each side, so the line runs to the plot's edges.
+    auto from = std::lower_bound(all.begin(), all.end(), m_x->min(), [](const StepInfo& s, double v) { return s.index < v; });
+    auto to = std::upper_bound(from, all.end(), m_x->max(), [](double v, const StepInfo& s) { return v < s.index; });
+    if (from != all.begin()) --from;
+    if (to != all.end()) ++to;
+    const std::vector<StepInfo> steps(from, to);
     QList<QPointF> pts;
     if (int(steps.size()) <= 2 * width) {
         pts.reserve(qsizetype(steps.size()));
@@ -218,6 +250,10 @@ void StepChart::updateSelection() {
     const Selection& s = m_state->selection();
     if (!d || s.kind != Selection::Kind::Step || s.step < 0 || s.step >= int(d->steps().size())) return;
     const StepInfo& st = d->steps()[std::size_t(s.step)];
+    if (st.index < m_x->min() || st.index > m_x->max()) { // selected elsewhere: bring it into view
+        const double span = m_x->max() - m_x->min();
+        setVisibleSteps(st.index - span / 2, st.index + span / 2);
+    }
     m_selected->append(st.index, double(st.durationNs()) / m_unitNs);
 }
 
@@ -272,9 +308,45 @@ int StepChart::selectAt(const QPoint& viewportPos) {
 
 bool StepChart::eventFilter(QObject* watched, QEvent* event) {
     if (watched == m_view->viewport()) {
+        const JobDataPtr& d = m_state->jobData();
         if (event->type() == QEvent::MouseButtonPress) {
             auto* me = static_cast<QMouseEvent*>(event);
-            if (me->button() == Qt::LeftButton && selectAt(me->position().toPoint()) >= 0) return true;
+            if (me->button() == Qt::LeftButton) {
+                // A click selects (on release, unless the mouse moved: then it was a pan).
+                m_pressX = me->position().x();
+                m_panFrom = visibleSteps();
+                m_panning = false;
+                return true;
+            }
+        } else if (event->type() == QEvent::MouseMove && m_pressX >= 0) {
+            auto* me = static_cast<QMouseEvent*>(event);
+            const double dx = me->position().x() - m_pressX;
+            if (std::abs(dx) > 4) m_panning = true;
+            if (m_panning && d) {
+                const double perPx = (m_panFrom.second - m_panFrom.first) / std::max(1.0, m_chart->plotArea().width());
+                setVisibleSteps(m_panFrom.first - dx * perPx, m_panFrom.second - dx * perPx);
+            }
+            return m_panning;
+        } else if (event->type() == QEvent::MouseButtonRelease && m_pressX >= 0) {
+            auto* me = static_cast<QMouseEvent*>(event);
+            const bool click = !m_panning;
+            m_pressX = -1;
+            m_panning = false;
+            if (click && selectAt(me->position().toPoint()) >= 0) return true;
+            return true;
+        } else if (event->type() == QEvent::MouseButtonDblClick) {
+            const auto [lo, hi] = fullRange();
+            setVisibleSteps(lo, hi);
+            return true;
+        } else if (event->type() == QEvent::Wheel && d && !d->steps().empty()) {
+            auto* we = static_cast<QWheelEvent*>(event);
+            const double notches = we->angleDelta().y() / 120.0;
+            if (notches == 0) return false;
+            const QPointF scene = m_view->mapToScene(we->position().toPoint());
+            const double at = std::clamp(m_chart->mapToValue(scene, m_line).x(), m_x->min(), m_x->max());
+            const double factor = std::pow(1.25, -notches); // wheel up: zoom in
+            setVisibleSteps(at - (at - m_x->min()) * factor, at + (m_x->max() - at) * factor);
+            return true;
         } else if (event->type() == QEvent::ToolTip) {
             auto* he = static_cast<QHelpEvent*>(event);
             const JobDataPtr& d = m_state->jobData();

@@ -1,11 +1,13 @@
 #pragma once
 // Step-duration chart (Qt Charts): the time of each step of the selected job, the median as a dashed line,
 // slow steps as red markers, the selected step highlighted. Long series are reduced to min/max per pixel
-// column (Qt Charts costs about 37 ms per 100k points). A click selects the nearest step.
+// column of the visible range (Qt Charts costs about 37 ms per 100k points). A click selects the nearest
+// step; the wheel zooms, a drag pans, a double-click shows every step.
 #include "export.h"
 #include "view_state.h"
 
 #include <QWidget>
+#include <utility>
 
 class QChart;
 class QChartView;
@@ -30,6 +32,10 @@ public:
     QPoint viewportPointOfStep(int step) const;
     // Selects the step nearest to a viewport point; returns its position or -1.
     int selectAt(const QPoint& viewportPos);
+    // The step range on the x axis (step indices; ±0.5 around the first and last shown). Long jobs (thousands
+    // of steps) are read by zooming: the wheel zooms around the pointer, a drag pans, a double-click shows all.
+    void setVisibleSteps(double lo, double hi);
+    std::pair<double, double> visibleSteps() const;
 
     QString exportTitle() const override;
     QSize exportSize() const override { return size(); }
@@ -46,6 +52,7 @@ private:
     void updateSelection();
     void applyColors();
     double unitNs() const { return m_unitNs; }
+    std::pair<double, double> fullRange() const;
 
     ViewState* m_state;
     QChart* m_chart = nullptr;
@@ -61,6 +68,10 @@ private:
     double m_usualNs = 0;
     QString m_unit = "ms";
     int m_lineWidth = -1; // plot width the line was reduced for
+    QString m_baseTitle;  // the title without the zoom range
+    double m_pressX = -1; // left button down at this viewport x (-1: up)
+    bool m_panning = false;
+    std::pair<double, double> m_panFrom{0, 1};
 };
 
 } // namespace prism::ui

@@ -128,6 +128,23 @@ static QString timeOfDay(std::int64_t ns, int decimals) {
     return s;
 }
 
+// "1:02:03", "26:00:00": a duration in hours, minutes and seconds (hours unbounded).
+static QString clockLabel(std::int64_t ns) {
+    const bool neg = ns < 0;
+    const std::int64_t s = (neg ? -ns : ns) / 1'000'000'000LL;
+    return QString("%1%2:%3:%4")
+        .arg(neg ? "-" : "")
+        .arg(s / 3600)
+        .arg(s / 60 % 60, 2, 10, QChar('0'))
+        .arg(s % 60, 2, 10, QChar('0'));
+}
+
+// Time of day of an epoch-ns tick, UTC: "06:30:00"; from hour steps on with the date, "11-02 06:00".
+static QString wallClockLabel(std::int64_t ns, std::int64_t step) {
+    const QDateTime t = QDateTime::fromSecsSinceEpoch(ns / 1'000'000'000LL, QTimeZone::utc());
+    return step >= 3600'000'000'000LL ? t.toString("MM-dd HH:mm") : t.toString("HH:mm:ss");
+}
+
 TimeAxis computeTimeAxis(std::int64_t t0, std::int64_t t1, int width, std::int64_t origin, bool absolute,
                          int minLabelPx) {
     TimeAxis axis;
@@ -157,8 +174,27 @@ TimeAxis computeTimeAxis(std::int64_t t0, std::int64_t t1, int width, std::int64
             break;
         }
     }
+    // Beyond ~20 s per label the axis counts like a clock (1, 2, 5, 10, 15, 30 min, 1, 2, 3, 6, 12 h, days) and
+    // labels read h:mm:ss from the job start, or the time of day (with the date for hour steps).
+    std::int64_t minor = step >= 10 ? step / (mantissa == 2 ? 4 : 5) : 0;
+    const bool clock = minStep >= 20e9;
+    if (clock) {
+        static constexpr std::pair<std::int64_t, int> kClock[] = {
+            {30, 6},   {60, 4},    {120, 4},   {300, 5},   {600, 5},    {900, 3},   {1800, 3},
+            {3600, 4}, {7200, 4},  {10800, 3}, {21600, 6}, {43200, 6}, {86400, 4}, {172800, 2}, {604800, 7}};
+        step = 0;
+        for (auto [secs, parts] : kClock)
+            if (double(secs) * 1e9 >= minStep) {
+                step = secs * 1'000'000'000LL;
+                minor = step / parts;
+                break;
+            }
+        if (!step) { // weeks and beyond: whole weeks
+            step = std::int64_t(std::ceil(minStep / 604800e9)) * 604800'000'000'000LL;
+            minor = step / 7;
+        }
+    }
     axis.step = step;
-    const std::int64_t minor = step >= 10 ? step / (mantissa == 2 ? 4 : 5) : 0;
 
     const bool wall = absolute && origin >= kEpoch2000Ns;
     if (absolute && !wall) origin = 0; // capture-relative timestamps: absolute means from time zero
@@ -166,7 +202,9 @@ TimeAxis computeTimeAxis(std::int64_t t0, std::int64_t t1, int width, std::int64
     // to the job start would need too many digits.
     std::int64_t ref = wall ? 0 : origin;
     bool offsets = false;
-    if (wall) {
+    if (clock) {
+        offsets = false;
+    } else if (wall) {
         offsets = step < 1000; // below 1 µs, time of day needs more than 6 decimals
     } else {
         double mag = std::max(std::fabs(double(t0 - origin)), std::fabs(double(t1 - origin)));
@@ -197,7 +235,10 @@ TimeAxis computeTimeAxis(std::int64_t t0, std::int64_t t1, int width, std::int64
         tick.t = t;
         tick.major = (t - base) % step == 0;
         if (tick.major) {
-            if (offsets) {
+            if (clock) {
+                tick.label = wall ? wallClockLabel(t, step) : (t > origin ? "+" : "") + clockLabel(t - origin);
+                if (!wall && t == origin) tick.label = "0";
+            } else if (offsets) {
                 tick.label = "+" + formatNsAtStep(t - ref, step);
             } else if (wall) {
                 int d = step >= 1000000000 ? 0 : decimalsFor(1e9, step);
