@@ -5,11 +5,17 @@
 #include "test_util.h"
 #include "io/packet_decode.h"
 #include "io/pcap_reader.h"
+#include "analysis/pipeline.h"
 
+#include <QProcess>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <pcap/pcap.h>
+
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -151,6 +157,40 @@ DecodedPacket decode(const Bytes& frame, int linkType = kLinkEthernet, std::size
     DecodedPacket p;
     decodePacket(frame.data(), frame.size(), origLen ? origLen : frame.size(), linkType, p);
     return p;
+}
+
+std::string placeOf(const Finding& f) {
+    return f.kind + " " + f.ip + " " + f.srcIp + ">" + f.dstIp + " " + f.switchName + " stage " +
+           std::to_string(f.stage) + " steps " + std::to_string(f.firstStep) + "-" + std::to_string(f.lastStep);
+}
+
+// What the equivalence test compares: per job its GPUs, shape, step count and findings (kind and place).
+std::vector<std::string> outline(const Report& r) {
+    std::vector<std::string> out;
+    for (const JobInfo& j : r.jobs) {
+        std::vector<std::string> gpus = j.gpus;
+        std::sort(gpus.begin(), gpus.end());
+        std::string line = "gpus";
+        for (const auto& g : gpus) line += " " + g;
+        line += " tp " + std::to_string(j.tp) + " pp " + std::to_string(j.pp) + " dp " + std::to_string(j.dp) +
+                " steps " + std::to_string(j.steps.size());
+        out.push_back(line);
+        std::vector<std::string> places;
+        for (const Finding& f : j.findings) places.push_back("  " + placeOf(f));
+        std::sort(places.begin(), places.end());
+        out.insert(out.end(), places.begin(), places.end());
+    }
+    return out;
+}
+
+// A preset with its transfers made `shrink` times smaller, so that its pcap stays small (a packet per 4 KiB).
+sim::SimConfig smallConfig(const char* preset, int seed, int shrink) {
+    sim::SimConfig c = presetConfig(preset, seed);
+    for (sim::JobSpec& j : c.jobs) {
+        j.activationBytes /= std::uint64_t(shrink);
+        j.gradientBytes /= std::uint64_t(shrink);
+    }
+    return c;
 }
 
 } // namespace
@@ -517,6 +557,150 @@ private slots:
         QCOMPARE(t.endNs[0], 1'793'491'200'000'000'208);
         QCOMPARE(t.bytes[0], std::uint64_t(2 * (f.size() - 14)));
         QCOMPARE(stats.capturedBytes, 2u * 96u);
+    }
+
+    // ---- the simulator's pcap --------------------------------------------------------------------------------
+
+    void theSimulatorRefusesAPcapBeyondItsPacketBudget() {
+        const sim::SimResult r = sim::simulate(smallConfig("tiny", 2, 1));
+        sim::PcapWriteOptions o;
+        o.maxPackets = 1000;
+        const std::uint64_t estimate = sim::pcapPacketCount(r, o);
+        QVERIFY(estimate > o.maxPackets);
+        try {
+            sim::writePcapCapture(r, path("budget"), o);
+            QFAIL("no error");
+        } catch (const std::runtime_error& e) {
+            QCOMPARE(std::string(e.what()), "the capture would hold about " + std::to_string(estimate) +
+                                                " packets, more than the budget of 1000 (one per 4096 bytes of RoCE "
+                                                "traffic): use a smaller preset such as tiny");
+        }
+        QVERIFY(!QFile::exists(QString::fromStdString(path("budget") + "/capture.pcap")));
+    }
+
+    // tshark's InfiniBand dissector and decodePacket read every packet of the simulator's pcap alike: source
+    // address (IPv4 or IPv6), UDP source port, BTH opcode, destination QP and PSN, original frame length.
+    void everyPacketOfTheSimulatorsPcapDecodesAsTsharkDecodesIt() {
+        const QString tshark = QStandardPaths::findExecutable("tshark");
+        if (tshark.isEmpty()) QSKIP("tshark is not installed (scripts/install-deps.sh installs it)");
+        sim::SimConfig c = smallConfig("tiny", 7, 16);
+        for (sim::JobSpec& j : c.jobs) j.steps = 3;
+        c.ipv6Rate = 5000; // IPv6 management packets
+        const sim::SimResult r = sim::simulate(c);
+        sim::PcapWriteOptions o;
+        o.seed = 7;
+        o.retransmitRate = 0.2;
+        o.cnpRate = 0.2;
+        const std::string dir = path("oracle");
+        const sim::PcapWriteStats written = sim::writePcapCapture(r, dir, o);
+        qInfo() << "packets" << written.packets << "retransmitted" << written.retransmitted << "cnps" << written.cnps
+                << "naks" << written.naks << "wraps" << written.psnWraps << "vlan" << written.vlanFrames << "ipv6"
+                << written.ipv6Packets << "other" << written.otherPackets;
+        QVERIFY(written.retransmitted > 0 && written.cnps > 0 && written.naks > 0 && written.psnWraps > 0 &&
+                written.vlanFrames > 0 && written.ipv6Packets > 0 && written.otherPackets > 0);
+        const std::string file = dir + "/capture.pcap";
+
+        // Ours: libpcap + decodePacket, printed as tshark prints the fields (empty when absent).
+        std::vector<std::string> ours;
+        {
+            char err[PCAP_ERRBUF_SIZE];
+            pcap_t* p = pcap_open_offline_with_tstamp_precision(file.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+            QVERIFY(p);
+            pcap_pkthdr* h;
+            const u_char* d;
+            std::uint64_t number = 0;
+            while (pcap_next_ex(p, &h, &d) == 1) {
+                DecodedPacket pk;
+                const bool ip = decodePacket(d, h->caplen, h->len, pcap_datalink(p), pk);
+                std::ostringstream line;
+                line << ++number << '\t' << (ip && !pk.src.v6 ? pk.src.toString() : "") << '\t'
+                     << (ip && pk.src.v6 ? pk.src.toString() : "") << '\t'
+                     << (pk.proto == kProtoUdp ? std::to_string(pk.srcPort) : "") << '\t';
+                if (pk.roce) line << unsigned(pk.opcode) << '\t' << pk.destQp << '\t' << pk.psn;
+                else line << "\t\t";
+                line << '\t' << h->len;
+                ours.push_back(line.str());
+            }
+            pcap_close(p);
+        }
+        QCOMPARE(std::uint64_t(ours.size()), written.packets);
+
+        QProcess proc;
+        proc.start(tshark, {"-r", QString::fromStdString(file), "-T", "fields", "-e", "frame.number", "-e", "ip.src",
+                            "-e", "ipv6.src", "-e", "udp.srcport", "-e", "infiniband.bth.opcode", "-e",
+                            "infiniband.bth.destqp", "-e", "infiniband.bth.psn", "-e", "frame.len"});
+        QVERIFY(proc.waitForFinished(600'000));
+        QCOMPARE(proc.exitCode(), 0);
+        std::istringstream in(proc.readAllStandardOutput().toStdString());
+        std::vector<std::string> theirs;
+        for (std::string line; std::getline(in, line);) {
+            // tshark prints the QP in hex: to decimal, like ours.
+            std::vector<std::string> f;
+            std::istringstream fields(line);
+            for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+            f.resize(8);
+            if (!f[5].empty()) f[5] = std::to_string(std::stoul(f[5], nullptr, 0));
+            std::string joined = f[0];
+            for (std::size_t i = 1; i < f.size(); ++i) joined += "\t" + f[i];
+            theirs.push_back(joined);
+        }
+        QCOMPARE(theirs.size(), ours.size());
+        for (std::size_t i = 0; i < ours.size(); ++i)
+            if (ours[i] != theirs[i]) QCOMPARE(ours[i], theirs[i]); // the first packet that differs, by number
+    }
+
+    void theSimulatorsPcapAnalyzesLikeTheSameCapturesFlowsCsv_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<int>("shrink");
+        QTest::newRow("tiny") << "tiny" << 16;
+        QTest::newRow("anomalies") << "anomalies" << 16;
+    }
+    void theSimulatorsPcapAnalyzesLikeTheSameCapturesFlowsCsv() {
+        QFETCH(QString, preset);
+        QFETCH(int, shrink);
+        const sim::SimResult r = sim::simulate(smallConfig(preset.toStdString().c_str(), 5, shrink));
+        const std::string csvDir = path("equiv-csv"), pcapDir = path("equiv-pcap");
+        sim::writeCapture(r, csvDir);
+        sim::PcapWriteOptions o;
+        o.seed = 5;
+        const sim::PcapWriteStats written = sim::writePcapCapture(r, pcapDir, o);
+        qInfo() << "packets" << written.packets << "retransmitted" << written.retransmitted << "cnps" << written.cnps
+                << "wraps" << written.psnWraps << "vlan" << written.vlanFrames << "ipv6" << written.ipv6Packets;
+        QVERIFY(written.retransmitted > 0 && written.cnps > 0 && written.psnWraps > 0 && written.vlanFrames > 0 &&
+                written.ipv6Packets > 0);
+
+        const Capture fromCsv = loadCapture(csvDir);
+        Capture fromPcap;
+        fromPcap.source = pcapDir;
+        LoadDiagnostics diag;
+        PcapStats stats;
+        fromPcap.flows = readPcap(pcapDir + "/capture.pcap", {}, diag, &stats);
+        fromPcap.topology = readTopologyJson(pcapDir + "/topology.json");
+        fromPcap.hasTopology = true;
+        QVERIFY(diag.clean());
+        QCOMPARE(stats.packets, written.packets);
+        QCOMPARE(stats.flows.retransmits, written.retransmitted);
+        QCOMPARE(stats.flows.cnps, written.cnps);
+        QCOMPARE(stats.flows.roceAcks, written.acks);
+        QCOMPARE(stats.flows.roceNaks, written.naks);
+        std::uint64_t cnpsOnRecords = 0, retransOnRecords = 0;
+        for (std::size_t i = 0; i < fromPcap.flows.size(); ++i) {
+            cnpsOnRecords += fromPcap.flows.cnps[i];
+            retransOnRecords += fromPcap.flows.retransmits[i];
+        }
+        QCOMPARE(cnpsOnRecords + stats.flows.cnpsUnattributed, written.cnps);
+        QCOMPARE(retransOnRecords, written.retransmitted);
+        qInfo() << "records csv" << fromCsv.flows.size() << "pcap" << fromPcap.flows.size();
+
+        const Report a = analyzeCapture(fromCsv);
+        const Report b = analyzeCapture(fromPcap);
+        QVERIFY(!a.jobs.empty());
+        const auto oa = outline(a), ob = outline(b);
+        if (ob != oa) {
+            for (const auto& l : oa) qInfo() << "flows.csv" << l.c_str();
+            for (const auto& l : ob) qInfo() << "pcap     " << l.c_str();
+        }
+        QCOMPARE(ob, oa);
     }
 };
 

@@ -45,7 +45,7 @@ Exit codes: 0 success, 1 bad or missing input (the message names file, line and 
             2 bad command line, 3 `evaluate --expect-perfect` found a difference.
 )";
 
-const char* kSimulateHelp = R"(Usage: llmprism-cli simulate --preset NAME [--seed N] --out DIR [--gzip]
+const char* kSimulateHelp = R"(Usage: llmprism-cli simulate --preset NAME [--seed N] --out DIR [--gzip] [--format csv|pcap]
                                 [--anomaly SPEC]... [--clear-anomalies] [--channels N] [--loss RATE]
        llmprism-cli simulate --list-presets
 
@@ -57,6 +57,10 @@ Options:
   --seed N            random seed (default 1)
   --out DIR           output folder (created if missing)
   --gzip              compress flows.csv with gzip
+  --format pcap       write DIR/capture.pcap instead of flows.csv: the records as RoCEv2 (and TCP / UDP)
+                      packets, nanosecond pcap cut at 96 bytes, with ACKs, some retransmissions, CNPs and
+                      802.1Q / QinQ tags; refused beyond --max-packets (default 12000000; tiny fits)
+  --max-packets N     packet budget of --format pcap
   --anomaly SPEC      inject an anomaly (repeatable), added to the preset's own:
                         slow_rank:steps=8-12,factor=1.6[,job=J][,host=H][,gpu=G]
                         slow_link:steps=16-20,factor=4[,job=J][,host=H][,gpu=G]
@@ -195,7 +199,7 @@ int usageError(const std::string& msg, const char* help) {
 int cmdSimulate(int argc, char** argv) {
     Args args;
     std::string err;
-    if (!parseArgs(argc, argv, 2, {"preset", "seed", "out", "anomaly", "channels", "loss"},
+    if (!parseArgs(argc, argv, 2, {"preset", "seed", "out", "anomaly", "channels", "loss", "format", "max-packets"},
                    {"gzip", "list-presets", "help", "clear-anomalies"}, args, err))
         return usageError(err, kSimulateHelp);
     if (args.flags["help"]) {
@@ -245,8 +249,25 @@ int cmdSimulate(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
         return usageError(e.what(), kSimulateHelp);
     }
+    const std::string format = args.values.count("format") ? args.values["format"] : "csv";
+    if (format != "csv" && format != "pcap")
+        return usageError("--format expects csv or pcap, found \"" + format + "\"", kSimulateHelp);
+    prism::sim::PcapWriteOptions pcapOptions;
+    pcapOptions.seed = seed;
+    if (args.values.count("max-packets")) {
+        const std::string& s = args.values["max-packets"];
+        if (!parseNumber(s, pcapOptions.maxPackets))
+            return usageError("--max-packets expects a non-negative integer, found \"" + s + "\"", kSimulateHelp);
+    }
     try {
         auto result = prism::sim::simulate(*config);
+        if (format == "pcap") {
+            const auto st = prism::sim::writePcapCapture(result, args.values["out"], pcapOptions);
+            std::cout << "wrote " << args.values["out"] << ": " << prism::formatCount(st.packets) << " packets of "
+                      << prism::formatCount(result.flows.size()) << " flow records, "
+                      << result.topology.hosts.size() << " hosts, " << result.truth.jobs.size() << " jobs\n";
+            return kExitOk;
+        }
         prism::sim::writeCapture(result, args.values["out"], args.flags["gzip"]);
         std::cout << "wrote " << args.values["out"] << ": " << prism::formatCount(result.flows.size())
                   << " flow records, " << result.topology.hosts.size() << " hosts, " << result.truth.jobs.size()

@@ -46,6 +46,7 @@ void decodeBth(const std::uint8_t* p, std::size_t len, DecodedPacket& out) {
     const std::uint8_t transport = out.opcode >> 5;
     if (transport != 0 && transport != 1 && transport != 5) return; // RC, UC, XRC; UD / RD carry no RETH / AETH
     const std::uint8_t op = out.opcode & 0x1f;
+    out.midMessage = op == 0x00 || op == 0x01 || op == kWriteFirst || op == 0x07 || op == kReadRespFirst || op == 0x0e;
     out.reth = op == kWriteFirst || op == kWriteOnly || op == kWriteOnlyImm || op == kReadRequest;
     out.aeth = op == kReadRespFirst || op == kReadRespLast || op == kReadRespOnly || op == kAcknowledge ||
                op == kAtomicAcknowledge;
@@ -323,6 +324,7 @@ struct Flow {
     std::uint32_t retransmits, cnps, ecnCe;
     PairTarget* pair; // RoCE data flows only
     bool roce;
+    bool midMessage;  // the last packet was a RoCE FIRST / MIDDLE: the message goes on
     bool live;
 };
 
@@ -390,6 +392,7 @@ struct PacketFlowBuilder::Impl {
         f.retransmits = 0;
         f.cnps = 0;
         f.ecnCe = p.ecnCe ? 1 : 0;
+        f.midMessage = p.midMessage;
     }
 
     // Closes the flows idle since before `now` and compacts the table (memory stays bounded by the open flows).
@@ -455,7 +458,9 @@ struct PacketFlowBuilder::Impl {
             const std::int32_t index = slots[s];
             Flow& f = flows[std::size_t(index)];
             if (f.key == key) {
-                if (t - f.last > options.idleTimeoutNs || t - f.start >= options.activeTimeoutNs) {
+                const std::int64_t idle =
+                    f.roce && !f.midMessage ? options.messageGapNs : options.idleTimeoutNs;
+                if (t - f.last > idle || t - f.start >= options.activeTimeoutNs) {
                     close(f, out);
                     open(f, index, p, t, weight, out, false);
                     return;
@@ -465,6 +470,7 @@ struct PacketFlowBuilder::Impl {
                 f.bytes += std::uint64_t(p.wireBytes) * weight;
                 f.packets += weight;
                 f.ecnCe += p.ecnCe ? 1 : 0;
+                if (t >= f.last) f.midMessage = p.midMessage;
                 if (f.roce) {
                     // Serial arithmetic on 24-bit PSNs: ahead when the difference is in 1 .. 2^23 - 1,
                     // so a wrap from 0xffffff to 0 moves forward; anything else was sent before.
@@ -504,6 +510,8 @@ struct PacketFlowBuilder::Impl {
 PacketFlowBuilder::PacketFlowBuilder(FlowBuilderOptions options) : m_impl(new Impl) {
     if (options.idleTimeoutNs <= 0) options.idleTimeoutNs = kDefaultIdleTimeoutNs;
     if (options.activeTimeoutNs <= 0) options.activeTimeoutNs = kDefaultActiveTimeoutNs;
+    if (options.messageGapNs <= 0) options.messageGapNs = kDefaultMessageGapNs;
+    options.messageGapNs = std::min(options.messageGapNs, options.idleTimeoutNs);
     m_impl->options = options;
 }
 

@@ -48,6 +48,7 @@ struct DecodedPacket {
     bool immDt = false;           // immediate data (SEND / WRITE ... with immediate)
     bool vlan = false;            // the frame had at least one 802.1Q / 802.1ad tag
     bool fragment = false;        // an IP fragment other than the first: no transport header
+    bool midMessage = false;      // a RoCE FIRST or MIDDLE packet: more of the same message follows
     // What the snap length (or a malformed packet) cut short, for the reader's warnings; null when nothing was.
     const char* cut = nullptr;
 
@@ -64,6 +65,10 @@ bool decodePacket(const std::uint8_t* data, std::size_t capLen, std::size_t orig
 struct FlowBuilderOptions {
     std::int64_t idleTimeoutNs = 0;   // a flow silent this long is closed (0: the documented default)
     std::int64_t activeTimeoutNs = 0; // a flow open this long is closed and reopened (0: the default)
+    // RoCE: a QP whose last packet ended a message (SEND / WRITE last or only, READ response last or only) and
+    // that stays silent this long has finished its transfer (0: the default). Mid-message, the idle timeout
+    // applies. A value at or above the idle timeout turns this off.
+    std::int64_t messageGapNs = 0;
 };
 
 // Aggregates packets (in capture order) into flow records: RoCEv2 per (src, dst, UDP source port,
@@ -97,10 +102,11 @@ public:
     const FlowBuilderOptions& options() const;
     const PacketFlowStats& stats() const;
 
-    // Defaults (docs/FORMATS.md, "Packet captures", says why): a RoCE QP silent for 50 µs has finished its
-    // transfer; a record is cut every 1 ms like the simulator's exporter does.
+    // Defaults (docs/FORMATS.md, "Packet captures", says why): a flow silent for 50 µs has ended, a RoCE QP
+    // silent for 1 µs after the end of a message has finished its transfer; a record is cut every 1 ms.
     static constexpr std::int64_t kDefaultIdleTimeoutNs = 50'000;
     static constexpr std::int64_t kDefaultActiveTimeoutNs = 1'000'000;
+    static constexpr std::int64_t kDefaultMessageGapNs = 1'000;
 
 private:
     struct Impl;

@@ -132,4 +132,30 @@ SimResult simulate(const SimConfig& config, const std::function<bool(double)>& p
 // a stale flows.csv / flows.csv.gz of the other kind is removed. Throws std::runtime_error on I/O failure.
 void writeCapture(const SimResult& result, const std::string& dir, bool gzip = false);
 
+struct PcapWriteOptions {
+    std::uint64_t seed = 1;               // QP numbers, first PSNs, VLAN hosts, retransmissions and CNPs
+    std::uint64_t maxPackets = 12'000'000; // refuse to write more (about 1.3 GB at 112 bytes a packet)
+    int ackEvery = 16;                    // the receiver ACKs every N data packets and the last of a message
+    double retransmitRate = 0.02;         // RoCE records (of 8+ packets) with a go-back-N retransmission
+    double cnpRate = 0.03;                // RoCE records (of 4+ packets) with ECN-CE marks and CNPs
+};
+
+struct PcapWriteStats {
+    std::uint64_t packets = 0, dataPackets = 0, otherPackets = 0, acks = 0, naks = 0, cnps = 0;
+    std::uint64_t retransmitted = 0; // data packets sent again (PSN going back)
+    std::uint64_t psnWraps = 0;      // RoCE records whose PSNs wrap past 2^24 - 1
+    std::uint64_t vlanFrames = 0, ipv6Packets = 0;
+};
+
+// About how many packets writePcapCapture writes for `result` (data and ACKs; retransmissions, NAKs and CNPs
+// not counted).
+std::uint64_t pcapPacketCount(const SimResult& result, const PcapWriteOptions& options = {});
+
+// Writes DIR/capture.pcap (nanosecond pcap, Ethernet, snap length 96 with the original lengths kept) instead
+// of flows.csv, plus DIR/topology.json and DIR/truth.json; removes a stale flows.csv[.gz]. Each RoCE record
+// becomes RDMA WRITE or SEND packets (MTU 4096) of one QP per (src, dst, source port), evenly spread over its
+// time, with ACKs back and seeded retransmissions and CNPs; other records become TCP / UDP packets (MTU 1448).
+// Throws std::runtime_error when the capture would exceed options.maxPackets, or on I/O failure.
+PcapWriteStats writePcapCapture(const SimResult& result, const std::string& dir, const PcapWriteOptions& options = {});
+
 } // namespace prism::sim
