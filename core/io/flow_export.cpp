@@ -286,7 +286,8 @@ struct FlowExportDecoder::Impl {
     void readNetflow9Options(Domain& d, const std::uint8_t* p, std::size_t len, std::size_t base, const Where& at);
     void readData(Domain& d, std::uint16_t templateId, const std::uint8_t* p, std::size_t len, std::size_t base,
                   FlowTable& out, const Where& at);
-    void emit(Domain& d, const Template& t, const Values& v, FlowTable& out);
+    // `offset`: the record's byte offset in the datagram, for the one warning per domain about missing times.
+    void emit(Domain& d, const Values& v, FlowTable& out, const Where& at, std::size_t offset);
     void learnOptions(Domain& d, const Values& v);
 };
 
@@ -566,6 +567,7 @@ void FlowExportDecoder::Impl::readData(Domain& d, std::uint16_t templateId, cons
     std::size_t off = 0;
     // Records follow each other; what is left shorter than the shortest record is padding.
     while (len - off >= t.minLength) {
+        const std::size_t recordOffset = base + off;
         Values v;
         if (!t.variable) {
             const std::uint8_t* rec = p + off;
@@ -601,7 +603,7 @@ void FlowExportDecoder::Impl::readData(Domain& d, std::uint16_t templateId, cons
         if (t.options)
             learnOptions(d, v);
         else if (t.hasFlowKey)
-            emit(d, t, v, out);
+            emit(d, v, out, at, recordOffset);
     }
 }
 
@@ -617,7 +619,7 @@ void FlowExportDecoder::Impl::learnOptions(Domain& d, const Values& v) {
         d.sampling = factor;
 }
 
-void FlowExportDecoder::Impl::emit(Domain& d, const Template&, const Values& v, FlowTable& out) {
+void FlowExportDecoder::Impl::emit(Domain& d, const Values& v, FlowTable& out, const Where& at, std::size_t offset) {
     FlowRecord r;
     // Templates may carry both families (one of them zero): IPv4 unless it is absent or 0.0.0.0 -> 0.0.0.0 while
     // the IPv6 pair is not.
@@ -678,7 +680,12 @@ void FlowExportDecoder::Impl::emit(Domain& d, const Template&, const Values& v, 
     r.startNs = start ? *start : end ? *end : exportNs;
     r.endNs = end ? *end : r.startNs;
     if (r.endNs < r.startNs) r.endNs = r.startNs;
-    (void)d.warnedUptime;
+    if (!start && !end && (v.startUptime || v.endUptime) && !d.warnedUptime) {
+        d.warnedUptime = true;
+        at.warning(offset, "flowStart/EndSysUpTime (IEs 22/21) without systemInitTimeMilliseconds (IE 160) from this "
+                           "observation domain: the records' times are the export time; expected IE 160 in the "
+                           "record or in an options record");
+    }
     out.append(r);
     ++stats.records;
 }
