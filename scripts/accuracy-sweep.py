@@ -18,8 +18,12 @@ Exit status: 0, or with --check 1 when a bar is missed; 2 when a command fails.
 import argparse, json, os, platform, random, subprocess, sys, tempfile, time
 
 ALL = ["tiny", "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline", "anomalies", "pp-anomalies",
-       "reuse"]
-MULTI = {"two-jobs", "shared-hosts", "anomalies", "pp-anomalies", "reuse"}
+       "reuse",
+       # Production styles (issue 12, docs/SIMULATOR.md)
+       "shared-nics", "restart", "checkpoints", "long-run", "zero1", "fsdp", "moe", "moe-ep-lt-dp", "interleaved",
+       "interleaved-nodp", "grad-accum", "megatron-64", "megatron-8"]
+MULTI = {"two-jobs", "shared-hosts", "anomalies", "pp-anomalies", "reuse",
+         "restart", "checkpoints", "long-run", "megatron-64", "megatron-8"}
 # Variants: name -> (preset, what varies). "anomalies" draws a slow rank, a slow link and a slow step per seed
 # (kinds listed), in disjoint step ranges of job 0; "loss" sets channels per transfer and the lost fraction.
 VARIANTS = {
@@ -50,6 +54,13 @@ VARIANTS = {
     "anomalies, 1 channel, 5% lost": ("anomalies", {"channels": 1, "loss": 0.05}),
     "pp-anomalies, 1 channel, 2% lost": ("pp-anomalies", {"channels": 1, "loss": 0.02}),
     "deep-pipeline, 2 channels, 5% lost": ("deep-pipeline", {"channels": 2, "loss": 0.05}),
+    # Production styles with anomalies
+    "shared-nics, varied anomalies": ("shared-nics", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
+    "zero1, varied anomalies": ("zero1", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
+    "fsdp, varied anomalies": ("fsdp", {"anomalies": ["slow_link", "slow_step"]}),  # pure DP, like pure-dp
+    "moe, varied anomalies": ("moe", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
+    "interleaved, varied anomalies": ("interleaved", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
+    "megatron-8, 1 channel, 2% lost": ("megatron-8", {"channels": 1, "loss": 0.02}),
 }
 
 

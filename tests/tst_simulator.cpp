@@ -40,8 +40,9 @@ struct JobView {
     std::map<std::string, int> dpGroup; // ip -> index in dpGroups
     std::map<std::string, std::pair<int, int>> chainPos; // ip -> (chain, stage)
     std::set<std::string> gpus;
+    bool ring = false; // the first and the last stage talk too (tied embedding, interleaved pipeline)
 
-    explicit JobView(const JobInfo& j) : job(&j) {
+    explicit JobView(const JobInfo& j, bool ringPp = false) : job(&j), ring(ringPp) {
         gpus.insert(j.gpus.begin(), j.gpus.end());
         for (int g = 0; g < int(j.dpGroups.size()); ++g)
             for (const std::string& ip : j.dpGroups[std::size_t(g)]) dpGroup[ip] = g;
@@ -56,8 +57,9 @@ struct JobView {
     }
     bool isPp(const std::string& a, const std::string& b) const {
         auto ia = chainPos.find(a), ib = chainPos.find(b);
-        return ia != chainPos.end() && ib != chainPos.end() && ia->second.first == ib->second.first &&
-               std::abs(ia->second.second - ib->second.second) == 1;
+        if (ia == chainPos.end() || ib == chainPos.end() || ia->second.first != ib->second.first) return false;
+        const int gap = std::abs(ia->second.second - ib->second.second);
+        return gap == 1 || (ring && gap == job->pp - 1);
     }
     bool covers(std::int64_t start, std::int64_t end, std::int64_t tol) const {
         return start >= job->startNs - tol && end <= job->endNs + tol;
@@ -80,9 +82,13 @@ struct JobFlows {
     std::map<std::pair<EndpointId, EndpointId>, std::set<std::uint16_t>> ports; // source ports per connection
 };
 
-std::vector<JobFlows> flowsByJob(const sim::SimResult& r, std::int64_t tol) {
+// Whether a job's PP traffic closes into a ring (stage 0 with the last stage).
+bool ringPp(const sim::JobSpec& j) { return j.tiedEmbedding || j.virtualStages > 1; }
+
+std::vector<JobFlows> flowsByJob(const sim::SimResult& r, std::int64_t tol, const sim::SimConfig* c = nullptr) {
     std::vector<JobView> views;
-    for (const JobInfo& j : r.truth.jobs) views.emplace_back(j);
+    for (std::size_t i = 0; i < r.truth.jobs.size(); ++i)
+        views.emplace_back(r.truth.jobs[i], c && ringPp(c->jobs[i]));
     std::vector<JobFlows> out(views.size());
     const auto ips = endpointTexts(r.flows);
     for (std::size_t i = 0; i < r.flows.size(); ++i) {
@@ -170,7 +176,7 @@ void checkTruth(const sim::SimConfig& c, const sim::SimResult& r, std::int64_t t
 
     // RoCE records: between topology NICs of different hosts, inside a single job.
     std::vector<JobView> views;
-    for (const JobInfo& j : r.truth.jobs) views.emplace_back(j);
+    for (std::size_t i = 0; i < r.truth.jobs.size(); ++i) views.emplace_back(r.truth.jobs[i], ringPp(c.jobs[i]));
     const auto ips = endpointTexts(r.flows);
     std::size_t roce = 0, other = 0;
     for (std::size_t i = 0; i < r.flows.size(); ++i) {
@@ -198,7 +204,7 @@ void checkTruth(const sim::SimConfig& c, const sim::SimResult& r, std::int64_t t
     QVERIFY2(roce > 0 && other > 0, "both RoCE traffic and non-RoCE noise are present");
 
     // A step ends with its last DP flow (its last PP flow without DP traffic); every flow lies in a step.
-    const auto byJob = flowsByJob(r, tol);
+    const auto byJob = flowsByJob(r, tol, &c);
     for (std::size_t ji = 0; ji < r.truth.jobs.size(); ++ji) {
         const JobInfo& j = r.truth.jobs[ji];
         const JobFlows& f = byJob[ji];
@@ -219,9 +225,9 @@ void checkTruth(const sim::SimConfig& c, const sim::SimResult& r, std::int64_t t
                                     .arg(last - j.steps[k].endNs)));
         }
         // NCCL channels: each connection uses its own fixed set of QPs (UDP source ports) for the job's life;
-        // ranks sharing a NIC pair each have theirs.
+        // ranks sharing a NIC pair each have theirs, and so do the communicators of one pair (DP and EP).
         for (const auto& [pair, ports] : f.ports) {
-            if (c.gpusPerNic == 1)
+            if (c.gpusPerNic == 1 && c.jobs[ji].expertParallel == 0)
                 QCOMPARE(int(ports.size()), c.jobs[ji].channels);
             else
                 QVERIFY(int(ports.size()) % c.jobs[ji].channels == 0);
@@ -280,6 +286,26 @@ std::string gunzip(const std::string& path) {
     while ((n = gzread(gz, buf, sizeof buf)) > 0) out.append(buf, std::size_t(n));
     gzclose(gz);
     return out;
+}
+
+// RoCE records from NIC address a to b (start, end, bytes).
+using Record = std::tuple<std::int64_t, std::int64_t, std::uint64_t>;
+
+std::vector<Record> records(const sim::SimResult& r, const std::string& a, const std::string& b) {
+    std::vector<Record> out;
+    const auto ips = endpointTexts(r.flows);
+    for (std::size_t i = 0; i < r.flows.size(); ++i)
+        if (r.flows.isRoce(i) && ips[r.flows.src[i]] == a && ips[r.flows.dst[i]] == b)
+            out.emplace_back(r.flows.startNs[i], r.flows.endNs[i], r.flows.bytes[i]);
+    return out;
+}
+
+// Lossless and skew-free, so that records are exactly the transfers.
+sim::SimConfig exact(const std::string& name, std::uint64_t seed) {
+    auto c = preset(name, seed);
+    c.lossRate = 0.0;
+    c.maxSkewNs = 0;
+    return c;
 }
 
 const Finding* anomaly(const JobInfo& j, const std::string& kind) {
@@ -357,8 +383,10 @@ private slots:
         const double expected = double(sim::estimateRoceRecords(c)) * (1.0 - c.lossRate);
         QVERIFY2(std::abs(double(roce) - expected) < 0.1 * expected,
                  qPrintable(QStringLiteral("%1 RoCE records, %2 estimated").arg(roce).arg(expected)));
-        // Small presets stay small: samples and CI (the Megatron-sized ones have 32 micro-batches per step).
-        const std::size_t limit = name.startsWith("megatron") ? 300'000 : 40'000;
+        // Small presets stay small: samples and CI (all-to-alls, interleaving and Megatron's 32 micro-batches per
+        // step multiply the records of the production styles).
+        const bool heavy = name.startsWith("moe") || name.startsWith("interleaved");
+        const std::size_t limit = name.startsWith("megatron") ? 300'000 : heavy ? 100'000 : 40'000;
         QVERIFY2(r.flows.size() < limit, qPrintable(QStringLiteral("%1 records").arg(r.flows.size())));
     }
 
@@ -791,6 +819,167 @@ private slots:
                  qPrintable(QStringLiteral("DP sync %1 ns of a %2 ns step").arg(last - first).arg(step.durationNs())));
     }
 
+    void aDistributedOptimizerEndsStepsAtTheReduceScatterAndGathersAfterIt() {
+        for (const char* name : {"zero1", "megatron-64", "megatron-8"}) {
+            const auto c = exact(name, 2);
+            QVERIFY(c.jobs[0].distributedOptimizer);
+            const auto r = sim::simulate(c);
+            checkTruth(c, r, 0);
+            if (QTest::currentTestFailed()) return;
+            const JobInfo& j = r.truth.jobs[0];
+            const auto f = flowsByJob(r, 0, &c);
+            const std::int64_t pipeline = std::int64_t(c.jobs[0].microBatches) * c.jobs[0].forwardNs;
+            for (std::size_t k = 1; k < j.steps.size(); ++k) {
+                // Two DP bursts per step: the all-gather right after the previous step's end (the optimizer
+                // between them), and the reduce-scatter that ends the step, the pipeline in between.
+                std::vector<Span> dp;
+                for (const Span& s : f[0].dp)
+                    if (s.start >= j.steps[k].startNs && s.end <= j.steps[k].endNs) dp.push_back(s);
+                QVERIFY(!dp.empty());
+                std::sort(dp.begin(), dp.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+                QVERIFY(dp.front().start > j.steps[k].startNs + c.jobs[0].optimizerNs / 2);
+                std::int64_t reach = dp.front().end;
+                int bursts = 1;
+                for (const Span& s : dp) {
+                    if (s.start > reach + pipeline / 2) ++bursts;
+                    reach = std::max(reach, s.end);
+                }
+                QVERIFY2(bursts == 2,
+                         qPrintable(QStringLiteral("%1 step %2: %3 DP bursts").arg(name).arg(k).arg(bursts)));
+                QCOMPARE(reach, j.steps[k].endNs);
+            }
+        }
+    }
+
+    void fsdpSpreadsGathersAndReduceScattersThroughTheStep() {
+        const auto c = exact("fsdp", 1);
+        QVERIFY(c.jobs[0].zero3);
+        const auto r = sim::simulate(c);
+        const JobInfo& j = r.truth.jobs[0];
+        const auto f = flowsByJob(r, 0, &c);
+        const StepInfo& step = j.steps[5];
+        const std::int64_t middle = step.startNs + step.durationNs() / 2;
+        std::size_t early = 0, late = 0;
+        std::int64_t last = 0;
+        for (const Span& s : f[0].dp)
+            if (s.start >= step.startNs && s.end <= step.endNs) {
+                (s.end < middle ? early : late) += 1;
+                last = std::max(last, s.end);
+            }
+        QVERIFY2(early > 0 && late > 0, "DP traffic in the forward half and the backward half");
+        QCOMPARE(last, step.endNs);
+        QVERIFY(f[0].pp.empty());
+    }
+
+    void expertParallelAllToAllStaysInsideItsEpGroups() {
+        for (const char* name : {"moe", "moe-ep-lt-dp"}) {
+            const auto c = exact(name, 1);
+            const int e = c.jobs[0].expertParallel, dp = c.jobs[0].dp;
+            const auto r = sim::simulate(c);
+            checkTruth(c, r, 0);
+            if (QTest::currentTestFailed()) return;
+            const JobInfo& j = r.truth.jobs[0];
+            QCOMPARE(int(j.dpGroups.size()), j.tp * j.pp); // the truth groups are DP groups still
+            const auto& g = j.dpGroups[0];
+            std::vector<std::uint64_t> sizes;
+            for (int a = 0; a < dp; ++a)
+                for (int b = 0; b < dp; ++b) {
+                    if (a == b) continue;
+                    const auto recs = records(r, g[std::size_t(a)], g[std::size_t(b)]);
+                    const bool ring = b == (a + 1) % dp;
+                    const bool sameEp = a / e == b / e;
+                    QVERIFY2(recs.empty() == !(ring || sameEp),
+                             qPrintable(QStringLiteral("%1: DP ranks %2 -> %3").arg(name).arg(a).arg(b)));
+                    if (sameEp && !ring)
+                        for (const auto& rec : recs) sizes.push_back(std::get<2>(rec));
+                }
+            // Token routing is uneven: all-to-all shares vary.
+            QVERIFY(sizes.size() > 10);
+            std::sort(sizes.begin(), sizes.end());
+            QVERIFY(sizes[sizes.size() * 9 / 10] > 2 * sizes[sizes.size() / 10]);
+        }
+    }
+
+    void interleavedPipelinesSendFromTheLastStageToTheFirst() {
+        for (const char* name : {"interleaved", "interleaved-nodp"}) {
+            const auto c = exact(name, 1);
+            QVERIFY(c.jobs[0].virtualStages > 1);
+            const auto r = sim::simulate(c);
+            checkTruth(c, r, 0);
+            if (QTest::currentTestFailed()) return;
+            const JobInfo& j = r.truth.jobs[0];
+            const auto& chain = j.ppChains[0];
+            // Forward: the last stage hands stage 0 its next chunk; backward, gradients go the other way.
+            const auto wrap = records(r, chain.back(), chain.front());
+            const auto back = records(r, chain.front(), chain.back());
+            const int m = c.jobs[0].microBatches, v = c.jobs[0].virtualStages;
+            QCOMPARE(int(wrap.size()), (v - 1) * m * c.jobs[0].channels * c.jobs[0].steps);
+            QCOMPARE(back.size(), wrap.size());
+            // Between neighbours, every chunk boundary: v forwards and v backwards per micro-batch.
+            QCOMPARE(int(records(r, chain[0], chain[1]).size()), v * m * c.jobs[0].channels * c.jobs[0].steps);
+        }
+        const auto plain = sim::simulate(exact("pure-pp", 1));
+        const auto& chain = plain.truth.jobs[0].ppChains[0];
+        QVERIFY(records(plain, chain.back(), chain.front()).empty());
+    }
+
+    void gradientAccumulationRunsSeveralPipelineRoundsPerSync() {
+        const auto c = exact("grad-accum", 1);
+        const sim::JobSpec& s = c.jobs[0];
+        QVERIFY(s.accumulation > 1);
+        const auto r = sim::simulate(c);
+        checkTruth(c, r, 0);
+        if (QTest::currentTestFailed()) return;
+        const auto f = flowsByJob(r, 0, &c);
+        // Every TP group on its own host: every stage boundary crosses the network.
+        const std::size_t perRound = std::size_t(s.tp * s.dp * (s.pp - 1) * 2 * s.microBatches * s.channels);
+        QCOMPARE(f[0].pp.size(), perRound * std::size_t(s.accumulation * s.steps));
+        // One DP sync per step: as many DP records as without accumulation.
+        auto once = c;
+        once.jobs[0].accumulation = 1;
+        QCOMPARE(flowsByJob(sim::simulate(once), 0, &once)[0].dp.size(), f[0].dp.size());
+    }
+
+    void megatronPresetsTieTheEmbeddingAndNameTheirSlowSpots() {
+        const auto c8 = exact("megatron-8", 3);
+        const auto r8 = sim::simulate(c8);
+        const JobInfo& j = r8.truth.jobs[0];
+        QCOMPARE(std::tie(j.tp, j.pp, j.dp), std::make_tuple(1, 4, 2));
+        const Finding* stage = anomaly(j, "slow_stage");
+        QVERIFY(stage);
+        QCOMPARE(stage->stage, j.pp - 1);
+        QCOMPARE(stage->firstStep, 0);
+        QCOMPARE(stage->lastStep, c8.jobs[0].steps - 1);
+        QCOMPARE(stage->factor, c8.jobs[0].lastStageFactor);
+        QCOMPARE(truthToJson(r8.truth)["jobs"][0]["anomalies"][0]["stage"].get<int>(), j.pp - 1);
+        // The tied embedding: stage 0 and the last stage all-reduce once a step, both ways, before the
+        // reduce-scatter that ends the step.
+        for (const auto& chain : j.ppChains) {
+            const auto tied = records(r8, chain.front(), chain.back());
+            std::uint64_t bytes = 0;
+            for (const auto& rec : tied) bytes += std::get<2>(rec);
+            QCOMPARE(bytes, std::uint64_t(c8.jobs[0].steps) * c8.jobs[0].embeddingBytes);
+            for (const auto& rec : tied) {
+                auto it = std::find_if(j.steps.begin(), j.steps.end(),
+                                       [&](const StepInfo& s) { return std::get<1>(rec) <= s.endNs; });
+                QVERIFY(it != j.steps.end() && std::get<1>(rec) < it->endNs);
+            }
+        }
+        // A slow last stage makes the step longer than the same job without it.
+        auto even = c8;
+        even.jobs[0].lastStageFactor = 1.0;
+        const auto re = sim::simulate(even);
+        QVERIFY(re.truth.jobs[0].anomalies.empty());
+        QVERIFY(j.steps[5].durationNs() > re.truth.jobs[0].steps[5].durationNs() * 11 / 10);
+
+        const auto c64 = preset("megatron-64", 1);
+        QCOMPARE(c64.jobs[0].gpuCount(), 64);
+        QCOMPARE(c64.jobs[0].microBatches, 32);
+        QVERIFY(c64.jobs[0].tiedEmbedding && c64.jobs[0].distributedOptimizer);
+        QCOMPARE(c64.anomalies.size(), std::size_t(1));
+        QCOMPARE(c64.anomalies[0].kind, std::string("slow_rank"));
+    }
+
     void invalidConfigsAreRejectedWithAReason() {
         auto base = preset("tiny");
         auto expectInvalid = [](const sim::SimConfig& c, const char* what) {
@@ -839,6 +1028,29 @@ private slots:
         c = base;
         c.jobs[0].restart = true;
         QVERIFY(expectInvalid(c, "restart"));
+        c = base;
+        c.jobs[0].zero3 = true; // tiny has pp 2
+        QVERIFY(expectInvalid(c, "ZeRO-3"));
+        c = base;
+        c.jobs[0].expertParallel = 3;
+        QVERIFY(expectInvalid(c, "expertParallel"));
+        c = base;
+        c.jobs[0].virtualStages = 2;
+        c.jobs[0].microBatches = 3;
+        QVERIFY(expectInvalid(c, "virtualStages"));
+        c = base;
+        c.jobs[0].pp = 1;
+        c.jobs[0].dp = 4;
+        c.jobs[0].tiedEmbedding = true;
+        QVERIFY(expectInvalid(c, "tied embedding"));
+        c.jobs[0].tiedEmbedding = false;
+        c.jobs[0].lastStageFactor = 1.5;
+        QVERIFY(expectInvalid(c, "lastStageFactor"));
+        c.jobs[0].lastStageFactor = 1.0;
+        c.jobs[0].dp = 1;
+        c.jobs[0].pp = 4;
+        c.jobs[0].distributedOptimizer = true;
+        QVERIFY(expectInvalid(c, "distributed optimizer"));
     }
 
     void progressRisesToOneAndCancelStops() {

@@ -61,7 +61,9 @@ std::vector<AnomalySpec> threeAnomalies(const JobSpec& a, Rng& rng, int rankStep
 
 std::vector<std::string> presetNames() {
     return {"tiny",      "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline", "anomalies",
-            "pp-anomalies", "reuse",    "large", "shared-nics", "restart", "checkpoints", "long-run"};
+            "pp-anomalies", "reuse",    "large", "shared-nics", "restart", "checkpoints", "long-run",
+            "zero1",     "fsdp",     "moe",          "moe-ep-lt-dp", "interleaved", "interleaved-nodp", "grad-accum",
+            "megatron-64", "megatron-8"};
 }
 
 std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed) {
@@ -235,6 +237,85 @@ std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed)
         a.buckets = 4;
         a.checkpointEvery = 500;
         a.checkpointPauseNs = 90'000 * kMs;
+        c.jobs = {a};
+    } else if (name == "zero1") {
+        // Distributed optimizer (ZeRO-1/2): a gradient reduce-scatter ends each step, the parameter all-gather
+        // after the optimizer opens the next one: two DP bursts per step.
+        c.hosts = 8;
+        JobSpec a = job("job-a", 8, 2, 4, shuffled(0, 8), 8, 25, 3 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.gradientBytes = 32 * kMiB;
+        a.distributedOptimizer = true;
+        c.jobs = {a};
+    } else if (name == "fsdp") {
+        // ZeRO-3 / FSDP over 4 hosts: 4 layer groups gathered before their forward and backward, their gradients
+        // reduce-scattered after their backward.
+        c.hosts = 4;
+        JobSpec a = job("job-a", 8, 1, 4, shuffled(0, 4), 4, 20, 4 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.gradientBytes = 64 * kMiB;
+        a.buckets = 4;
+        a.zero3 = true;
+        c.jobs = {a};
+    } else if (name == "moe" || name == "moe-ep-lt-dp") {
+        // Mixture of experts: all-to-all among the DP peers of an EP group inside every forward and backward
+        // (EP = DP = 4, or EP = 2 < DP = 4: two EP groups per DP group).
+        c.hosts = 8;
+        JobSpec a = job("job-a", 8, 2, 4, shuffled(0, 8), 4, 20, 3 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.gradientBytes = 32 * kMiB;
+        a.channels = 1;
+        a.expertParallel = name == "moe" ? 4 : 2;
+        c.jobs = {a};
+    } else if (name == "interleaved" || name == "interleaved-nodp") {
+        // Interleaved 1F1B, two model chunks per stage: stage 3 feeds stage 0 its second chunk, PP is a ring.
+        const bool dp = name == "interleaved";
+        c.hosts = dp ? 8 : 4;
+        JobSpec a = job("job-a", 8, 4, dp ? 2 : 1, shuffled(0, c.hosts), 8, dp ? 20 : 24, 2 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.optimizerNs = 4 * kMs;
+        a.activationBytes = 8 * kMiB;
+        a.gradientBytes = 32 * kMiB;
+        a.virtualStages = 2;
+        c.jobs = {a};
+    } else if (name == "grad-accum") {
+        // Gradient accumulation: three pipeline rounds (each flushed) per DP sync.
+        c.hosts = 4;
+        JobSpec a = job("job-a", 8, 2, 2, shuffled(0, 4), 4, 20, 2 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.gradientBytes = 32 * kMiB;
+        a.accumulation = 3;
+        c.jobs = {a};
+    } else if (name == "megatron-64") {
+        // Modelled on a production Megatron-LM job (issue 12): 64 GPUs, TP 4 x PP 4 x DP 4, 32 micro-batches,
+        // distributed optimizer, tied embedding, per-micro-batch jitter, one worker slowed 1.5x for 5 steps.
+        c.hosts = 8;
+        JobSpec a = job("job-a", 4, 4, 4, shuffled(0, 8), 32, 30, 2 * kMs);
+        a.startOffsetNs = offset(5 * kMs);
+        a.computeJitter = 0.05;
+        a.activationBytes = 8 * kMiB;
+        a.gradientBytes = 64 * kMiB;
+        a.distributedOptimizer = true;
+        a.tiedEmbedding = true;
+        c.jobs = {a};
+        const int shift = int(rng.integer(0, 10));
+        auto [host, gpu] = pickGpu(a, rng);
+        c.anomalies = {{"slow_rank", 0, host, gpu, 8 + shift, 12 + shift, 1.5, 0}};
+    } else if (name == "megatron-8") {
+        // Modelled on a production Megatron-LM job (issue 12): 8 GPUs, PP 4 x DP 2 (TP 1, one GPU on each of 8
+        // hosts so every stage boundary and DP pair crosses the network), 16 micro-batches, distributed
+        // optimizer, tied embedding, the last stage (loss, vocabulary) 1.6x longer, as in Megatron's trace.
+        c.hosts = 8;
+        JobSpec a = job("job-a", 1, 4, 2, shuffled(0, 8), 16, 30, 8 * kMs);
+        a.firstGpu = int(rng.integer(0, 7));
+        a.startOffsetNs = offset(5 * kMs);
+        a.computeJitter = 0.05;
+        a.optimizerNs = 10 * kMs;
+        a.gradientBytes = 256 * kMiB;
+        a.embeddingBytes = 256 * kMiB;
+        a.distributedOptimizer = true;
+        a.tiedEmbedding = true;
+        a.lastStageFactor = 1.6;
         c.jobs = {a};
     } else {
         return std::nullopt;

@@ -21,6 +21,10 @@ enum Stream : std::uint64_t { kJobStream = 1, kLossStream, kSkewStream, kPortStr
 constexpr std::int64_t kUnknown = std::numeric_limits<std::int64_t>::min();
 constexpr int kMaxChannels = 16;
 
+// NCCL communicators with connections (QPs) of their own between the same two ranks.
+enum Comm : std::uint64_t { kMainComm = 0, kEmbeddingComm, kExpertComm };
+enum class Collective { AllReduce, ReduceScatter, AllGather };
+
 [[noreturn]] void invalid(const std::string& what) { throw std::invalid_argument(what); }
 
 int gpusUsedPerHost(const JobSpec& j) { return j.hosts.empty() ? 0 : j.gpuCount() / int(j.hosts.size()); }
@@ -125,7 +129,8 @@ private:
     std::vector<std::int64_t> m_nicSkew;
 };
 
-// One job over all its steps: the 1F1B pipelines of its DP replicas, then the DP ring all-reduce.
+// One job over all its steps: the 1F1B pipelines of its DP replicas, then the DP ring all-reduce (and the
+// production styles of JobSpec around them).
 class JobRun {
 public:
     // `avoidPorts`: UDP source ports this job must not draw (those of the run it restarts), or null.
@@ -136,8 +141,24 @@ public:
           m_nvBytesPerNs(c.nvlinkGbps / 8.0), m_nicsPerHost(nicsPerHost(c)) {
         for (int r = 0; r < m_j.gpuCount(); ++r) m_nicOfRank.push_back(nicOfRank(c, m_j, r));
         const int m = m_j.microBatches;
+        const int pp = m_j.pp, v = m_j.virtualStages;
         m_ops.resize(m_j.pp);
         for (int p = 0; p < m_j.pp; ++p) {
+            if (v > 1) {
+                // Megatron's interleaved 1F1B: virtual micro-batch k is micro-batch (k / (pp·v))·pp + k mod pp on
+                // chunk (k mod pp·v) / pp going forward, on the chunks in reverse order going backward.
+                const int total = m * v, group = pp * v;
+                const int warm = std::min((pp - p - 1) * 2 + (v - 1) * pp, total);
+                auto fwd = [&](int k) { return Op{true, (k / group) * pp + k % pp, (k % group) / pp}; };
+                auto bwd = [&](int k) { return Op{false, (k / group) * pp + k % pp, v - 1 - (k % group) / pp}; };
+                for (int i = 0; i < warm; ++i) m_ops[p].push_back(fwd(i));
+                for (int i = 0; i < total - warm; ++i) {
+                    m_ops[p].push_back(fwd(warm + i));
+                    m_ops[p].push_back(bwd(i));
+                }
+                for (int i = total - warm; i < total; ++i) m_ops[p].push_back(bwd(i));
+                continue;
+            }
             // 1F1B: warm-up forwards, then one forward one backward, then the cool-down backwards.
             const int warm = std::min(m_j.pp - p - 1, m);
             for (int i = 0; i < warm; ++i) m_ops[p].push_back({true, i});
@@ -177,17 +198,7 @@ public:
             if (k > 0) t += pauseBefore(k);
             m_stepLastPp = kUnknown;
             m_stepLastDp = kUnknown;
-            for (int d = 0; d < m_j.dp; ++d) pipeline(d, k, t, lastBackward);
-            std::int64_t syncEnd = *std::max_element(lastBackward.begin(), lastBackward.end());
-            m_lastPipelineNs = syncEnd - t;
-            if (m_j.dp > 1) {
-                for (int p = 0; p < m_j.pp; ++p) {
-                    // A ring starts when its slowest member is ready: each stage syncs after its own last backward.
-                    std::int64_t ready = kUnknown;
-                    for (int d = 0; d < m_j.dp; ++d) ready = std::max(ready, lastBackward[std::size_t(p) * m_j.dp + d]);
-                    for (int tt = 0; tt < m_j.tp; ++tt) syncEnd = std::max(syncEnd, ring(p, tt, ready, k));
-                }
-            }
+            const std::int64_t syncEnd = m_j.zero3 ? fsdpStep(k, t) : pipelineStep(k, t, lastBackward);
             // DESIGN.md: a step ends with its last DP flow; without visible DP traffic, with its last PP flow.
             const std::int64_t stepEnd = m_stepLastDp != kUnknown ? m_stepLastDp : m_stepLastPp;
             if (stepEnd == kUnknown) throw std::logic_error(jobLabel(m_j, m_index) + ": a step without network flows");
@@ -200,7 +211,10 @@ public:
         if (m_j.crashes) {
             // One more step dies partway through its pipeline: what was sent before the crash is on the wire.
             m_crashAt = t + std::llround(double(m_lastPipelineNs) * m_rng.uniform(0.3, 0.7));
-            for (int d = 0; d < m_j.dp; ++d) pipeline(d, m_j.steps, t, lastBackward);
+            if (m_j.zero3)
+                fsdpStep(m_j.steps, t);
+            else
+                pipelineStep(m_j.steps, t, lastBackward);
             m_endNs = m_crashAt;
         }
         info.startNs = m_firstFlow;
@@ -222,6 +236,7 @@ private:
     struct Op {
         bool forward;
         int microBatch;
+        int chunk = 0; // model chunk (interleaved pipeline)
     };
     struct Conn {
         std::array<std::uint16_t, kMaxChannels> ports{};
@@ -286,6 +301,17 @@ private:
             }
             info.anomalies.push_back(std::move(f));
         }
+        if (m_j.lastStageFactor > 1.0) {
+            Finding f;
+            f.kind = "slow_stage";
+            f.stage = m_j.pp - 1;
+            f.firstStep = 0;
+            f.lastStep = m_j.steps - 1;
+            f.factor = m_j.lastStageFactor;
+            f.message = "the last stage computes x" + std::to_string(m_j.lastStageFactor).substr(0, 4) +
+                        " (loss and vocabulary)";
+            info.anomalies.push_back(std::move(f));
+        }
         if (m_j.checkpointEvery > 0) {
             Finding f;
             f.kind = "periodic_stall";
@@ -322,9 +348,11 @@ private:
         return pause;
     }
 
-    // The connection from rank a to rank b (ranks on GPUs sharing a NIC have connections of their own).
-    Conn& conn(int a, int b) {
-        auto [it, inserted] = m_conns.try_emplace((std::uint64_t(std::uint32_t(a)) << 32) | std::uint32_t(b));
+    // The connection from rank a to rank b in a communicator (ranks on GPUs sharing a NIC have connections of
+    // their own).
+    Conn& conn(int a, int b, Comm comm) {
+        const std::uint64_t key = (std::uint64_t(comm) << 60) | (std::uint64_t(a) << 30) | std::uint64_t(b);
+        auto [it, inserted] = m_conns.try_emplace(key);
         if (inserted) {
             // One QP per channel, each with its own UDP source port for the life of the job.
             for (int c = 0; c < m_j.channels; ++c) {
@@ -356,10 +384,11 @@ private:
 
     // Emits one record per channel for a transfer [start, start + dur] from rank ra to rank rb; returns when the
     // last channel is done. After a crash nothing more is sent.
-    std::int64_t emitTransfer(int ra, int rb, std::uint64_t bytes, std::int64_t start, double dur, bool dp) {
+    std::int64_t emitTransfer(int ra, int rb, std::uint64_t bytes, std::int64_t start, double dur, bool dp,
+                              Comm comm = kMainComm) {
         if (start >= m_crashAt) return start + std::llround(dur);
         const int a = m_nicOfRank[std::size_t(ra)], b = m_nicOfRank[std::size_t(rb)];
-        Conn& c = conn(ra, rb);
+        Conn& c = conn(ra, rb, comm);
         const int channels = m_j.channels;
         std::int64_t done = start;
         for (int ch = 0; ch < channels; ++ch) {
@@ -381,50 +410,183 @@ private:
         const int a = m_nicOfRank[std::size_t(ra)], b = m_nicOfRank[std::size_t(rb)];
         const double dur = wireNs(a, b, bytes, step) * m_rng.lognormal(m_c.transferJitter);
         if (hostOf(a) == hostOf(b)) return ready + std::llround(dur); // NVLink: never on the network
-        const std::int64_t start = std::max(ready, conn(ra, rb).busyUntil); // one message at a time per QP
+        const std::int64_t start = std::max(ready, conn(ra, rb, kMainComm).busyUntil); // one message at a time per QP
         return emitTransfer(ra, rb, bytes, start, dur, false);
+    }
+
+    // One step of a pipelined job from t: [the parameter all-gather,] the pipelines of every DP replica
+    // (`accumulation` rounds), [the tied-embedding all-reduce,] the DP gradient sync. Returns the sync's end.
+    std::int64_t pipelineStep(int k, std::int64_t t, std::vector<std::int64_t>& lastBackward) {
+        if (m_j.distributedOptimizer) t = allGather(k, t);
+        const std::int64_t computeStart = t;
+        for (int round = 0; round < m_j.accumulation; ++round) {
+            if (round > 0) t = *std::max_element(lastBackward.begin(), lastBackward.end()); // after a flush
+            for (int d = 0; d < m_j.dp; ++d) pipeline(d, k, t, lastBackward);
+        }
+        if (m_j.tiedEmbedding) embeddingAllReduce(k, lastBackward);
+        std::int64_t syncEnd = *std::max_element(lastBackward.begin(), lastBackward.end());
+        m_lastPipelineNs = syncEnd - computeStart;
+        if (m_j.dp > 1) {
+            const Collective sync = m_j.distributedOptimizer ? Collective::ReduceScatter : Collective::AllReduce;
+            for (int p = 0; p < m_j.pp; ++p) {
+                // A ring starts when its slowest member is ready: each stage syncs after its own last backward.
+                std::int64_t ready = kUnknown;
+                for (int d = 0; d < m_j.dp; ++d) ready = std::max(ready, lastBackward[std::size_t(p) * m_j.dp + d]);
+                for (int tt = 0; tt < m_j.tp; ++tt)
+                    syncEnd = std::max(syncEnd, ring(p, tt, ready, k, sync, m_j.gradientBytes, m_j.buckets));
+            }
+        }
+        return syncEnd;
+    }
+
+    // The distributed optimizer's parameter all-gather at t, opening a step: returns when the forwards can start
+    // (every ring's first bucket is in; the rest arrives while the first forwards run, as in Megatron's trace).
+    std::int64_t allGather(int k, std::int64_t t) {
+        std::int64_t firstIn = t;
+        for (int p = 0; p < m_j.pp; ++p)
+            for (int tt = 0; tt < m_j.tp; ++tt) {
+                std::int64_t first = t;
+                ring(p, tt, t, k, Collective::AllGather, m_j.gradientBytes, m_j.buckets, &first);
+                firstIn = std::max(firstIn, first);
+            }
+        return firstIn;
+    }
+
+    // Tied embedding: stage 0 and the last stage of each pipeline all-reduce the embedding gradients (a
+    // two-member ring on a communicator of their own) once both are done with the backward; their DP sync waits.
+    void embeddingAllReduce(int step, std::vector<std::int64_t>& lastBackward) {
+        const int last = m_j.pp - 1;
+        for (int d = 0; d < m_j.dp; ++d) {
+            std::int64_t& first = lastBackward[std::size_t(d)];
+            std::int64_t& final = lastBackward[std::size_t(last) * m_j.dp + d];
+            const std::int64_t ready = std::max(first, final) + m_rng.integer(0, 2'000);
+            std::int64_t end = ready;
+            for (int tt = 0; tt < m_j.tp; ++tt) {
+                const int a = rank(tt, d, 0), b = rank(tt, d, last);
+                // Each side sends its half twice (reduce, then share): embeddingBytes in all, both ways at once.
+                const double dur = wireNs(nic(tt, d, 0), nic(tt, d, last), m_j.embeddingBytes, step) *
+                                   m_rng.lognormal(m_c.transferJitter);
+                if (hostOf(nic(tt, d, 0)) == hostOf(nic(tt, d, last))) {
+                    end = std::max<std::int64_t>(end, ready + std::llround(dur));
+                    continue;
+                }
+                end = std::max(end, emitTransfer(a, b, m_j.embeddingBytes, ready, dur, false, kEmbeddingComm));
+                end = std::max(end, emitTransfer(b, a, m_j.embeddingBytes, ready, dur, false, kEmbeddingComm));
+            }
+            first = final = end;
+        }
+    }
+
+    // Expert-parallel dispatch and combine inside one forward or backward [start, end] of (stage p, replica d):
+    // each TP rank sends tokens to the same stage and TP rank of every other DP replica of its EP block, a
+    // share that varies per micro-batch and peer (uneven token routing).
+    void allToAll(int p, int d, std::int64_t start, std::int64_t end, int step) {
+        const int e = m_j.expertParallel;
+        const int block = d - d % e;
+        for (double at : {0.25, 0.65}) {
+            const std::int64_t when = start + std::llround(double(end - start) * at);
+            for (int tt = 0; tt < m_j.tp; ++tt)
+                for (int peer = block; peer < block + e; ++peer) {
+                    if (peer == d || hostOf(nic(tt, d, p)) == hostOf(nic(tt, peer, p))) continue;
+                    const auto bytes = std::max<std::uint64_t>(
+                        1, std::uint64_t(double(m_j.expertBytes / std::uint64_t(m_j.tp)) * m_rng.lognormal(0.35)));
+                    const double dur =
+                        wireNs(nic(tt, d, p), nic(tt, peer, p), bytes, step) * m_rng.lognormal(m_c.transferJitter);
+                    emitTransfer(rank(tt, d, p), rank(tt, peer, p), bytes, when, dur, false, kExpertComm);
+                }
+        }
+    }
+
+    // One ZeRO-3 / FSDP step (pp = 1) from t0, the micro-batches computed as one batch: per layer group an
+    // all-gather before its forward and again before its backward (the next group's prefetched while one
+    // computes), a reduce-scatter of its gradients after its backward. The collectives of the DP communicator
+    // run one at a time. Returns the last reduce-scatter's end.
+    std::int64_t fsdpStep(int k, std::int64_t t0) {
+        const int dp = m_j.dp, groups = m_j.buckets;
+        const std::uint64_t bytes = std::max<std::uint64_t>(1, m_j.gradientBytes / std::uint64_t(groups));
+        const double forward = double(m_j.forwardNs) * m_j.microBatches / groups;
+        std::vector<std::int64_t> free(std::size_t(dp), t0);
+        std::int64_t commFree = t0;
+        auto collective = [&](Collective kind, std::int64_t ready) {
+            const std::int64_t start = std::max(ready, commFree);
+            std::int64_t end = start;
+            for (int tt = 0; tt < m_j.tp; ++tt) end = std::max(end, ring(0, tt, start, k, kind, bytes, 1));
+            return commFree = end;
+        };
+        // Every replica computes one layer group once its parameters are in; returns (slowest start, last end).
+        auto compute = [&](std::int64_t gathered, double ns) {
+            std::int64_t started = kUnknown, done = kUnknown;
+            for (int d = 0; d < dp; ++d) {
+                const std::int64_t s = std::max(free[std::size_t(d)], gathered);
+                const double jitter = m_rng.lognormal(m_j.computeJitter);
+                free[std::size_t(d)] = s + std::llround(ns * computeFactor(0, d, k) * jitter);
+                started = std::max(started, s);
+                done = std::max(done, free[std::size_t(d)]);
+            }
+            return std::make_pair(started, done);
+        };
+        std::int64_t gathered = collective(Collective::AllGather, t0);
+        for (int g = 0; g < groups; ++g) // the last prefetch gathers the last group again for its backward
+            gathered = collective(Collective::AllGather, compute(gathered, forward).first);
+        std::int64_t end = gathered;
+        for (int g = groups - 1; g >= 0; --g) {
+            const auto [started, done] = compute(gathered, forward * m_j.backwardRatio);
+            if (g > 0) gathered = collective(Collective::AllGather, started);
+            end = collective(Collective::ReduceScatter, done);
+        }
+        m_lastPipelineNs = end - t0;
+        return end;
     }
 
     void pipeline(int d, int step, std::int64_t t0, std::vector<std::int64_t>& lastBackward) {
         const int pp = m_j.pp;
         const int m = m_j.microBatches;
+        const int v = m_j.virtualStages;
+        const int stages = pp * v; // chunk c of stage p is virtual stage c * pp + p
         const std::uint64_t bytes = std::max<std::uint64_t>(1, m_j.activationBytes / std::uint64_t(m_j.tp));
-        std::vector<std::int64_t> actArrive(std::size_t(pp) * m, kUnknown);
-        std::vector<std::int64_t> gradArrive(std::size_t(pp) * m, kUnknown);
+        std::vector<std::int64_t> actArrive(std::size_t(stages) * m, kUnknown);
+        std::vector<std::int64_t> gradArrive(std::size_t(stages) * m, kUnknown);
         std::vector<std::size_t> next(std::size_t(pp), 0);
         std::vector<std::int64_t> stageFree(std::size_t(pp), t0);
         std::vector<double> factor(static_cast<std::size_t>(pp));
         for (int p = 0; p < pp; ++p) factor[std::size_t(p)] = computeFactor(p, d, step);
-        std::size_t remaining = std::size_t(pp) * 2 * m;
+        if (m_j.lastStageFactor != 1.0) factor[std::size_t(pp - 1)] *= m_j.lastStageFactor;
+        std::size_t remaining = std::size_t(pp) * 2 * m * v;
         while (remaining > 0) {
             bool progressed = false;
             for (int p = 0; p < pp; ++p) {
                 const std::vector<Op>& ops = m_ops[std::size_t(p)];
                 while (next[std::size_t(p)] < ops.size()) {
                     const Op op = ops[next[std::size_t(p)]];
-                    const std::size_t at = std::size_t(p) * m + op.microBatch;
+                    const int vs = op.chunk * pp + p;
+                    const std::size_t at = std::size_t(vs) * m + op.microBatch;
                     // Real dependencies: a forward waits for its activations, a backward for its gradients.
                     std::int64_t dep = t0;
-                    if (op.forward && p > 0) dep = actArrive[at];
-                    if (!op.forward && p < pp - 1) dep = gradArrive[at];
+                    if (op.forward && vs > 0) dep = actArrive[at];
+                    if (!op.forward && vs < stages - 1) dep = gradArrive[at];
                     if (dep == kUnknown) break;
-                    const double base = double(m_j.forwardNs) * (op.forward ? 1.0 : m_j.backwardRatio);
+                    // A chunk holds 1/v of the stage's layers.
+                    const double base = double(m_j.forwardNs) * (op.forward ? 1.0 : m_j.backwardRatio) / v;
                     const std::int64_t start = std::max(stageFree[std::size_t(p)], dep);
                     const std::int64_t end = start + std::llround(base * factor[std::size_t(p)] *
                                                                   m_rng.lognormal(m_j.computeJitter));
                     stageFree[std::size_t(p)] = end;
-                    if (op.forward && p < pp - 1) {
+                    // Interleaved, the last stage feeds stage 0 its next chunk (and gradients go back around).
+                    if (op.forward && vs < stages - 1) {
+                        const int to = (p + 1) % pp;
                         std::int64_t arrive = end;
                         for (int t = 0; t < m_j.tp; ++t)
-                            arrive = std::max(arrive, send(rank(t, d, p), rank(t, d, p + 1), bytes, end, step));
-                        actArrive[at + std::size_t(m)] = arrive; // stage p+1 needs every TP rank's share
+                            arrive = std::max(arrive, send(rank(t, d, p), rank(t, d, to), bytes, end, step));
+                        actArrive[at + std::size_t(m)] = arrive; // the next stage needs every TP rank's share
                     }
-                    if (!op.forward && p > 0) {
+                    if (!op.forward && vs > 0) {
+                        const int to = (p + pp - 1) % pp;
                         std::int64_t arrive = end;
                         for (int t = 0; t < m_j.tp; ++t)
-                            arrive = std::max(arrive, send(rank(t, d, p), rank(t, d, p - 1), bytes, end, step));
+                            arrive = std::max(arrive, send(rank(t, d, p), rank(t, d, to), bytes, end, step));
                         gradArrive[at - std::size_t(m)] = arrive;
                     }
+                    if (m_j.expertParallel > 1) allToAll(p, d, start, end, step);
                     ++next[std::size_t(p)];
                     --remaining;
                     progressed = true;
@@ -435,15 +597,18 @@ private:
         for (int p = 0; p < pp; ++p) lastBackward[std::size_t(p) * m_j.dp + d] = stageFree[std::size_t(p)];
     }
 
-    // Ring all-reduce of one (stage, TP rank) over its DP members, bucket after bucket; returns its end.
-    std::int64_t ring(int p, int t, std::int64_t ready, int step) {
+    // Ring collective of one (stage, TP rank) over its DP members, `bytes` in `buckets` one after the other;
+    // returns its end (and the first bucket's in firstBucketEnd). An all-reduce takes 2(dp-1) chunk steps, a
+    // reduce-scatter or an all-gather dp-1.
+    std::int64_t ring(int p, int t, std::int64_t ready, int step, Collective kind, std::uint64_t bytes, int buckets,
+                      std::int64_t* firstBucketEnd = nullptr) {
         const int dp = m_j.dp;
-        const int chunkSteps = 2 * (dp - 1);
+        const int chunkSteps = kind == Collective::AllReduce ? 2 * (dp - 1) : dp - 1;
         std::vector<double> hop(std::size_t(dp), 0.0);
         std::vector<std::int64_t> memberEnd(std::size_t(dp), 0);
-        const std::uint64_t perBucket = m_j.gradientBytes / std::uint64_t(m_j.buckets);
-        for (int b = 0; b < m_j.buckets; ++b) {
-            const std::uint64_t bucket = perBucket + (b == m_j.buckets - 1 ? m_j.gradientBytes % m_j.buckets : 0);
+        const std::uint64_t perBucket = bytes / std::uint64_t(buckets);
+        for (int b = 0; b < buckets; ++b) {
+            const std::uint64_t bucket = perBucket + (b == buckets - 1 ? bytes % std::uint64_t(buckets) : 0);
             const std::uint64_t chunk = (bucket + std::uint64_t(dp) - 1) / std::uint64_t(dp);
             double slowest = 0.0;
             for (int d = 0; d < dp; ++d) {
@@ -467,6 +632,7 @@ private:
                              double(memberEnd[std::size_t(d)] - start), true);
             }
             ready = bucketEnd;
+            if (b == 0 && firstBucketEnd) *firstBucketEnd = bucketEnd;
         }
         return ready;
     }
@@ -646,6 +812,22 @@ void validate(const SimConfig& c) {
         if (j.checkpointEvery > 0 && j.checkpointEvery >= j.steps)
             invalid(w + "checkpointEvery " + std::to_string(j.checkpointEvery) + " leaves no stall inside " +
                     std::to_string(j.steps) + " steps");
+        if (j.distributedOptimizer && j.dp < 2) invalid(w + "a distributed optimizer shards over DP: dp must be >= 2");
+        if (j.zero3 && (j.pp != 1 || j.dp < 2 || j.distributedOptimizer || j.virtualStages != 1 ||
+                        j.expertParallel != 0 || j.accumulation != 1))
+            invalid(w + "ZeRO-3 / FSDP is modelled with pp = 1, dp >= 2 and none of the pipeline, expert or "
+                        "distributed-optimizer styles");
+        if (j.expertParallel != 0 && (j.expertParallel < 2 || j.expertParallel > j.dp || j.dp % j.expertParallel != 0))
+            invalid(w + "expertParallel " + std::to_string(j.expertParallel) + " must be 0, or >= 2 and divide dp " +
+                    std::to_string(j.dp));
+        if (j.expertParallel != 0 && j.expertBytes == 0) invalid(w + "expertBytes must be positive");
+        if (j.virtualStages < 1 || (j.virtualStages > 1 && (j.pp < 2 || j.microBatches % j.pp != 0)))
+            invalid(w + "virtualStages must be >= 1; interleaving needs pp >= 2 and microBatches divisible by pp");
+        if (j.accumulation < 1) invalid(w + "accumulation must be at least 1");
+        if (j.tiedEmbedding && (j.pp < 2 || j.embeddingBytes == 0))
+            invalid(w + "a tied embedding needs pp >= 2 (first and last stage) and positive embeddingBytes");
+        if (!(j.lastStageFactor >= 1.0) || (j.lastStageFactor > 1.0 && j.pp < 2))
+            invalid(w + "lastStageFactor must be >= 1, and > 1 only with pp >= 2");
         std::set<int> nics;
         for (int r = 0; r < n; ++r) nics.insert(nicOfRank(c, j, r));
         if (j.restart && (j.startAfterJob < 0 || nics != nicsOfJob[std::size_t(j.startAfterJob)]))
@@ -715,19 +897,37 @@ std::uint64_t estimateRoceRecords(const SimConfig& c) {
     for (const JobSpec& j : c.jobs) {
         if (j.hosts.empty() || j.gpuCount() % int(j.hosts.size()) != 0 || j.buckets < 1) continue;
         auto host = [&](int t, int d, int p) { return nicOfRank(c, j, t + j.tp * (d + j.dp * p)) / nicsPerHost(c); };
-        double pp = 0, dp = 0;
+        // Crossing pairs: pp between stages, wrap between the last stage and stage 0, dp ring neighbours, tied
+        // the embedding pairs, ep ordered pairs of EP peers.
+        double pp = 0, dp = 0, wrap = 0, tied = 0, ep = 0;
         for (int p = 0; p < j.pp; ++p)
             for (int d = 0; d < j.dp; ++d)
                 for (int t = 0; t < j.tp; ++t) {
                     if (p + 1 < j.pp && host(t, d, p) != host(t, d, p + 1)) ++pp;
                     if (j.dp > 1 && host(t, d, p) != host(t, (d + 1) % j.dp, p)) ++dp;
+                    if (p == 0 && j.pp > 1 && host(t, d, 0) != host(t, d, j.pp - 1)) {
+                        wrap += j.virtualStages - 1;
+                        tied += j.tiedEmbedding ? 2 : 0;
+                    }
+                    const int block = d - d % std::max(j.expertParallel, 1);
+                    for (int e = block; e < block + j.expertParallel; ++e)
+                        ep += e != d && host(t, d, p) != host(t, e, p);
                 }
+        const double lat = double(c.linkLatencyNs);
         const double ppBytes = double(j.activationBytes) / j.tp;
         const double chunk = double(j.gradientBytes) / j.buckets / j.dp;
-        const double ppRecords = pp * 2 * j.microBatches * pieces(double(c.linkLatencyNs) + ppBytes / bytesPerNs);
-        const double dpRecords =
-            dp * j.buckets * pieces(2.0 * (j.dp - 1) * (double(c.linkLatencyNs) + chunk / bytesPerNs));
-        total += (ppRecords + dpRecords) * j.channels * j.steps;
+        const double ppRecords = (pp * j.virtualStages + wrap) * 2 * j.microBatches * j.accumulation *
+                                 pieces(lat + ppBytes / bytesPerNs);
+        double dpRecords = 0;
+        if (j.zero3) // per layer group two all-gathers and a reduce-scatter, dp - 1 chunk steps each
+            dpRecords = dp * 3 * j.buckets * pieces((j.dp - 1) * (lat + chunk / bytesPerNs));
+        else if (j.distributedOptimizer) // a reduce-scatter and an all-gather of dp - 1 chunk steps
+            dpRecords = dp * 2 * j.buckets * pieces((j.dp - 1) * (lat + chunk / bytesPerNs));
+        else
+            dpRecords = dp * j.buckets * pieces(2.0 * (j.dp - 1) * (lat + chunk / bytesPerNs));
+        const double other = tied * pieces(lat + double(j.embeddingBytes) / bytesPerNs) +
+                             ep * 2 * 2 * j.microBatches * j.virtualStages * j.accumulation;
+        total += (ppRecords + dpRecords + other) * j.channels * j.steps;
     }
     return std::uint64_t(std::llround(total));
 }

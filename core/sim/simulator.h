@@ -56,6 +56,28 @@ struct JobSpec {
     // UDP source ports); truth restart_of names that job.
     bool restart = false;
 
+    // Production styles (docs/SIMULATOR.md). Distributed optimizer (ZeRO-1/2): per step a gradient
+    // reduce-scatter over DP (it ends the step), the optimizer on the shard, then the parameter all-gather that
+    // opens the next step, overlapped with its first forwards. Needs dp > 1.
+    bool distributedOptimizer = false;
+    // ZeRO-3 / FSDP (pp = 1, dp > 1): `buckets` layer groups, each all-gathered before its forward and again
+    // before its backward, its gradients reduce-scattered after its backward; the last reduce-scatter ends the step.
+    bool zero3 = false;
+    // Mixture of experts: expert-parallel groups of expertParallel consecutive DP ranks (dividing dp, >= 2)
+    // all-to-all (dispatch and combine) inside every forward and backward micro-batch; 0: no experts.
+    int expertParallel = 0;
+    std::uint64_t expertBytes = std::uint64_t(4) << 20; // one rank's tokens to one peer, median (split over TP)
+    // Interleaved 1F1B: model chunks per stage (Megatron's virtual pipeline; microBatches % pp == 0). The
+    // last stage feeds stage 0 its next chunk, so PP traffic forms a ring.
+    int virtualStages = 1;
+    int accumulation = 1; // gradient accumulation: rounds of the whole pipeline per DP sync
+    // Tied embedding (pp > 1): an all-reduce of embeddingBytes between stage 0 and the last stage of each
+    // pipeline after the backward, before the DP gradient sync (as in Megatron's trace).
+    bool tiedEmbedding = false;
+    std::uint64_t embeddingBytes = std::uint64_t(64) << 20; // per TP rank
+    // The last stage computes this much longer (loss, vocabulary); truth: a slow_stage anomaly when > 1.
+    double lastStageFactor = 1.0;
+
     int gpuCount() const { return tp * pp * dp; }
 };
 
