@@ -195,11 +195,58 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                       : PairKind::PP;
     }
 
-    // DP groups: connected components of the DP pairs.
+    // Collectives inside one pipeline — the tied-embedding all-reduce between its first and last stage every
+    // step — look like a two-member DP ring, but DP peers never share a pipeline: a DP pair whose ends are
+    // joined by PP pairs belongs to no DP group (it would merge the groups of the first and last stages).
     using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
+    {
+        Graph pp(n);
+        for (std::size_t p = 0; p < pairs; ++p)
+            if (res.pairs[p].kind == PairKind::PP) boost::add_edge(pairEnds[p].first, pairEnds[p].second, pp);
+        std::vector<int> pipeline(n);
+        boost::connected_components(pp, pipeline.data());
+        for (std::size_t p = 0; p < pairs; ++p)
+            if (res.pairs[p].kind == PairKind::DP && pipeline[pairEnds[p].first] == pipeline[pairEnds[p].second])
+                res.pairs[p].pipelineCollective = true;
+    }
+    // DP groups: connected components of the DP pairs.
     Graph g(n);
-    for (std::size_t p = 0; p < pairs; ++p)
-        if (res.pairs[p].kind == PairKind::DP) boost::add_edge(pairEnds[p].first, pairEnds[p].second, g);
+    // One-way DP pairs are ring hops, sender to receiver. A ring seen whole gives each member one hop out and
+    // one in; a ring that passes through a host over NVLink (DP peers inside a host, as with TP 4 on 8 GPUs)
+    // leaves there a NIC that only receives and one that only sends. On each host the k-th such receiver is
+    // joined to the k-th sender (in GPU order: Megatron's rank order keeps the TP ranks of the DP peers of one
+    // host in the same order), so the ring comes out whole and DP counts its intra-host members.
+    std::vector<int> ringOut(n, 0), ringIn(n, 0);
+    for (std::size_t p = 0; p < pairs; ++p) {
+        const PairInfo& pi = res.pairs[p];
+        if (pi.kind != PairKind::DP || pi.pipelineCollective) continue;
+        boost::add_edge(pairEnds[p].first, pairEnds[p].second, g);
+        if (pi.asymmetry >= params.asymmetryThreshold) continue;
+        const bool ab = pi.bytesAB > pi.bytesBA;
+        ++ringOut[ab ? pairEnds[p].first : pairEnds[p].second];
+        ++ringIn[ab ? pairEnds[p].second : pairEnds[p].first];
+    }
+    {
+        std::map<int, std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> ends; // host -> (in, out)
+        for (std::size_t i = 0; i < n; ++i) {
+            auto nic = topology.nicByIp(flows.endpoints.at(job.nics[i]));
+            if (!nic || topology.nics[std::size_t(*nic)].host < 0) continue;
+            auto& [in, out] = ends[topology.nics[std::size_t(*nic)].host];
+            if (ringIn[i] > 0 && ringOut[i] == 0) in.push_back(i);
+            if (ringOut[i] > 0 && ringIn[i] == 0) out.push_back(i);
+        }
+        bool stitched = false;
+        for (auto& [host, io] : ends)
+            if (io.first.size() == io.second.size())
+                for (std::size_t k = 0; k < io.first.size(); ++k) {
+                    boost::add_edge(io.first[k], io.second[k], g);
+                    stitched = true;
+                }
+        if (stitched)
+            res.notes.push_back("DP rings pass through hosts over NVLink (a NIC that only receives ring traffic "
+                                "and one that only sends on the same host): their intra-host members are counted "
+                                "in DP, joined in GPU order");
+    }
     std::vector<int> comp(n);
     int comps = boost::connected_components(g, comp.data());
     res.dpGroups.assign(std::size_t(comps), {});

@@ -36,6 +36,9 @@ struct PairInfo {
                              // a pipeline (a path of PP pairs) is oriented as a whole by the sum along it,
                              // so ppChains may overrule the sign of one pair
     std::uint32_t distinctSizes = 0;
+    // DP: a collective inside one pipeline (its ends are joined by PP pairs), e.g. the tied-embedding
+    // all-reduce between the first and the last stage. A gradient sync, but of no DP group.
+    bool pipelineCollective = false;
 };
 
 struct ParallelismResult {

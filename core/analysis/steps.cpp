@@ -109,6 +109,81 @@ PairKind JobIndex::kind(int a, int b) const {
     return it == m_sparse.end() ? PairKind::PP : it->second;
 }
 
+// A distributed optimizer (ZeRO-1/2, Megatron's) syncs twice per step: the gradient reduce-scatter ends the
+// step, the optimizer runs on the shard with the network quiet, then the parameter all-gather opens the next
+// step. Cut at the step rhythm, each burst is then reduce-scatter, quiet, all-gather: the quiet gap inside it
+// dominates (>= 4x its other inner gaps). When most bursts of the series have such a gap (and at least
+// three do), each is cut there and the part after it marked an opener; a lone burst is an opener too when
+// the quiet before it, or the lack of quiet after it, says it follows a reduce-scatter by an optimizer's
+// time (the capture starting or ending between the two). Plain all-reduce bursts (buckets back to back)
+// have no such gap and are left as they are.
+static void splitDistributedOptimizer(const std::vector<Piece>& pieces, std::vector<std::size_t>& cuts,
+                               std::vector<char>& opener, const StepParams& params) {
+    opener.clear();
+    if (pieces.size() < 2) return;
+    // Burst j holds pieces [lo, hi].
+    std::vector<std::pair<std::size_t, std::size_t>> bursts;
+    std::size_t lo = 0;
+    for (std::size_t c : cuts) {
+        bursts.push_back({lo, c});
+        lo = c + 1;
+    }
+    if (lo < pieces.size()) bursts.push_back({lo, pieces.size() - 1});
+    std::vector<std::size_t> split(bursts.size(), 0); // piece index after which the burst splits, 0: none
+    std::vector<double> optimizerGaps;
+    std::size_t multi = 0;
+    for (std::size_t j = 0; j < bursts.size(); ++j) {
+        auto [l, h] = bursts[j];
+        if (h == l) continue;
+        ++multi;
+        std::int64_t g1 = -1, g2 = 0;
+        std::size_t at = l;
+        for (std::size_t i = l; i < h; ++i) {
+            const std::int64_t g = pieces[i + 1].first - pieces[i].second;
+            if (g > g1) {
+                g2 = std::max(g2, g1);
+                g1 = g;
+                at = i;
+            } else {
+                g2 = std::max(g2, g);
+            }
+        }
+        if (g1 >= params.minBoundaryGapNs && g1 >= 4 * std::max<std::int64_t>(g2, 0)) {
+            split[j] = at + 1;
+            optimizerGaps.push_back(double(g1));
+        }
+    }
+    if (optimizerGaps.size() < 3 || 4 * optimizerGaps.size() < 3 * multi) return;
+    const double quiet = medianOf(optimizerGaps);
+    std::vector<std::size_t> newCuts;
+    std::vector<std::pair<std::size_t, std::size_t>> parts;
+    std::vector<char> isOpener;
+    for (std::size_t j = 0; j < bursts.size(); ++j) {
+        auto [l, h] = bursts[j];
+        if (split[j]) {
+            parts.push_back({l, split[j] - 1});
+            isOpener.push_back(0);
+            parts.push_back({split[j], h});
+            isOpener.push_back(1);
+        } else {
+            parts.push_back({l, h});
+            isOpener.push_back(2); // decided below
+        }
+    }
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+        if (isOpener[k] != 2) continue;
+        const double before = k > 0 ? double(pieces[parts[k].first].first - pieces[parts[k - 1].second].second) : -1;
+        const double after =
+            k + 1 < parts.size() ? double(pieces[parts[k + 1].first].first - pieces[parts[k].second].second) : -1;
+        const bool shortBefore = before >= 0 && before <= 2 * quiet && (k == 0 || isOpener[k - 1] == 0);
+        const bool longAfter = after > 2 * quiet;
+        isOpener[k] = (shortBefore || (before < 0 && longAfter)) ? 1 : 0;
+    }
+    for (std::size_t k = 0; k + 1 < parts.size(); ++k) newCuts.push_back(parts[k].second);
+    cuts = std::move(newCuts);
+    opener = std::move(isOpener);
+}
+
 std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const StepParams& p, double lengthExponent,
                                     bool activeSpans, bool clearGapWins) {
     const std::size_t n = pieces.size();
@@ -293,7 +368,9 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
         if (a < 0 || b < 0) continue;
         const SyncRec sr{flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), a, 0};
-        if (ix.kind(a, b) == PairKind::DP && ix.dpGroup(a) >= 0) {
+        // A DP record inside one DP group; a pipeline collective (tied embeddings) joins two groups and is no
+        // group's sync.
+        if (ix.kind(a, b) == PairKind::DP && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b)) {
             dpRecs.push_back(sr);
             dpRecs.back().group = ix.dpGroup(a);
         } else {
@@ -352,6 +429,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     struct Burst {
         std::int64_t s, e;
         int group;
+        bool opener; // a distributed optimizer's parameter all-gather: part of the next step, no step end
     };
     std::vector<Burst> bursts;
     std::vector<std::uint32_t> burstOf(recs.size());
@@ -366,21 +444,46 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         pieceOf.reserve(b - a);
         const std::vector<Piece> pieces =
             unionPieces(recs.begin() + std::ptrdiff_t(a), recs.begin() + std::ptrdiff_t(b), &pieceOf);
-        const std::vector<std::size_t> cuts = out.source == StepSource::DataParallel
-                                                  ? chooseCuts(pieces, params, 0.5, false, true)
-                                                  : choosePipelineCuts(pieces, links, params, &drains);
+        std::vector<std::size_t> cuts = out.source == StepSource::DataParallel
+                                            ? chooseCuts(pieces, params, 0.5, false, true)
+                                            : choosePipelineCuts(pieces, links, params, &drains);
+        std::vector<char> openerBurst; // per burst of this group: a parameter all-gather that opens a step
+        if (out.source == StepSource::DataParallel) splitDistributedOptimizer(pieces, cuts, openerBurst, params);
         std::vector<std::uint32_t> burstOfPiece(pieces.size());
         const std::uint32_t base = std::uint32_t(bursts.size());
         std::size_t c = 0;
         for (std::size_t i = 0; i < pieces.size(); ++i) {
             const std::uint32_t id = base + std::uint32_t(c);
-            if (id == bursts.size()) bursts.push_back({pieces[i].first, pieces[i].second, recs[a].group});
+            if (id == bursts.size())
+                bursts.push_back({pieces[i].first, pieces[i].second, recs[a].group,
+                                  c < openerBurst.size() && openerBurst[c] != 0});
             bursts[id].e = std::max(bursts[id].e, pieces[i].second);
             burstOfPiece[i] = id;
             if (c < cuts.size() && cuts[c] == i) ++c;
         }
         for (std::size_t i = a; i < b; ++i) burstOf[i] = burstOfPiece[pieceOf[i - a]];
         a = b;
+    }
+    // The all-gathers that open steps end none: their records and bursts leave the sync series.
+    if (std::any_of(bursts.begin(), bursts.end(), [](const Burst& b) { return b.opener; })) {
+        std::vector<std::uint32_t> newId(bursts.size());
+        std::vector<Burst> kept;
+        for (std::size_t id = 0; id < bursts.size(); ++id) {
+            newId[id] = std::uint32_t(kept.size());
+            if (!bursts[id].opener) kept.push_back(bursts[id]);
+        }
+        std::size_t w = 0;
+        for (std::size_t i = 0; i < recs.size(); ++i)
+            if (!bursts[burstOf[i]].opener) {
+                recs[w] = recs[i];
+                burstOf[w++] = newId[burstOf[i]];
+            }
+        recs.resize(w);
+        burstOf.resize(w);
+        bursts = std::move(kept);
+        out.notes.push_back("two DP collectives per step (a distributed optimizer: gradient reduce-scatter, then "
+                            "parameter all-gather): steps end with the reduce-scatter, the all-gather opens the "
+                            "next step");
     }
 
     // 2. Rounds: a group syncs once per round and rounds are apart by the inter-step quiet time. The first
