@@ -206,6 +206,7 @@ private:
             m_trailer = true;
             return;
         }
+        if (t == "No matching flows") return; // nfdump on an empty selection
         row(l);
     }
 
