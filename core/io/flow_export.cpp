@@ -169,6 +169,13 @@ std::int64_t ntpToNs(std::uint64_t ntp, bool micro) {
     return (std::int64_t(secs) - kNtpToUnixSeconds) * kNsPerSec + ns;
 }
 
+// Time values are capped so that the arithmetic on them never overflows int64 ns (garbage gives a far-future time,
+// not undefined behaviour): absolute seconds and ms up to year ~2255, uptime, init time and deltas below 4e12 ms.
+std::int64_t capped(std::uint64_t v, std::uint64_t max) { return std::int64_t(std::min(v, max)); }
+constexpr std::uint64_t kMaxSecs = 9'000'000'000ULL;
+constexpr std::uint64_t kMaxMs = 9'000'000'000'000ULL;
+constexpr std::uint64_t kMaxRelativeMs = 4'000'000'000'000ULL;
+
 void setValue(Values& v, Role role, const std::uint8_t* p, std::size_t len) {
     switch (role) {
     case Role::None: break;
@@ -183,19 +190,19 @@ void setValue(Values& v, Role role, const std::uint8_t* p, std::size_t len) {
     case Role::OctetTotal: v.octetTotal = beN(p, len); break;
     case Role::PacketDelta: v.packetDelta = beN(p, len); break;
     case Role::PacketTotal: v.packetTotal = beN(p, len); break;
-    case Role::StartSec: v.startNs = std::int64_t(beN(p, len)) * kNsPerSec; break;
-    case Role::EndSec: v.endNs = std::int64_t(beN(p, len)) * kNsPerSec; break;
-    case Role::StartMs: v.startNs = std::int64_t(beN(p, len)) * kNsPerMs; break;
-    case Role::EndMs: v.endNs = std::int64_t(beN(p, len)) * kNsPerMs; break;
+    case Role::StartSec: v.startNs = capped(beN(p, len), kMaxSecs) * kNsPerSec; break;
+    case Role::EndSec: v.endNs = capped(beN(p, len), kMaxSecs) * kNsPerSec; break;
+    case Role::StartMs: v.startNs = capped(beN(p, len), kMaxMs) * kNsPerMs; break;
+    case Role::EndMs: v.endNs = capped(beN(p, len), kMaxMs) * kNsPerMs; break;
     case Role::StartUs: v.startNs = ntpToNs(be64(p), true); break;
     case Role::EndUs: v.endNs = ntpToNs(be64(p), true); break;
     case Role::StartNs: v.startNs = ntpToNs(be64(p), false); break;
     case Role::EndNs: v.endNs = ntpToNs(be64(p), false); break;
-    case Role::StartUptime: v.startUptime = std::int64_t(beN(p, len)); break;
-    case Role::EndUptime: v.endUptime = std::int64_t(beN(p, len)); break;
-    case Role::StartDeltaUs: v.startDeltaUs = std::int64_t(beN(p, len)); break;
-    case Role::EndDeltaUs: v.endDeltaUs = std::int64_t(beN(p, len)); break;
-    case Role::SysInitMs: v.sysInitMs = beN(p, len); break;
+    case Role::StartUptime: v.startUptime = capped(beN(p, len), kMaxRelativeMs); break;
+    case Role::EndUptime: v.endUptime = capped(beN(p, len), kMaxRelativeMs); break;
+    case Role::StartDeltaUs: v.startDeltaUs = capped(beN(p, len), kMaxRelativeMs); break;
+    case Role::EndDeltaUs: v.endDeltaUs = capped(beN(p, len), kMaxRelativeMs); break;
+    case Role::SysInitMs: v.sysInitMs = std::uint64_t(capped(beN(p, len), kMaxRelativeMs)); break;
     case Role::SamplingInterval: v.samplingInterval = beN(p, len); break;
     case Role::SamplerRandomInterval: v.randomInterval = beN(p, len); break;
     case Role::PacketInterval: v.packetInterval = beN(p, len); break;
@@ -654,8 +661,12 @@ void FlowExportDecoder::Impl::emit(Domain& d, const Values& v, FlowTable& out, c
         factor = *d.sampling;
     }
     if (factor != 1.0) {
-        bytes = std::uint64_t(std::llround(double(bytes) * factor));
-        packets = std::uint64_t(std::llround(double(packets) * factor));
+        auto scale = [factor](std::uint64_t n) { // saturating: a garbage rate must not wrap
+            const double x = std::round(double(n) * factor);
+            return x >= 1.8e19 ? ~std::uint64_t(0) : std::uint64_t(x);
+        };
+        bytes = scale(bytes);
+        packets = scale(packets);
         ++stats.sampledRecords;
     }
     r.bytes = bytes;
