@@ -289,6 +289,29 @@ private slots:
         QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
     }
 
+    // A stage slower by construction (Megatron's last stage with the loss and vocabulary) is one slow_stage
+    // finding naming the stage and its cost per step; balanced pipelines give none.
+    void aStructurallySlowStageIsNamedWithItsCost_data() {
+        QTest::addColumn<int>("seed");
+        for (int seed = 1; seed <= 3; ++seed) QTest::newRow(qPrintable(QString("seed %1").arg(seed))) << seed;
+    }
+    void aStructurallySlowStageIsNamedWithItsCost() {
+        QFETCH(int, seed);
+        sim::SimResult sim = simulatePreset("megatron-8", seed);
+        Report report = analyzeCapture(captureOf(sim));
+        auto stages = ofKind(report.jobs[0], "slow_stage");
+        QCOMPARE(stages.size(), std::size_t(1));
+        QCOMPARE(stages[0]->stage, report.jobs[0].pp - 1);
+        QVERIFY(std::abs(stages[0]->score - 1.6) < 0.1); // the preset's last stage is 1.6x
+        // 16 micro-batches of 0.6 x 24 ms extra: ~230 ms of each step
+        QVERIFY(std::abs(evidence(*stages[0], "cost_ms_per_step") - 230) < 30);
+        QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
+        for (const char* balanced : {"deep-pipeline", "zero1", "megatron-64"}) {
+            Report r = analyzeCapture(captureOf(simulatePreset(balanced, seed)));
+            QVERIFY2(ofKind(r.jobs[0], "slow_stage").empty(), balanced);
+        }
+    }
+
     // Two slow NICs behind one leaf (not talking to each other): two slow links and a slow switch.
     void slowLinksBehindOneLeafAreASlowSwitch() {
         // anomalies' job-a is TP 8 x PP 2 x DP 4 on 8 hosts: hosts[0] and hosts[2] hold replicas 0 and 2 of

@@ -190,7 +190,11 @@ void JobData::placeFindings() {
             int r = rankByIp(ip);
             return r >= 0 ? rankLabel(r) : QString::fromStdString(ip);
         };
-        if (fd.kind == "slow_switch" || (!fd.switchName.empty() && fd.ip.empty() && fd.srcIp.empty())) {
+        if (fd.kind == "slow_stage" && fd.stage >= 0) {
+            for (int r = 0; r < rankCount(); ++r)
+                if (timeline().ranks[std::size_t(r)].stage == fd.stage) p.ranks.push_back(r);
+            p.where = QObject::tr("PP stage %1").arg(fd.stage);
+        } else if (fd.kind == "slow_switch" || (!fd.switchName.empty() && fd.ip.empty() && fd.srcIp.empty())) {
             p.ranks = ranksOfSwitch(fd.switchName);
             p.where = QString::fromStdString(fd.switchName);
         } else if (!fd.srcIp.empty() || !fd.dstIp.empty()) {

@@ -52,6 +52,7 @@ double zOf(const RobustStats& st, double v, double floorShare) {
 bool overlaps(const Finding& a, const Finding& b) { return a.firstStep <= b.lastStep && b.firstStep <= a.lastStep; }
 
 int kindOrder(const std::string& k) {
+    if (k == "slow_stage") return -1;
     if (k == "slow_step" || k == "periodic_stall") return 0;
     if (k == "slow_rank") return 1;
     if (k == "slow_link") return 2;
@@ -604,6 +605,96 @@ std::vector<Finding> slowSwitches(const std::vector<Finding>& links) {
     return out;
 }
 
+// ---- slow stages -------------------------------------------------------------------------------------------
+
+// A stage slower by construction (the last one carrying the loss and a large vocabulary): its micro-batch
+// takes longer than the other stages' in every pipeline, all through the job, and 1F1B runs at the pace of
+// its slowest stage. Per stage, the time of one micro-batch as the network sees it: a middle stage's busy
+// time before its forward send plus before its backward send; the last stage sends no activations, so the
+// busy time before its backward send holds its forward too. Stage 0 sends no gradients: its busy time before
+// a forward send mixes warm-up forwards and backward + forward pairs, so it is not judged (nor used as a
+// reference). Medians over the job's steps (step 0 aside), per pipeline (DP replica, one host group): a stage
+// is slow when in every pipeline it takes at least minRankExcess longer than the median of the other judged
+// stages there. It costs the step what its extra time per micro-batch adds over the step's micro-batches.
+std::vector<Finding> slowStages(const JobTimeline& tl, const DiagnosisParams& p) {
+    std::vector<Finding> out;
+    const std::size_t K = tl.steps.size();
+    int stages = 0;
+    for (const RankTimeline& r : tl.ranks) stages = std::max(stages, r.stage + 1);
+    if (stages < 3 || K < 3) return out;
+    // (host, stage) -> per-micro-batch times and counts: the ranks of a stage on one host are one pipeline's
+    // copy of it (its TP group), or a few.
+    std::map<std::pair<int, int>, std::vector<double>> perMb, counts;
+    for (const RankTimeline& r : tl.ranks) {
+        if (r.stage == 0) continue;
+        const bool last = r.stage == stages - 1;
+        for (std::size_t k = 1; k < K && k < r.stepStats.size(); ++k) {
+            const RankStepStats& s = r.stepStats[k];
+            if (s.backwardSamples == 0 || (!last && s.forwardSamples == 0)) continue;
+            double t = double(s.backwardComputeNs) / s.backwardSamples;
+            if (!last) t += double(s.forwardComputeNs) / s.forwardSamples;
+            perMb[{r.host, r.stage}].push_back(t);
+            counts[{r.host, r.stage}].push_back(double(s.backwardSamples));
+        }
+    }
+    std::map<int, std::vector<double>> stageTime;                 // stage -> median per pipeline
+    std::map<int, double> microBatches;
+    for (auto& [key, v] : perMb) {
+        stageTime[key.second].push_back(medianOf(v));
+        microBatches[key.second] = std::max(microBatches[key.second], medianOf(counts[key]));
+    }
+    std::map<int, double> medianOfStage;
+    for (auto& [s, v] : stageTime) medianOfStage[s] = medianOf(v);
+    if (medianOfStage.size() < 2) return out;
+    int worst = -1;
+    for (const auto& [s, t] : medianOfStage)
+        if (worst < 0 || t > medianOfStage[worst]) worst = s;
+    std::vector<double> others;
+    for (const auto& [s, t] : medianOfStage)
+        if (s != worst) others.push_back(t);
+    const double ref = medianOf(others);
+    // Slow in every pipeline, not in the median only (a slow rank of one pipeline is a slow_rank): its fastest
+    // pipeline is slower than the slowest pipeline of every other stage.
+    std::vector<double> refs;
+    for (const auto& [s, v] : stageTime)
+        if (s != worst) refs.insert(refs.end(), v.begin(), v.end());
+    const double slowestOther = refs.empty() ? ref : *std::max_element(refs.begin(), refs.end());
+    const std::vector<double>& own = stageTime[worst];
+    const double ownFastest = *std::min_element(own.begin(), own.end());
+    if (!(ref > 0) || ownFastest < (1.0 + p.minRankExcess) * ref ||
+        ownFastest < (1.0 + p.minRankExcess / 2) * slowestOther)
+        return out;
+    const double t = medianOfStage[worst];
+    const double m = microBatches[worst];
+    const double cost = (t - ref) * m;
+    Finding f;
+    f.kind = "slow_stage";
+    f.stage = worst;
+    f.firstStep = tl.steps.front().index;
+    f.lastStep = tl.steps.back().index;
+    f.score = t / ref;
+    f.evidence = {{"stage", double(worst)},
+                  {"micro_batch_ms", t / 1e6},
+                  {"other_stages_micro_batch_ms", ref / 1e6},
+                  {"micro_batches", m},
+                  {"cost_ms_per_step", cost / 1e6}};
+    double stepNs = 0;
+    {
+        std::vector<double> d;
+        for (std::size_t k = 1; k < K; ++k) d.push_back(double(tl.steps[k].durationNs()));
+        stepNs = medianOf(d);
+    }
+    if (stepNs > 0) f.evidence.push_back({"cost_share", cost / stepNs});
+    f.message = "slow stage: PP stage " + std::to_string(worst) + (worst == stages - 1 ? " (the last)" : "") +
+                " takes " + ms(t) + " per micro-batch against " + ms(ref) + " for the other stages (" +
+                num(f.score, 2) + "×) in every pipeline, all through the job; over " + num(m, 0) +
+                " micro-batches that is about " + ms(cost) + " per step" +
+                (stepNs > 0 ? " (" + num(100.0 * cost / stepNs, 0) + "% of the " + ms(stepNs) + " step)" : "") +
+                " — a structural imbalance (e.g. the loss and vocabulary on the last stage): rebalance the layers";
+    out.push_back(std::move(f));
+    return out;
+}
+
 // ---- slow steps --------------------------------------------------------------------------------------------
 
 std::vector<Finding> slowSteps(const StepDivision& sd, const std::vector<Finding>& causes, const DiagnosisParams& p,
@@ -795,7 +886,8 @@ Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const Recog
     std::vector<Finding> causes = ranks;
     causes.insert(causes.end(), links.begin(), links.end());
     std::vector<Finding> steps = slowSteps(sd, causes, p, out.slow, out.notes);
-    for (auto* list : {&steps, &ranks, &links, &switches})
+    std::vector<Finding> stages = tl.steps.size() == sd.steps.size() ? slowStages(tl, p) : std::vector<Finding>{};
+    for (auto* list : {&stages, &steps, &ranks, &links, &switches})
         for (Finding& f : *list) out.findings.push_back(std::move(f));
     std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
         return std::pair(a.firstStep, kindOrder(a.kind)) < std::pair(b.firstStep, kindOrder(b.kind));

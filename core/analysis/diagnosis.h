@@ -11,6 +11,8 @@
 //                 healthy otherwise; a pair that only talks to itself is reported as a pair; a slow member of a
 //                 synchronous ring, which slows every member alike, is found by its late-ending hops.
 //   slow_switch — at least two slow NICs behind the same leaf switch in overlapping steps.
+//   slow_stage  — a PP stage slower by construction in every pipeline, all through the job (the last stage with
+//                 the loss and the vocabulary): its time per micro-batch, and what it costs each step.
 //   slow_step   — steps much slower than the job's rhythm (k-sigma on durations, or a BOCD regime whose
 //                 median is slow) that no slow rank or link explains, or whose extra time is job-wide silence
 //                 (a pause). Consecutive ones form an episode; episodes at a constant spacing are reported
