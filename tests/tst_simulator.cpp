@@ -900,6 +900,27 @@ private slots:
         }
     }
 
+    void expertParallelPeersWaitForTheirSlowestMember() {
+        // A GPU of DP replica 0 computes twice as long: with all-to-alls its EP peer (replica 1) keeps its pace,
+        // without them replica 1 runs as before.
+        auto peerSpan = [](bool experts, bool slow) {
+            auto c = exact("moe", 1);
+            if (!experts) c.jobs[0].expertParallel = 0;
+            if (slow) c.anomalies = {{"slow_rank", 0, c.jobs[0].hosts[0], 0, 0, c.jobs[0].steps - 1, 2.0, 0}};
+            const auto r = sim::simulate(c);
+            const JobInfo& j = r.truth.jobs[0];
+            const auto& chain = j.ppChains[std::size_t(j.tp)]; // replica 1, TP rank 0
+            const StepInfo& step = j.steps[5];
+            std::int64_t last = 0;
+            for (const Record& rec : records(r, chain[0], chain[1]))
+                if (std::get<0>(rec) >= step.startNs && std::get<1>(rec) <= step.endNs)
+                    last = std::max(last, std::get<1>(rec) - step.startNs);
+            return double(last);
+        };
+        QVERIFY(peerSpan(true, true) > 1.3 * peerSpan(true, false));
+        QVERIFY(peerSpan(false, true) < 1.1 * peerSpan(false, false));
+    }
+
     void interleavedPipelinesSendFromTheLastStageToTheFirst() {
         for (const char* name : {"interleaved", "interleaved-nodp"}) {
             const auto c = exact(name, 1);

@@ -421,7 +421,9 @@ private:
         const std::int64_t computeStart = t;
         for (int round = 0; round < m_j.accumulation; ++round) {
             if (round > 0) t = *std::max_element(lastBackward.begin(), lastBackward.end()); // after a flush
-            for (int d = 0; d < m_j.dp; ++d) pipeline(d, k, t, lastBackward);
+            // Replicas run on their own clocks, except where expert-parallel all-to-alls bind them.
+            const int block = std::max(m_j.expertParallel, 1);
+            for (int d = 0; d < m_j.dp; d += block) pipeline(d, block, k, t, lastBackward);
         }
         if (m_j.tiedEmbedding) embeddingAllReduce(k, lastBackward);
         std::int64_t syncEnd = *std::max_element(lastBackward.begin(), lastBackward.end());
@@ -538,19 +540,27 @@ private:
         return end;
     }
 
-    void pipeline(int d, int step, std::int64_t t0, std::vector<std::int64_t>& lastBackward) {
+    // The pipelines of DP replicas d0 .. d0 + n - 1 over one step from t0: one replica on its own (n = 1), or an
+    // expert-parallel block (n = EP) whose members start each forward and backward together, as the
+    // all-to-all inside it makes them wait for one another.
+    void pipeline(int d0, int n, int step, std::int64_t t0, std::vector<std::int64_t>& lastBackward) {
         const int pp = m_j.pp;
         const int m = m_j.microBatches;
         const int v = m_j.virtualStages;
         const int stages = pp * v; // chunk c of stage p is virtual stage c * pp + p
+        const std::size_t cells = std::size_t(stages) * m; // per replica
         const std::uint64_t bytes = std::max<std::uint64_t>(1, m_j.activationBytes / std::uint64_t(m_j.tp));
-        std::vector<std::int64_t> actArrive(std::size_t(stages) * m, kUnknown);
-        std::vector<std::int64_t> gradArrive(std::size_t(stages) * m, kUnknown);
-        std::vector<std::size_t> next(std::size_t(pp), 0);
-        std::vector<std::int64_t> stageFree(std::size_t(pp), t0);
-        std::vector<double> factor(static_cast<std::size_t>(pp));
-        for (int p = 0; p < pp; ++p) factor[std::size_t(p)] = computeFactor(p, d, step);
-        if (m_j.lastStageFactor != 1.0) factor[std::size_t(pp - 1)] *= m_j.lastStageFactor;
+        std::vector<std::int64_t> actArrive(cells * n, kUnknown);
+        std::vector<std::int64_t> gradArrive(cells * n, kUnknown);
+        std::vector<std::size_t> next(std::size_t(pp), 0); // the block's members advance together
+        std::vector<std::int64_t> stageFree(std::size_t(pp) * n, t0);
+        std::vector<double> factor(std::size_t(pp) * n);
+        for (int i = 0; i < n; ++i)
+            for (int p = 0; p < pp; ++p) {
+                double& f = factor[std::size_t(i) * pp + p];
+                f = computeFactor(p, d0 + i, step);
+                if (p == pp - 1 && m_j.lastStageFactor != 1.0) f *= m_j.lastStageFactor;
+            }
         std::size_t remaining = std::size_t(pp) * 2 * m * v;
         while (remaining > 0) {
             bool progressed = false;
@@ -561,32 +571,41 @@ private:
                     const int vs = op.chunk * pp + p;
                     const std::size_t at = std::size_t(vs) * m + op.microBatch;
                     // Real dependencies: a forward waits for its activations, a backward for its gradients.
-                    std::int64_t dep = t0;
-                    if (op.forward && vs > 0) dep = actArrive[at];
-                    if (!op.forward && vs < stages - 1) dep = gradArrive[at];
-                    if (dep == kUnknown) break;
+                    std::int64_t start = kUnknown;
+                    bool ready = true;
+                    for (int i = 0; i < n && ready; ++i) {
+                        std::int64_t dep = t0;
+                        if (op.forward && vs > 0) dep = actArrive[i * cells + at];
+                        if (!op.forward && vs < stages - 1) dep = gradArrive[i * cells + at];
+                        ready = dep != kUnknown;
+                        start = std::max(start, std::max(stageFree[std::size_t(i) * pp + p], dep));
+                    }
+                    if (!ready) break;
                     // A chunk holds 1/v of the stage's layers.
                     const double base = double(m_j.forwardNs) * (op.forward ? 1.0 : m_j.backwardRatio) / v;
-                    const std::int64_t start = std::max(stageFree[std::size_t(p)], dep);
-                    const std::int64_t end = start + std::llround(base * factor[std::size_t(p)] *
-                                                                  m_rng.lognormal(m_j.computeJitter));
-                    stageFree[std::size_t(p)] = end;
-                    // Interleaved, the last stage feeds stage 0 its next chunk (and gradients go back around).
-                    if (op.forward && vs < stages - 1) {
-                        const int to = (p + 1) % pp;
-                        std::int64_t arrive = end;
-                        for (int t = 0; t < m_j.tp; ++t)
-                            arrive = std::max(arrive, send(rank(t, d, p), rank(t, d, to), bytes, end, step));
-                        actArrive[at + std::size_t(m)] = arrive; // the next stage needs every TP rank's share
+                    for (int i = 0; i < n; ++i) {
+                        const int d = d0 + i;
+                        const std::size_t cell = i * cells + at;
+                        const std::int64_t end = start + std::llround(base * factor[std::size_t(i) * pp + p] *
+                                                                      m_rng.lognormal(m_j.computeJitter));
+                        stageFree[std::size_t(i) * pp + p] = end;
+                        // Interleaved, the last stage feeds stage 0 its next chunk (and gradients go back around).
+                        if (op.forward && vs < stages - 1) {
+                            const int to = (p + 1) % pp;
+                            std::int64_t arrive = end;
+                            for (int t = 0; t < m_j.tp; ++t)
+                                arrive = std::max(arrive, send(rank(t, d, p), rank(t, d, to), bytes, end, step));
+                            actArrive[cell + std::size_t(m)] = arrive; // the next stage needs every TP rank's share
+                        }
+                        if (!op.forward && vs > 0) {
+                            const int to = (p + pp - 1) % pp;
+                            std::int64_t arrive = end;
+                            for (int t = 0; t < m_j.tp; ++t)
+                                arrive = std::max(arrive, send(rank(t, d, p), rank(t, d, to), bytes, end, step));
+                            gradArrive[cell - std::size_t(m)] = arrive;
+                        }
+                        if (m_j.expertParallel > 1) allToAll(p, d, start, end, step);
                     }
-                    if (!op.forward && vs > 0) {
-                        const int to = (p + pp - 1) % pp;
-                        std::int64_t arrive = end;
-                        for (int t = 0; t < m_j.tp; ++t)
-                            arrive = std::max(arrive, send(rank(t, d, p), rank(t, d, to), bytes, end, step));
-                        gradArrive[at - std::size_t(m)] = arrive;
-                    }
-                    if (m_j.expertParallel > 1) allToAll(p, d, start, end, step);
                     ++next[std::size_t(p)];
                     --remaining;
                     progressed = true;
@@ -594,7 +613,9 @@ private:
             }
             if (!progressed) throw std::logic_error("1F1B schedule deadlock");
         }
-        for (int p = 0; p < pp; ++p) lastBackward[std::size_t(p) * m_j.dp + d] = stageFree[std::size_t(p)];
+        for (int i = 0; i < n; ++i)
+            for (int p = 0; p < pp; ++p)
+                lastBackward[std::size_t(p) * m_j.dp + d0 + i] = stageFree[std::size_t(i) * pp + p];
     }
 
     // Ring collective of one (stage, TP rank) over its DP members, `bytes` in `buckets` one after the other;
