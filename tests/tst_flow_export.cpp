@@ -763,6 +763,13 @@ private slots:
         QCOMPARE(ntp.out.size(), std::size_t(1));
         QCOMPARE(ntp.out.startNs[0], 1700000000LL * 1000000000 + 500000000);
         QCOMPARE(ntp.out.endNs[0], 1700000001LL * 1000000000 + 250000000);
+
+        // Garbage times (flowStartSeconds of 2^63, found by the fuzzer) give a far-future time, never a wrapped one.
+        Bytes ts = Bytes().u16(258).u16(3).u16(8).u16(4).u16(12).u16(4).u16(150).u16(8);
+        Run far = decodeAll({ipfix(1, 1, {set(2, ts), set(258, Bytes().u32(kA).u32(kB).u64(1ULL << 63))})});
+        QCOMPARE(far.out.size(), std::size_t(1));
+        QVERIFY(far.out.startNs[0] > 4'000'000'000LL * 1000000000);
+        QCOMPARE(far.out.endNs[0], far.out.startNs[0]);
     }
     void theSflowCaptureDecodesToThePacketsAndBytesTsharksSflowDissectorGivesScaledByTheRate() {
         if (!haveTshark()) QSKIP("tshark not found (scripts/install-deps.sh installs it)");
