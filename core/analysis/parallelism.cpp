@@ -365,6 +365,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         bool along = true;                                // the walk goes forward, from stage 0
     };
     std::vector<Path> paths;
+    std::vector<std::uint32_t> rings; // a node of each PP component that is a cycle
     const StepParams drainParams;
     constexpr double kDecisive = 1.5; // a gap median this many times the other decides; else the runs
     struct DrainEvidence {
@@ -449,6 +450,10 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                     if (!done[w]) done[w] = true, stack.push_back(w);
                 }
             }
+            if (path && degreeSum / 2 == nodes.size() && nodes.size() >= 3) {
+                rings.push_back(nodes.front());
+                continue;
+            }
             if (!path || degreeSum / 2 + 1 != nodes.size() || nodes.size() < 2) continue;
             std::uint32_t end = nodes.front();
             for (std::uint32_t v : nodes)
@@ -513,8 +518,85 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         for (const Path& path : paths)
             for (auto [p, fromA] : path.walk) forwardAB[p] = path.along == fromA;
     }
+    // Rings: interleaved pipelines (the last stage sends the next model chunk's activations to stage 0) and
+    // tied embeddings on pp = 2 close the chain into a cycle. Oriented as a whole like a path, a ring is cut
+    // where its step begins: stage 0 sends its first activation right after the step boundary (its own sync
+    // end, or the ring's long silence without DP traffic), while every later link waits for the activation to
+    // reach it — the link with the shortest median delay from the boundary to its first forward transfer
+    // leaves stage 0, and the link into stage 0 is not a chain link.
+    std::vector<bool> ringCut(pairs, false);
+    for (std::uint32_t start : rings) {
+        std::vector<std::pair<std::uint32_t, bool>> walk; // (pair, walk enters at its end a)
+        double sum = 0;
+        for (std::uint32_t v = start, prev = kNone;;) {
+            std::uint32_t next = kNone;
+            for (std::uint32_t p : ppAdj[v]) {
+                if (p == prev) continue;
+                const bool fromA = pairEnds[p].first == v;
+                walk.push_back({p, fromA});
+                sum += fromA ? res.pairs[p].forwardScore : -res.pairs[p].forwardScore;
+                next = fromA ? pairEnds[p].second : pairEnds[p].first;
+                prev = p;
+                break;
+            }
+            if (next == kNone || next == start) break;
+            v = next;
+        }
+        for (auto [p, fromA] : walk) forwardAB[p] = (sum >= 0) == fromA;
+        // Step boundaries of the ring without DP bursts: its long silences.
+        std::vector<std::int64_t> silencesEnd;
+        if (!hasDp) {
+            std::vector<std::pair<std::int64_t, std::int64_t>> recs;
+            for (auto [p, fromA] : walk)
+                for (std::size_t q = byDir.off[p * 2]; q < byDir.off[p * 2 + 2]; ++q)
+                    recs.push_back({byDir.startNs[q], std::max(byDir.startNs[q], byDir.endNs[q])});
+            std::sort(recs.begin(), recs.end());
+            std::vector<std::int64_t> gaps;
+            std::int64_t reach = recs.empty() ? 0 : recs.front().second;
+            std::vector<std::pair<std::int64_t, std::int64_t>> quiet; // (gap, end)
+            for (std::size_t i = 1; i < recs.size(); ++i) {
+                if (recs[i].first > reach) quiet.push_back({recs[i].first - reach, recs[i].first});
+                reach = std::max(reach, recs[i].second);
+            }
+            for (auto [g, t] : quiet) gaps.push_back(g);
+            if (!gaps.empty()) {
+                std::nth_element(gaps.begin(), gaps.begin() + std::ptrdiff_t(gaps.size() / 2), gaps.end());
+                const double threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(gaps[gaps.size() / 2], 1));
+                for (auto [g, t] : quiet)
+                    if (double(g) > threshold) silencesEnd.push_back(t);
+            }
+        }
+        std::size_t best = kNone;
+        double bestDelay = std::numeric_limits<double>::max();
+        for (std::size_t i = 0; i < walk.size(); ++i) {
+            const std::uint32_t p = walk[i].first;
+            const std::uint32_t from = forwardAB[p] ? pairEnds[p].first : pairEnds[p].second;
+            const std::uint32_t dir = forwardAB[p] ? 0 : 1;
+            const auto b = byDir.startNs.begin() + byDir.off[p * 2 + dir];
+            const auto e = byDir.startNs.begin() + byDir.off[p * 2 + dir + 1];
+            std::vector<double> delays;
+            for (std::int64_t t : hasDp ? burstEnds[from] : silencesEnd) {
+                const auto it = std::lower_bound(b, e, t);
+                if (it != e) delays.push_back(double(*it - t));
+            }
+            if (delays.empty()) continue;
+            std::nth_element(delays.begin(), delays.begin() + std::ptrdiff_t(delays.size() / 2), delays.end());
+            const double d = delays[delays.size() / 2];
+            if (d < bestDelay) bestDelay = d, best = i;
+        }
+        if (best == kNone) continue; // no boundary seen: the cycle stays (a note says so)
+        // The link into the source of the first link: walk order is ring order, either way round.
+        const std::uint32_t first = walk[best].first;
+        const std::uint32_t stage0 = forwardAB[first] ? pairEnds[first].first : pairEnds[first].second;
+        for (auto [p, fromA] : walk) {
+            const std::uint32_t to = forwardAB[p] ? pairEnds[p].second : pairEnds[p].first;
+            if (to == stage0) ringCut[p] = true;
+        }
+        res.notes.push_back("PP links form a ring (interleaved stages or tied embeddings between the last and the "
+                            "first stage): the chain starts where each step's first activation is sent");
+    }
     for (std::size_t p = 0; p < pairs; ++p) {
-        if (res.pairs[p].kind != PairKind::PP) continue;
+        if (res.pairs[p].kind != PairKind::PP || ringCut[p]) continue;
         auto [x, y] = pairEnds[p];
         std::uint32_t from = forwardAB[p] ? x : y, to = forwardAB[p] ? y : x;
         forwardOut[from].push_back(to);
