@@ -419,12 +419,17 @@ private:
     std::int64_t pipelineStep(int k, std::int64_t t, std::vector<std::int64_t>& lastBackward) {
         if (m_j.distributedOptimizer) t = allGather(k, t);
         const std::int64_t computeStart = t;
-        for (int round = 0; round < m_j.accumulation; ++round) {
-            if (round > 0) t = *std::max_element(lastBackward.begin(), lastBackward.end()); // after a flush
-            // Replicas run on their own clocks, except where expert-parallel all-to-alls bind them.
-            const int block = std::max(m_j.expertParallel, 1);
-            for (int d = 0; d < m_j.dp; d += block) pipeline(d, block, k, t, lastBackward);
-        }
+        // Replicas run on their own clocks, except where expert-parallel all-to-alls bind them; with gradient
+        // accumulation each starts its next round once its pipeline has drained.
+        const int block = std::max(m_j.expertParallel, 1);
+        for (int round = 0; round < m_j.accumulation; ++round)
+            for (int d = 0; d < m_j.dp; d += block) {
+                std::int64_t from = t;
+                for (int p = 0; round > 0 && p < m_j.pp; ++p)
+                    for (int i = d; i < d + block; ++i)
+                        from = std::max(from, lastBackward[std::size_t(p) * m_j.dp + i]);
+                pipeline(d, block, k, from, lastBackward);
+            }
         if (m_j.tiedEmbedding) embeddingAllReduce(k, lastBackward);
         std::int64_t syncEnd = *std::max_element(lastBackward.begin(), lastBackward.end());
         m_lastPipelineNs = syncEnd - computeStart;
