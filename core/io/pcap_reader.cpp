@@ -4,10 +4,14 @@
 #include "io/pcap_reader.h"
 
 #include <pcap/pcap.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 namespace prism {
 
@@ -27,6 +31,52 @@ std::string packetIssue(std::uint64_t number, const std::string& what) {
 struct PcapCloser {
     void operator()(pcap_t* p) const { pcap_close(p); }
 };
+
+constexpr std::uint32_t kMaxCaplen = 262144; // libpcap's MAXIMUM_SNAPLEN
+
+inline std::uint32_t readU32(const std::uint8_t* p, bool swapped) {
+    std::uint32_t v;
+    std::memcpy(&v, p, 4);
+    return swapped ? __builtin_bswap32(v) : v;
+}
+
+// Reads a file in large chunks into one reused buffer (which stays in cache, unlike a memory map of the whole
+// file): `at`..`end` is what is buffered and not consumed yet.
+class ChunkReader {
+public:
+    explicit ChunkReader(int fd) : m_fd(fd), m_buf(kSize) {}
+    const std::uint8_t* at = nullptr;
+    const std::uint8_t* end = nullptr;
+    std::uint64_t consumed = 0; // file offset of `at`
+    // Makes at least n bytes available at `at` unless the file ends first; returns what is available.
+    std::size_t want(std::size_t n) {
+        std::size_t have = std::size_t(end - at);
+        if (have >= n) return have;
+        if (n > m_buf.size()) m_buf.resize(n);
+        std::memmove(m_buf.data(), at, have);
+        at = m_buf.data();
+        while (have < m_buf.size()) {
+            const ssize_t r = ::read(m_fd, m_buf.data() + have, m_buf.size() - have);
+            if (r <= 0) break;
+            have += std::size_t(r);
+        }
+        end = at + have;
+        return have;
+    }
+    void skip(std::size_t n) {
+        at += n;
+        consumed += n;
+    }
+
+private:
+    static constexpr std::size_t kSize = std::size_t(4) << 20;
+    int m_fd;
+    std::vector<std::uint8_t> m_buf;
+};
+
+bool isClassicMagic(std::uint32_t magic) {
+    return magic == 0xa1b2c3d4u || magic == 0xd4c3b2a1u || magic == 0xa1b23c4du || magic == 0x4d3cb2a1u;
+}
 
 } // namespace
 
@@ -50,11 +100,21 @@ bool looksLikePcap(const std::uint8_t* head, std::size_t len) {
 FlowTable readPcap(const std::string& path, const PcapReadOptions& options, LoadDiagnostics& diag,
                    PcapStats* statsOut) {
     char errbuf[PCAP_ERRBUF_SIZE] = {};
+    // Our own stream with a 1 MiB buffer: libpcap reads each record with two small freads, and the default
+    // 4 KiB stdio buffer made the read system calls a third of the time.
+    FILE* file = std::fopen(path.c_str(), "rb");
+    if (!file) throw InputError(issue(path, std::string("cannot open the file (") + std::strerror(errno) + ")"));
+    // (glibc ignores the size unless given the buffer; it must outlive the stream, closed with the pcap_t.)
+    constexpr std::size_t kBuffer = std::size_t(1) << 20;
+    std::unique_ptr<char[]> buffer(new char[kBuffer]);
+    std::setvbuf(file, buffer.get(), _IOFBF, kBuffer);
     std::unique_ptr<pcap_t, PcapCloser> pcap(
-        pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, errbuf));
-    if (!pcap)
+        pcap_fopen_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO, errbuf));
+    if (!pcap) { // libpcap closes the stream only when it succeeds
+        std::fclose(file);
         throw InputError(issue(path, std::string("cannot read it as a pcap or pcapng capture (libpcap: ") + errbuf +
                                          ")"));
+    }
     PcapStats stats;
     stats.linkType = pcap_datalink(pcap.get());
     if (!linkTypeSupported(stats.linkType)) {
@@ -69,42 +129,29 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
         fileSize = std::filesystem::file_size(path, ec);
         if (ec) fileSize = 0;
     }
-    FILE* file = pcap_file(pcap.get());
 
     FlowTable out;
     PacketFlowBuilder builder(options.flows);
     std::unique_ptr<FlowExportDecoder> exports;
     DecodedPacket packet;
-    pcap_pkthdr* header = nullptr;
-    const u_char* data = nullptr;
     std::uint64_t number = 0;
-    for (;;) {
-        const int rc = pcap_next_ex(pcap.get(), &header, &data);
-        if (rc == PCAP_ERROR_BREAK) break; // end of file
-        ++number;
-        if (rc != 1) {
-            // Truncated record (the capture was cut while being written) or a malformed block.
-            InputIssue bad = issue(path, packetIssue(number, std::string(pcap_geterr(pcap.get())) +
-                                                         "; expected a complete packet record"));
-            if (options.strict) throw InputError(bad);
-            diag.addError(bad);
-            break;
-        }
-        const std::int64_t t = std::int64_t(header->ts.tv_sec) * 1'000'000'000 + std::int64_t(header->ts.tv_usec);
+
+    // One packet record: decoded, then to the export decoder or the flow builder.
+    const auto handle = [&](std::int64_t t, const std::uint8_t* data, std::uint32_t caplen, std::uint32_t len) {
         if (stats.packets == 0) stats.firstNs = t;
         stats.lastNs = std::max(stats.lastNs, t);
         ++stats.packets;
-        stats.capturedBytes += header->caplen;
-        stats.wireBytes += header->len;
-        const bool ip = decodePacket(data, header->caplen, header->len, stats.linkType, packet);
+        stats.capturedBytes += caplen;
+        stats.wireBytes += len;
+        const bool ip = decodePacket(data, caplen, len, stats.linkType, packet);
         if (packet.cut) {
             ++stats.cut;
             if (diag.warnings.size() >= LoadDiagnostics::kMaxMessages)
                 ++diag.warningCount; // counted; the message would not be kept
             else
-                    diag.addWarning(issue(path, packetIssue(number, std::string(packet.cut) + " (" +
-                                                                    std::to_string(header->caplen) + " of " +
-                                                                    std::to_string(header->len) + " bytes captured)")));
+                diag.addWarning(issue(path, packetIssue(number, std::string(packet.cut) + " (" +
+                                                                    std::to_string(caplen) + " of " +
+                                                                    std::to_string(len) + " bytes captured)")));
         }
         if (!ip) {
             if (!packet.cut) ++stats.notIp;
@@ -116,10 +163,76 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
         } else {
             builder.add(packet, t, 1, out);
         }
-        if ((number & 0xffff) == 0 && options.progress) {
-            const long pos = file ? std::ftell(file) : -1;
-            const double f = fileSize > 0 && pos >= 0 ? std::min(1.0, double(pos) / double(fileSize)) : 0.0;
-            if (!options.progress(f)) throw Cancelled();
+    };
+    const auto truncated = [&](const std::string& what) {
+        // The capture was cut while being written, or a block is malformed.
+        InputIssue bad = issue(path, packetIssue(number, what + "; expected a complete packet record"));
+        if (options.strict) throw InputError(bad);
+        diag.addError(bad);
+    };
+    const auto progress = [&](std::uint64_t position) {
+        const double f = fileSize > 0 ? std::min(1.0, double(position) / double(fileSize)) : 0.0;
+        if (!options.progress(f)) throw Cancelled();
+    };
+
+    std::uint8_t head[4] = {};
+    if (fileSize >= 24 && ::pread(fileno(file), head, 4, 0) == 4 && isClassicMagic(readU32(head, false))) {
+        // Classic pcap (libpcap checked the header): records parsed here from 4 MiB reads, three times faster
+        // than pcap_next_ex's two freads a record. Same record format and error texts as libpcap.
+        const bool swapped = pcap_is_swapped(pcap.get()) != 0;
+        const std::uint32_t magic = readU32(head, false);
+        const bool nano = magic == 0xa1b23c4du || magic == 0x4d3cb2a1u;
+        const int fd = fileno(file); // libpcap read the header through stdio; the records are read from byte 24
+        if (::lseek(fd, 24, SEEK_SET) != 24)
+            throw InputError(issue(path, std::string("cannot seek in the file (") + std::strerror(errno) + ")"));
+        ChunkReader in(fd);
+        in.consumed = 24;
+        for (;;) {
+            std::size_t left = in.want(16);
+            if (left == 0) break;
+            ++number;
+            if (left < 16) {
+                truncated("truncated dump file; tried to read 16 header bytes, only got " + std::to_string(left));
+                break;
+            }
+            const std::uint8_t* p = in.at;
+            const std::uint32_t sec = readU32(p, swapped), frac = readU32(p + 4, swapped);
+            const std::uint32_t caplen = readU32(p + 8, swapped), len = readU32(p + 12, swapped);
+            if (caplen > kMaxCaplen) {
+                truncated("invalid packet capture length " + std::to_string(caplen) + ", bigger than maximum of " +
+                          std::to_string(kMaxCaplen));
+                break;
+            }
+            left = in.want(16 + std::size_t(caplen));
+            p = in.at;
+            if (left - 16 < caplen) {
+                truncated("truncated dump file; tried to read " + std::to_string(caplen) +
+                          " captured bytes, only got " + std::to_string(left - 16));
+                break;
+            }
+            const std::int64_t t = std::int64_t(sec) * 1'000'000'000 + std::int64_t(frac) * (nano ? 1 : 1000);
+            handle(t, p + 16, caplen, len);
+            in.skip(16 + std::size_t(caplen));
+            if ((number & 0xffff) == 0 && options.progress) progress(in.consumed);
+        }
+    } else {
+        // pcapng (or a pcap that could not be mapped): libpcap reads it.
+        pcap_pkthdr* header = nullptr;
+        const u_char* data = nullptr;
+        for (;;) {
+            const int rc = pcap_next_ex(pcap.get(), &header, &data);
+            if (rc == PCAP_ERROR_BREAK) break; // end of file
+            ++number;
+            if (rc != 1) {
+                truncated(pcap_geterr(pcap.get()));
+                break;
+            }
+            handle(std::int64_t(header->ts.tv_sec) * 1'000'000'000 + std::int64_t(header->ts.tv_usec), data,
+                   header->caplen, header->len);
+            if ((number & 0xffff) == 0 && options.progress) {
+                const long pos = std::ftell(file);
+                progress(pos > 0 ? std::uint64_t(pos) : 0);
+            }
         }
     }
     builder.finish(out);
