@@ -396,7 +396,10 @@ private:
                                     " ms before the start time");
             return;
         }
-        m_table.append(r);
+        // Source before destination, as the flows.csv reader interns them (a converted file reads the same).
+        EndpointId s = m_table.endpoints.intern(r.src);
+        EndpointId d = m_table.endpoints.intern(r.dst);
+        m_table.append(r.startNs, r.endNs, s, d, r.srcPort, r.dstPort, r.proto, r.bytes, r.packets);
     }
 
     const std::string& m_path;
