@@ -195,10 +195,29 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                       : PairKind::PP;
     }
 
+    using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
+    // Expert-parallel all-to-all among DP peers (mixture of experts) also joins DP peers that are not ring
+    // neighbours, with traffic both ways through the step: a pipeline-like signature. But pipeline neighbours
+    // are of different stages, never of one DP group: a PP pair whose ends the DP pairs already join is DP.
+    {
+        Graph dp(n);
+        for (std::size_t p = 0; p < pairs; ++p)
+            if (res.pairs[p].kind == PairKind::DP) boost::add_edge(pairEnds[p].first, pairEnds[p].second, dp);
+        std::vector<int> group(n);
+        boost::connected_components(dp, group.data());
+        std::size_t peers = 0;
+        for (std::size_t p = 0; p < pairs; ++p)
+            if (res.pairs[p].kind == PairKind::PP && group[pairEnds[p].first] == group[pairEnds[p].second]) {
+                res.pairs[p].kind = PairKind::DP;
+                ++peers;
+            }
+        if (peers)
+            res.notes.push_back(std::to_string(peers) + " pairs of DP peers exchange both ways through the step "
+                                "(expert-parallel all-to-all): counted with their DP group");
+    }
     // Collectives inside one pipeline — the tied-embedding all-reduce between its first and last stage every
     // step — look like a two-member DP ring, but DP peers never share a pipeline: a DP pair whose ends are
     // joined by PP pairs belongs to no DP group (it would merge the groups of the first and last stages).
-    using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
     {
         Graph pp(n);
         for (std::size_t p = 0; p < pairs; ++p)
