@@ -55,7 +55,8 @@ Messages build(int padding, std::uint64_t records) {
         w.u16(256), w.u16(0);
         for (std::size_t i = 0; i < perMessage && out.records < records; ++i, ++out.records) {
             std::uint64_t r = rng();
-            std::uint32_t src = 0x0A000000 | std::uint32_t(r % 2880), dst = 0x0A000000 | std::uint32_t((r >> 16) % 2880);
+            const std::uint32_t src = 0x0A000000 | std::uint32_t(r % 2880);
+            const std::uint32_t dst = 0x0A000000 | std::uint32_t((r >> 16) % 2880);
             w.u32(src), w.u32(dst), w.u16(49152 + unsigned(r >> 32) % 1000), w.u16(4791), w.u8(17);
             w.u64(1 << (12 + (r >> 44) % 12)), w.u64(1 + (r >> 56)), w.u64(startMs), w.u64(startMs + 1 + r % 50);
             for (int k = 0; k < padding; ++k) w.u32(std::uint32_t(k));

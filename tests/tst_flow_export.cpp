@@ -306,7 +306,8 @@ std::map<SflowKey, SflowSum> tsharkSflow(const std::string& path) {
     for (const QJsonValue& f : tsharkJson(path, {})) {
         QJsonObject layers = f.toObject()["_source"].toObject()["layers"].toObject();
         QStringList epoch = str(layers["frame"].toObject(), "frame.time_epoch").split('.');
-        std::int64_t timeNs = epoch.value(0).toLongLong() * 1000000000 + epoch.value(1).leftJustified(9, '0').toLongLong();
+        std::int64_t timeNs =
+            epoch.value(0).toLongLong() * 1000000000 + epoch.value(1).leftJustified(9, '0').toLongLong();
         QJsonObject sflow = layers["sflow"].toObject();
         for (auto it = sflow.begin(); it != sflow.end(); ++it) {
             if (!it.value().isObject() || !has(it.value().toObject(), "sflow.flow_sample.sampling_rate")) continue;
@@ -653,6 +654,30 @@ private slots:
             // The decoder carries on: the next good datagram still gives its record.
             QVERIFY2(r.out.size() >= 1, c.name);
         }
+    }
+
+    void otherUdpPayloadsAreNotTakenForExports() {
+        auto looks = [](const std::vector<std::uint8_t>& b) {
+            return FlowExportDecoder::looksLikeExport(b.data(), b.size());
+        };
+        auto good = ipfix(1, 1, {set(2, basicTemplate())});
+        QVERIFY(looks(good));
+        QVERIFY(looks(netflow9(1, 2, 0, {set(0, basicTemplate())})));
+        // A DNS query, a RoCE BTH with payload, zeros.
+        QVERIFY(!looks(Bytes().u16(0x1234).u16(0x0100).u16(1).u16(0).u16(0).u16(0).u8(3).u8('w').u8('w').u8('w')
+                           .u8(0).u16(1).u16(1).b));
+        QVERIFY(!looks(Bytes().u8(0x0A).u8(0).u16(0xFFFF).u32(0x12).u32(5).u64(0).u64(0).b));
+        QVERIFY(!looks(std::vector<std::uint8_t>(64, 0)));
+        // Right versions, inconsistent lengths: an IPFIX length past the payload, a v9 flowset past it, sFlow
+        // samples that do not add up to the datagram.
+        auto longer = good;
+        longer[3] += 4;
+        QVERIFY(!looks(longer));
+        auto v9 = netflow9(1, 2, 0, {set(0, basicTemplate())});
+        v9[23] += 4;
+        QVERIFY(!looks(v9));
+        QVERIFY(!looks(Bytes().u32(5).u32(1).u32(0xC0000201).u32(0).u32(1).u32(1000).u32(1).u32(2).u32(8).u32(0).b));
+        QVERIFY(looks(Bytes().u32(5).u32(1).u32(0xC0000201).u32(0).u32(1).u32(1000).u32(1).u32(2).u32(4).u32(0).b));
     }
 
     void dataBeforeItsTemplateIsSkippedWithAWarningAndCountedThenDecodedOnceTheTemplateCame() {

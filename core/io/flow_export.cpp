@@ -345,8 +345,15 @@ bool looksLikeSflow(const std::uint8_t* p, std::size_t len) {
     std::uint32_t addrType = be32(p + 4);
     std::size_t header = addrType == 1 ? 28 : addrType == 2 ? 40 : 0;
     if (!header || len < header) return false;
+    // The samples' lengths must add up to the datagram.
     std::uint32_t samples = be32(p + header - 4);
-    return samples <= (len - header) / 8;
+    if (samples > (len - header) / 8) return false;
+    std::size_t off = header;
+    for (std::uint32_t i = 0; i < samples; ++i) {
+        if (len - off < 8 || be32(p + off + 4) > len - off - 8) return false;
+        off += 8 + be32(p + off + 4);
+    }
+    return off == len;
 }
 
 } // namespace
@@ -468,7 +475,8 @@ void FlowExportDecoder::Impl::readTemplates(Domain& d, const std::uint8_t* p, st
             continue;
         }
         if (len - off < header) {
-            at.error(base + off, std::string(what) + " header cut short; expected " + std::to_string(header) + " bytes");
+            at.error(base + off,
+                     std::string(what) + " header cut short; expected " + std::to_string(header) + " bytes");
             return;
         }
         std::uint16_t scopeCount = options && ipfix ? be16(p + off + 4) : 0;
@@ -505,7 +513,8 @@ void FlowExportDecoder::Impl::readTemplates(Domain& d, const std::uint8_t* p, st
                 q += 4;
             }
             if (!ipfix && flen == kVariableLength) {
-                at.error(base + q - 2, "template " + std::to_string(id) + " field length 65535; expected a fixed length");
+                at.error(base + q - 2,
+                         "template " + std::to_string(id) + " field length 65535; expected a fixed length");
                 return;
             }
             Field f;
@@ -587,9 +596,10 @@ void FlowExportDecoder::Impl::readData(Domain& d, std::uint16_t templateId, cons
                 if (flen == kVariableLength) {
                     std::size_t prefix = len - q >= 1 && p[q] == 255 ? 3 : 1;
                     if (len - q < prefix) {
-                        at.error(base + q, "record of template " + std::to_string(templateId) + ": the length of field " +
-                                               std::to_string(i + 1) + " is cut short; expected " +
-                                               std::to_string(prefix) + " length byte(s) within the set");
+                        at.error(base + q, "record of template " + std::to_string(templateId) +
+                                               ": the length of field " + std::to_string(i + 1) +
+                                               " is cut short; expected " + std::to_string(prefix) +
+                                               " length byte(s) within the set");
                         return;
                     }
                     flen = prefix == 1 ? p[q] : be16(p + q + 1);
@@ -711,7 +721,8 @@ void FlowExportDecoder::Impl::decodeSflow(const std::uint8_t* p, std::size_t len
     const std::size_t header = addrType == 1 ? 28 : addrType == 2 ? 40 : 0;
     if (len < 8 || !header) {
         at.error(4, len < 8 ? "sFlow header cut short; expected at least 8 bytes"
-                            : "sFlow agent address type " + std::to_string(addrType) + "; expected 1 (IPv4) or 2 (IPv6)");
+                            : "sFlow agent address type " + std::to_string(addrType) +
+                                  "; expected 1 (IPv4) or 2 (IPv6)");
         return;
     }
     if (len < header) {
@@ -731,7 +742,8 @@ void FlowExportDecoder::Impl::decodeSflow(const std::uint8_t* p, std::size_t len
         const std::size_t sampleLen = be32(p + off + 4);
         if (sampleLen > len - off - 8) {
             at.error(off + 4, "sample " + std::to_string(i + 1) + " length " + std::to_string(sampleLen) +
-                                  "; expected at most " + std::to_string(len - off - 8) + " (the rest of the datagram)");
+                                  "; expected at most " + std::to_string(len - off - 8) +
+                                  " (the rest of the datagram)");
             return;
         }
         const std::uint8_t* s = p + off + 8;
