@@ -248,13 +248,13 @@ std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed)
         a.distributedOptimizer = true;
         c.jobs = {a};
     } else if (name == "fsdp") {
-        // ZeRO-3 / FSDP over 4 hosts: 4 layer groups gathered before their forward and backward, their gradients
-        // reduce-scattered after their backward.
+        // ZeRO-3 / FSDP over 4 hosts: 8 layer groups gathered before their forward and backward, their gradients
+        // reduce-scattered after their backward; a group's gather takes about half its forward.
         c.hosts = 4;
         JobSpec a = job("job-a", 8, 1, 4, shuffled(0, 4), 4, 20, 4 * kMs);
         a.startOffsetNs = offset(5 * kMs);
-        a.gradientBytes = 64 * kMiB;
-        a.buckets = 4;
+        a.gradientBytes = 256 * kMiB;
+        a.buckets = 8;
         a.zero3 = true;
         c.jobs = {a};
     } else if (name == "moe" || name == "moe-ep-lt-dp") {
