@@ -4,7 +4,10 @@
 #include "summary_view.h"
 
 #include <QApplication>
+#include <QDateTime>
+#include <QDir>
 #include <QFile>
+#include <QLabel>
 #include <QListWidget>
 #include <QMessageBox>
 #include <QProcess>
@@ -49,6 +52,48 @@ private slots:
         QVERIFY(w.windowTitle().contains("tiny"));
         QVERIFY(w.recentFiles().contains(QFileInfo(m_capture).absoluteFilePath()));
         QCOMPARE(w.summaryView()->jobTable()->rowCount(), int(w.session()->report().jobs.size()));
+    }
+
+    // nfdump before 1.7.5 prints whole-second stamps: the same flows as an nfdump CSV (named .txt: detected by
+    // content) open with a banner above the timeline saying so; the original capture has none.
+    void wholeSecondStampsShowAResolutionBannerAboveTheTimeline() {
+        QFile in(m_capture + "/flows.csv");
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QString out = "ts,te,td,sa,da,sp,dp,pr,ipkt,ibyt\n";
+        const QStringList header = QString::fromUtf8(in.readLine()).trimmed().split(',');
+        QCOMPARE(header.mid(0, 9).join(','), QString("start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets"));
+        while (!in.atEnd()) {
+            const QStringList f = QString::fromUtf8(in.readLine()).trimmed().split(',');
+            if (f.size() < 9) continue;
+            const qint64 start = f[0].toLongLong(), end = f[1].toLongLong();
+            const QString ts = QDateTime::fromMSecsSinceEpoch(start / 1000000, Qt::UTC).toString("yyyy-MM-dd hh:mm:ss");
+            const QString te = QDateTime::fromMSecsSinceEpoch(end / 1000000, Qt::UTC).toString("yyyy-MM-dd hh:mm:ss");
+            out += QString("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10\n")
+                       .arg(ts, te, QString::number(double(end - start) / 1e9, 'f', 3), f[2], f[3], f[4], f[5],
+                            f[6] == "17" ? "UDP" : f[6], f[8])
+                       .arg(f[7]);
+        }
+        const QString dir = m_dir.filePath("nfdump");
+        QVERIFY(QDir().mkpath(dir));
+        QFile csv(dir + "/export.txt");
+        QVERIFY(csv.open(QIODevice::WriteOnly));
+        csv.write(out.toUtf8());
+        csv.close();
+        QVERIFY(QFile::copy(m_capture + "/topology.json", dir + "/topology.json"));
+
+        MainWindow w;
+        w.show();
+        QSignalSpy done(w.loader(), &CaptureLoader::finished);
+        w.openPath(dir);
+        QVERIFY(done.wait(60000));
+        auto* banner = w.findChild<QLabel*>("resolutionBanner");
+        QVERIFY(banner);
+        QVERIFY(banner->isVisible());
+        QVERIFY2(banner->text().contains("whole-second stamps"), qPrintable(banner->text()));
+        QVERIFY(!w.session()->report().jobs.empty()); // the jobs are still there
+        w.openPath(m_capture);
+        QVERIFY(done.wait(60000));
+        QVERIFY(!banner->isVisible());
     }
 
     void aMissingCaptureShowsAnErrorAndTheWindowLives() {

@@ -240,8 +240,23 @@ void MainWindow::createWorkspace() {
     // Centre: timeline over tabs.
     m_vsplit = new QSplitter(Qt::Vertical, m_hsplit);
     m_vsplit->setObjectName("centreSplitter");
-    m_timeline = new TimelineView(m_state, m_vsplit);
-    m_vsplit->addWidget(m_timeline);
+    // Above the timeline, a banner when the records are too coarse in time for the steps (report notes
+    // "time resolution: ..."): what was found and which exporter setting fixes it.
+    auto* centreTop = new QWidget(m_vsplit);
+    auto* centreLayout = new QVBoxLayout(centreTop);
+    centreLayout->setContentsMargins(0, 0, 0, 0);
+    centreLayout->setSpacing(0);
+    m_resolutionBanner = new QLabel(centreTop);
+    m_resolutionBanner->setObjectName("resolutionBanner");
+    m_resolutionBanner->setWordWrap(true);
+    m_resolutionBanner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_resolutionBanner->setStyleSheet("QLabel { background: #fff3cd; color: #664d03; border-bottom: 1px solid #e0c36a; "
+                                      "padding: 6px; }");
+    m_resolutionBanner->hide();
+    centreLayout->addWidget(m_resolutionBanner);
+    m_timeline = new TimelineView(m_state, centreTop);
+    centreLayout->addWidget(m_timeline, 1);
+    m_vsplit->addWidget(centreTop);
     m_notes = new NotesPanel(m_state, m_timeline);
     m_leftSplit->addWidget(titled(tr("Notes"), m_notes, m_leftSplit));
     m_leftSplit->setStretchFactor(2, 1);
@@ -326,7 +341,7 @@ void MainWindow::createActions() {
     QAction* openFile = file->addAction(tr("Open &File…"), this, [this] {
         QString path = QFileDialog::getOpenFileName(
             this, tr("Open a capture file or a session"), QSettings().value("paths/lastFolder").toString(),
-            tr("Captures and sessions (*.csv *.csv.gz *.json *.prism);;All files (*)"));
+            tr("Captures: flow data of any kind, topology.json, sessions (*)"));
         if (!path.isEmpty()) openPath(path);
     });
     openFile->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
@@ -514,6 +529,12 @@ void MainWindow::setSession(const SessionPtr& session) {
     fillJobs();
     fillProblems();
     updateTitle();
+    QStringList coarse;
+    if (session)
+        for (const std::string& n : session->report().notes)
+            if (n.find("time resolution:") != std::string::npos) coarse << q(n);
+    m_resolutionBanner->setText(coarse.join("\n"));
+    m_resolutionBanner->setVisible(!coarse.isEmpty());
     if (!session) return;
     const auto& s = *session->report().capture;
     QString status = tr("%1 records, %2 jobs").arg(q(formatCount(s.records))).arg(session->report().jobs.size());

@@ -134,6 +134,7 @@ private:
     QAction* m_absoluteAction = nullptr;
     QList<QAction*> m_sessionActions; // enabled only with a session
     QLabel* m_statusLabel = nullptr;
+    QLabel* m_resolutionBanner = nullptr; // "time resolution" report notes, above the timeline
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancel = nullptr;
     SessionPtr m_session;
