@@ -61,7 +61,8 @@ private slots:
     void productionPresetsAreExact_data() {
         QTest::addColumn<QString>("preset");
         QTest::addColumn<int>("seed");
-        for (const char* p : {"shared-nics", "restart", "checkpoints", "long-run"})
+        for (const char* p : {"shared-nics", "restart", "checkpoints", "long-run", "zero1", "grad-accum", "interleaved",
+                              "interleaved-nodp", "megatron-64", "megatron-8"})
             for (int seed = 1; seed <= 2; ++seed)
                 QTest::newRow(qPrintable(QString("%1 seed %2").arg(p).arg(seed))) << QString(p) << seed;
     }
