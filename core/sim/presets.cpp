@@ -233,6 +233,7 @@ std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed)
         JobSpec a = job("job-a", 8, 1, 4, shuffled(0, 4), 16, 2'000, 900 * kMs);
         a.startOffsetNs = offset(5'000 * kMs);
         a.optimizerNs = 400 * kMs;
+        a.computeJitter = 0.05; // steps vary by about 1%, as in training logs
         a.gradientBytes = std::uint64_t(24) << 30; // fp32 gradients of ~6B parameters per TP rank
         a.buckets = 4;
         a.checkpointEvery = 500;
