@@ -349,7 +349,9 @@ private slots:
     void presetNamesAreAllKnownAndOthersAreRejected() {
         const auto names = sim::presetNames();
         for (const char* n : {"tiny", "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline", "anomalies",
-                              "reuse", "large"})
+                              "reuse", "large", "shared-nics", "restart", "checkpoints", "long-run", "zero1", "fsdp",
+                              "moe", "moe-ep-lt-dp", "interleaved", "interleaved-nodp", "grad-accum", "megatron-64",
+                              "megatron-8"})
             QVERIFY2(std::find(names.begin(), names.end(), n) != names.end(), n);
         for (const std::string& n : names) {
             auto c = sim::makePreset(n, 3);
