@@ -641,10 +641,13 @@ private slots:
     void everyPacketOfTheSimulatorsPcapDecodesAsTsharkDecodesIt() {
         const QString tshark = QStandardPaths::findExecutable("tshark");
         if (tshark.isEmpty()) QSKIP("tshark is not installed (scripts/install-deps.sh installs it)");
-        sim::SimConfig c = smallConfig("tiny", 7, 16);
-        for (sim::JobSpec& j : c.jobs) j.steps = 3;
+        sim::SimConfig c = smallConfig("two-jobs", 7, 16);
+        for (sim::JobSpec& j : c.jobs) {
+            j.steps = 2;
+            j.startOffsetNs = 0;
+        }
         c.ipv6Rate = 5000; // IPv6 management packets
-        const sim::SimResult r = sim::simulate(c);
+        const sim::SimResult r = sim::withIpv6Nics(sim::simulate(c), 0.5); // and job 0's RoCE over IPv6
         sim::PcapWriteOptions o;
         o.seed = 7;
         o.retransmitRate = 0.2;
@@ -710,13 +713,17 @@ private slots:
     void theSimulatorsPcapAnalyzesLikeTheSameCapturesFlowsCsv_data() {
         QTest::addColumn<QString>("preset");
         QTest::addColumn<int>("shrink");
-        QTest::newRow("tiny") << "tiny" << 16;
-        QTest::newRow("anomalies") << "anomalies" << 16;
+        QTest::addColumn<double>("ipv6Share");
+        QTest::newRow("tiny") << "tiny" << 16 << 0.0;
+        QTest::newRow("two-jobs, one on IPv6") << "two-jobs" << 16 << 0.5;
+        QTest::newRow("anomalies") << "anomalies" << 16 << 0.0;
     }
     void theSimulatorsPcapAnalyzesLikeTheSameCapturesFlowsCsv() {
         QFETCH(QString, preset);
         QFETCH(int, shrink);
-        const sim::SimResult r = sim::simulate(smallConfig(preset.toStdString().c_str(), 5, shrink));
+        QFETCH(double, ipv6Share);
+        sim::SimResult r = sim::simulate(smallConfig(preset.toStdString().c_str(), 5, shrink));
+        if (ipv6Share > 0) r = sim::withIpv6Nics(r, ipv6Share);
         const std::string csvDir = path("equiv-csv"), pcapDir = path("equiv-pcap");
         sim::writeCapture(r, csvDir);
         sim::PcapWriteOptions o;

@@ -61,6 +61,8 @@ Options:
                       packets, nanosecond pcap cut at 96 bytes, with ACKs, some retransmissions, CNPs and
                       802.1Q / QinQ tags; refused beyond --max-packets (default 12000000; tiny fits)
   --max-packets N     packet budget of --format pcap
+  --ipv6-nics SHARE   RoCE over IPv6 for the first SHARE (0 to 1) of the jobs: their NICs become
+                      fd10::a:b:c for 10.a.b.c in the topology, the flows and the truth (either format)
   --anomaly SPEC      inject an anomaly (repeatable), added to the preset's own:
                         slow_rank:steps=8-12,factor=1.6[,job=J][,host=H][,gpu=G]
                         slow_link:steps=16-20,factor=4[,job=J][,host=H][,gpu=G]
@@ -199,7 +201,7 @@ int usageError(const std::string& msg, const char* help) {
 int cmdSimulate(int argc, char** argv) {
     Args args;
     std::string err;
-    if (!parseArgs(argc, argv, 2, {"preset", "seed", "out", "anomaly", "channels", "loss", "format", "max-packets"},
+    if (!parseArgs(argc, argv, 2, {"preset", "seed", "out", "anomaly", "channels", "loss", "format", "max-packets", "ipv6-nics"},
                    {"gzip", "list-presets", "help", "clear-anomalies"}, args, err))
         return usageError(err, kSimulateHelp);
     if (args.flags["help"]) {
@@ -259,8 +261,15 @@ int cmdSimulate(int argc, char** argv) {
         if (!parseNumber(s, pcapOptions.maxPackets))
             return usageError("--max-packets expects a non-negative integer, found \"" + s + "\"", kSimulateHelp);
     }
+    double ipv6Share = 0;
+    if (args.values.count("ipv6-nics")) {
+        const std::string& s = args.values["ipv6-nics"];
+        if (!parseNumber(s, ipv6Share) || !(ipv6Share >= 0 && ipv6Share <= 1))
+            return usageError("--ipv6-nics expects a share in [0, 1], found \"" + s + "\"", kSimulateHelp);
+    }
     try {
         auto result = prism::sim::simulate(*config);
+        if (ipv6Share > 0) result = prism::sim::withIpv6Nics(result, ipv6Share);
         if (format == "pcap") {
             const auto st = prism::sim::writePcapCapture(result, args.values["out"], pcapOptions);
             std::cout << "wrote " << args.values["out"] << ": " << prism::formatCount(st.packets) << " packets of "

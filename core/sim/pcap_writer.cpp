@@ -9,6 +9,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -236,6 +237,65 @@ inline std::int64_t timeOf(std::int64_t start, std::int64_t end, std::uint32_t s
 }
 
 } // namespace
+
+SimResult withIpv6Nics(const SimResult& result, double share) {
+    SimResult out = result;
+    // The NICs of the first ceil(share x jobs) jobs (RoCE never crosses jobs, so never address families).
+    const std::size_t jobs = std::size_t(std::ceil(share * double(out.truth.jobs.size()) - 1e-9));
+    std::unordered_map<IpAddr, IpAddr, IpAddrHash> map;
+    std::unordered_map<std::string, std::string> text;
+    for (std::size_t j = 0; j < std::min(jobs, out.truth.jobs.size()); ++j)
+        for (const std::string& gpu : out.truth.jobs[j].gpus) {
+            const auto ip = IpAddr::parse(gpu);
+            if (!ip || ip->v6) continue;
+            IpAddr v6; // 10.a.b.c -> fd10::a:b:c
+            v6.v6 = true;
+            v6.bytes[0] = 0xfd;
+            v6.bytes[1] = 0x10;
+            for (int i = 0; i < 3; ++i) v6.bytes[std::size_t(11 + 2 * i)] = ip->bytes[std::size_t(13 + i)];
+            map.emplace(*ip, v6);
+            text.emplace(gpu, v6.toString());
+        }
+    for (Nic& nic : out.topology.nics) {
+        auto it = map.find(nic.ip);
+        if (it != map.end()) nic.ip = it->second;
+    }
+    out.topology.index();
+    // RoCE records move to the new addresses (new endpoint ids); other traffic of those NICs (storage,
+    // management) stays on their IPv4 addresses, as on a dual-stack NIC.
+    FlowTable& f = out.flows;
+    std::vector<EndpointId> moved(f.endpoints.size(), EndpointId(-1));
+    for (std::size_t i = 0; i < f.size(); ++i) {
+        if (!f.isRoce(i)) continue;
+        for (EndpointId* id : {&f.src[i], &f.dst[i]}) {
+            if (moved[*id] == EndpointId(-1)) {
+                auto it = map.find(f.endpoints.at(*id));
+                moved[*id] = it == map.end() ? *id : f.endpoints.intern(it->second);
+            }
+            *id = moved[*id];
+        }
+    }
+    // The truth names NICs by address.
+    const auto fix = [&](std::string& s) {
+        auto it = text.find(s);
+        if (it != text.end()) s = it->second;
+    };
+    for (JobInfo& j : out.truth.jobs) {
+        for (std::string& g : j.gpus) fix(g);
+        for (auto& group : j.dpGroups)
+            for (std::string& g : group) fix(g);
+        for (auto& chain : j.ppChains)
+            for (std::string& g : chain) fix(g);
+        for (auto* list : {&j.findings, &j.anomalies})
+            for (Finding& fi : *list) {
+                fix(fi.ip);
+                fix(fi.srcIp);
+                fix(fi.dstIp);
+                for (std::string& g : fi.group) fix(g);
+            }
+    }
+    return out;
+}
 
 std::uint64_t pcapPacketCount(const SimResult& result, const PcapWriteOptions& options) {
     std::uint64_t total = 0;

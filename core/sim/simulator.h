@@ -169,6 +169,11 @@ struct PcapWriteStats {
     std::uint64_t vlanFrames = 0, ipv6Packets = 0;
 };
 
+// The same capture with the NICs of the first ceil(share x jobs) jobs on IPv6 (10.a.b.c becomes fd10::a:b:c)
+// in the topology, their RoCE records and the truth; their other traffic stays on IPv4 (a dual-stack NIC).
+// The simulator itself models IPv4 NICs.
+SimResult withIpv6Nics(const SimResult& result, double share);
+
 // About how many packets writePcapCapture writes for `result` (data and ACKs; retransmissions, NAKs and CNPs
 // not counted).
 std::uint64_t pcapPacketCount(const SimResult& result, const PcapWriteOptions& options = {});
