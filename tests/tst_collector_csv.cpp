@@ -309,6 +309,22 @@ private slots:
         }
     }
 
+    // The fuzzer's find: a year outside what 64-bit nanoseconds hold overflowed; it is a row error now.
+    void datesBeyond64BitNanosecondsAreRowErrors() {
+        writeBytes(tmp("years.csv"), "SRC_IP,DST_IP,SRC_PORT,DST_PORT,PROTOCOL,TIMESTAMP_START,TIMESTAMP_END,PACKETS,BYTES\n"
+                                     "10.0.0.1,10.0.0.2,1,4791,udp,0001-01-01 00:00:00,2024-01-02 03:04:06,1,100\n"
+                                     "10.0.0.1,10.0.0.2,1,4791,udp,2024-01-02 03:04:05,9999-12-31 23:59:59,1,100\n"
+                                     "10.0.0.1,10.0.0.2,1,4791,udp,2024-01-02 03:04:05,2024-01-02 03:04:06,1,100\n");
+        LoadDiagnostics diag;
+        FlowTable t = readCollector(tmp("years.csv"), "", diag);
+        QCOMPARE(t.size(), std::size_t(1));
+        QCOMPARE(diag.errors.size(), std::size_t(2));
+        QCOMPARE(diag.errors[0].toString(),
+                 tmp("years.csv") + ":2:6: start time \"0001-01-01 00:00:00\": out of range (years 1678 to 2261)");
+        QCOMPARE(diag.errors[1].toString(),
+                 tmp("years.csv") + ":3:7: end time \"9999-12-31 23:59:59\": out of range (years 1678 to 2261)");
+    }
+
     void headersOfNoKnownCollectorOrWithoutRequiredColumnsAreFatal() {
         writeBytes(tmp("other.csv"), "when,who,what\n1,2,3\n");
         LoadDiagnostics diag;

@@ -21,6 +21,7 @@ namespace prism {
 namespace {
 
 constexpr std::int64_t kNsPerSec = 1'000'000'000;
+constexpr std::int64_t kMaxSeconds = INT64_MAX / kNsPerSec - 1; // times in ns since 1970 fit in int64
 
 enum class Role : std::uint8_t { Ignore, Start, End, Duration, Src, Dst, SrcPort, DstPort, Proto, Packets, Bytes };
 
@@ -124,7 +125,7 @@ bool parseEpochSeconds(std::string_view s, std::int64_t& ns) {
     auto [p, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), sec);
     if (whole.empty() || ec != std::errc{} || p != whole.data() + whole.size() || sec < 0) return false;
     if (dot != std::string_view::npos && !fractionNs(s.substr(dot + 1), frac)) return false;
-    if (sec > INT64_MAX / kNsPerSec - 1) return false;
+    if (sec > kMaxSeconds) return false;
     ns = sec * kNsPerSec + frac;
     return true;
 }
@@ -276,7 +277,12 @@ private:
             return false;
         }
         m_localTimes = true;
-        ns = m_zone.toUtc(wall) * kNsPerSec + frac;
+        std::int64_t utc = m_zone.toUtc(wall);
+        if (utc < -kMaxSeconds || utc > kMaxSeconds) { // beyond 64-bit nanoseconds (years 1678 to 2261)
+            rowError(column, std::string(what) + " " + quoted(v) + ": out of range (years 1678 to 2261)");
+            return false;
+        }
+        ns = utc * kNsPerSec + frac;
         return true;
     }
 
@@ -385,6 +391,10 @@ private:
         }
         // The end: nfdump before 1.7.5 prints whole-second stamps but the duration in ms, so start + duration
         // keeps the record's length; otherwise the end stamp, else start + duration, else the start.
+        if (durationNs > 0 && r.startNs > INT64_MAX - durationNs) {
+            rowError(0, "duration runs past the year 2262");
+            return;
+        }
         if (durationNs >= 0 && (m_kind == CollectorCsvKind::NfdumpLegacy || !m_hasEnd || end == INT64_MIN))
             r.endNs = r.startNs + durationNs;
         else if (m_hasEnd && end != INT64_MIN)
