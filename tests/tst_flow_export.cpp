@@ -592,6 +592,15 @@ private slots:
         QCOMPARE(firstError(diag), cut + ": IPFIX message 2 at byte offset " + std::to_string(m.size()) +
                                        ": header cut short (10 bytes); expected a version 10 message header whose "
                                        "length fits the file. The rest of the file is skipped");
+        // A message whose body the file does not hold.
+        std::string cutBody = bytes.substr(0, m.size()) + bytes.substr(0, m.size() - 5);
+        writeBytes(cut, cutBody);
+        LoadDiagnostics diag2;
+        readIpfixFile(cut, diag2);
+        QCOMPARE(firstError(diag2), cut + ": IPFIX message 2 at byte offset " + std::to_string(m.size()) + ": length " +
+                                        std::to_string(m.size()) + " but the file ends after " +
+                                        std::to_string(m.size() - 5) + " bytes; expected a version 10 message header "
+                                        "whose length fits the file. The rest of the file is skipped");
     }
 
     void malformedDatagramsAreSkippedWithTheirPacketOffsetAndWhatWasExpected() {

@@ -800,35 +800,42 @@ void FlowExportDecoder::Impl::decodeSflow(const std::uint8_t* p, std::size_t len
     }
 }
 
+// Reads message by message (one 64 KiB buffer): a file of any size costs only its flow records in memory.
 FlowTable readIpfixFile(const std::string& path, LoadDiagnostics& diag, FlowExportStats* stats) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError({path, 0, 0, "cannot open the file"});
-    std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!looksLikeIpfixFile(bytes.data(), bytes.size()))
+    std::vector<std::uint8_t> msg(0x10000);
+    auto read = [&](std::size_t at, std::size_t n) {
+        in.read(reinterpret_cast<char*>(msg.data() + at), std::streamsize(n));
+        return std::size_t(in.gcount());
+    };
+    std::size_t got = read(0, kIpfixHeader);
+    if (!looksLikeIpfixFile(msg.data(), got))
         throw InputError({path, 0, 0, "not an IPFIX file: expected an IPFIX message header (version 10) at byte 0"});
     FlowExportDecoder decoder(path);
     FlowTable out;
-    std::size_t off = 0;
+    std::uint64_t off = 0;
     std::uint64_t message = 0;
-    while (off < bytes.size()) {
+    for (; got > 0; got = read(0, kIpfixHeader)) {
         ++message;
-        std::size_t left = bytes.size() - off;
-        std::size_t msgLen = left >= 4 ? be16(&bytes[off + 2]) : 0;
-        if (left < kIpfixHeader || be16(&bytes[off]) != kIpfixVersion || msgLen < kIpfixHeader || msgLen > left) {
+        const std::string where = "IPFIX message " + std::to_string(message) + " at byte offset " + std::to_string(off);
+        const std::size_t msgLen = got >= 4 ? be16(msg.data() + 2) : 0;
+        std::string problem;
+        if (got < kIpfixHeader)
+            problem = "header cut short (" + std::to_string(got) + " bytes)";
+        else if (be16(msg.data()) != kIpfixVersion || msgLen < kIpfixHeader)
+            problem = "version " + std::to_string(be16(msg.data())) + ", length " + std::to_string(msgLen);
+        else if (std::size_t body = read(kIpfixHeader, msgLen - kIpfixHeader); body < msgLen - kIpfixHeader)
+            problem = "length " + std::to_string(msgLen) + " but the file ends after " +
+                      std::to_string(kIpfixHeader + body) + " bytes";
+        if (!problem.empty()) {
             diag.addError({path, 0, 0,
-                           "IPFIX message " + std::to_string(message) + " at byte offset " + std::to_string(off) +
-                               ": " + (left < kIpfixHeader ? "header cut short (" + std::to_string(left) + " bytes)"
-                                                           : "version " + std::to_string(be16(&bytes[off])) +
-                                                                 ", length " + std::to_string(msgLen)) +
+                           where + ": " + problem +
                                "; expected a version 10 message header whose length fits the file. "
                                "The rest of the file is skipped"});
             break;
         }
-        decoder.m_impl->decodeIpfix(&bytes[off], msgLen, IpAddr{}, out,
-                                    Where{&decoder.m_impl->file,
-                                          "IPFIX message " + std::to_string(message) + " at byte offset " +
-                                              std::to_string(off),
-                                          &diag});
+        decoder.m_impl->decodeIpfix(msg.data(), msgLen, IpAddr{}, out, Where{&decoder.m_impl->file, where, &diag});
         off += msgLen;
     }
     if (stats) *stats = decoder.stats();
