@@ -83,6 +83,52 @@ private slots:
         }
     }
 
+    // A capture cut anywhere inside a step, at its start and its end, gives the steps it holds whole and no
+    // slow step from the partial ones (issue 12): distributed optimizer, tied embeddings, interleaving, DP only.
+    void aCaptureCutMidStepGivesNoFalseSlowStep_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<double>("cut");
+        for (const char* p : {"zero1", "megatron-8", "interleaved", "shared-nics", "tiny"})
+            for (double cut : {0.1, 0.37, 0.8})
+                QTest::newRow(qPrintable(QString("%1 cut %2").arg(p).arg(cut))) << QString(p) << cut;
+    }
+    void aCaptureCutMidStepGivesNoFalseSlowStep() {
+        QFETCH(QString, preset);
+        QFETCH(double, cut);
+        sim::SimResult sim = simulatePreset(qPrintable(preset), 2);
+        const JobInfo& truth = sim.truth.jobs[0];
+        // Cut inside step 3 and inside the second-to-last step.
+        const StepInfo& a = truth.steps[3];
+        const StepInfo& b = truth.steps[truth.steps.size() - 2];
+        const std::int64_t from = a.startNs + std::int64_t(cut * double(a.durationNs()));
+        const std::int64_t to = b.startNs + std::int64_t(cut * double(b.durationNs()));
+        FlowTable kept;
+        kept.endpoints = sim.flows.endpoints;
+        for (std::size_t i = 0; i < sim.flows.size(); ++i)
+            if (sim.flows.startNs[i] >= from && sim.flows.endNs[i] <= to)
+                kept.append(sim.flows.startNs[i], sim.flows.endNs[i], sim.flows.src[i], sim.flows.dst[i],
+                            sim.flows.srcPort[i], sim.flows.dstPort[i], sim.flows.proto[i], sim.flows.bytes[i],
+                            sim.flows.packets[i]);
+        Report report = analyzeCapture(captureOf(kept, sim.topology));
+        QCOMPARE(report.jobs.size(), std::size_t(1));
+        QVERIFY(report.jobs[0].steps.size() >= 10);
+        for (const Finding& f : report.jobs[0].findings)
+            QVERIFY2(f.kind != "slow_step" && f.kind != "periodic_stall", f.message.c_str());
+        // Every step end the report gives is a true step end (within 1% of a step).
+        const std::int64_t tol = a.durationNs() / 100;
+        for (const StepInfo& s : report.jobs[0].steps) {
+            const bool known = std::any_of(truth.steps.begin(), truth.steps.end(), [&](const StepInfo& t) {
+                return std::llabs(t.endNs - s.endNs) <= tol;
+            });
+            QVERIFY2(known, qPrintable(QString("step %1 ends where no true step does").arg(s.index)));
+        }
+        // ...and every true step inside the cut capture is found (its end and its start in view).
+        std::size_t inside = 0;
+        for (const StepInfo& t : truth.steps) inside += t.startNs >= from && t.endNs <= to;
+        QVERIFY2(report.jobs[0].steps.size() + 1 >= inside,
+                 qPrintable(QString("%1 steps for %2 inside").arg(report.jobs[0].steps.size()).arg(inside)));
+    }
+
     // Anomalies must not change the inferred shape: a slow rank, a slow link or a pause moves the silences
     // that orient pipeline pairs (dp = 1) and the bursts that delimit steps. A slow rank on the job's second
     // host (hosts[1], stage 1 of pure-pp) used to flip the stage 0-1 pairs: PP 2 x TP 16 instead of PP 4 x TP 8.
