@@ -276,6 +276,7 @@ struct FlowExportDecoder::Impl {
     FlowExportStats stats;
     std::unordered_map<DomainKey, Domain, DomainKeyHash> domains;
     PacketFlowBuilder sflowFlows; // sFlow's sampled packets, weighted by their sampling rate
+    std::uint64_t sflowRecordsCounted = 0; // of sflowFlows' records, those already in stats
 
     // Header fields of the message being decoded.
     std::uint16_t version = 0;
@@ -305,9 +306,11 @@ FlowExportDecoder::~FlowExportDecoder() = default;
 const FlowExportStats& FlowExportDecoder::stats() const { return m_impl->stats; }
 void FlowExportDecoder::finish(FlowTable& out) {
     m_impl->sflowFlows.finish(out);
-    // Every record of sampled packets is a sampled record.
-    m_impl->stats.records += m_impl->sflowFlows.stats().records;
-    m_impl->stats.sampledRecords += m_impl->sflowFlows.stats().records;
+    // Every record of sampled packets is a sampled record (counted once, however often finish is called).
+    const std::uint64_t added = m_impl->sflowFlows.stats().records - m_impl->sflowRecordsCounted;
+    m_impl->sflowRecordsCounted += added;
+    m_impl->stats.records += added;
+    m_impl->stats.sampledRecords += added;
 }
 
 namespace {
