@@ -338,8 +338,8 @@ bool looksLikeNetflow9(const std::uint8_t* p, std::size_t len) {
     if (len < kNetflow9Header + 4 || be16(p) != kNetflow9Version) return false;
     std::uint16_t setId = be16(p + kNetflow9Header);
     std::uint16_t count = be16(p + 2);
-    // Each record takes at least 4 bytes, except that exporters count padding-free flowsets loosely: only a
-    // count that cannot possibly fit is refused.
+    // Exporters fill the header's record count loosely (some count flowsets): only a count larger than the
+    // datagram is refused; the flowset lengths decide.
     return (setId <= 1 || setId >= 256) && count <= len && setsFit(p + kNetflow9Header, len - kNetflow9Header);
 }
 
