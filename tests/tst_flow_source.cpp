@@ -245,6 +245,26 @@ private slots:
         QCOMPARE(jobsOf(tmp("nf-b.json")).dump(), jobsOf(tmp("nf-a.json")).dump());
     }
 
+    // A packet capture (the simulator's RoCEv2 pcap) converted to flows.csv analyzes to the report of the pcap
+    // itself, and the '#' comment names the flow timeouts used.
+    void aPcapConvertsToFlowsThatAnalyzeLikeThePcap() {
+        Run sim = cli({"simulate", "--preset", "tiny", "--format", "pcap", "--out", QString::fromStdString(tmp("pc"))});
+        if (sim.code != 0) QSKIP("this build's simulate has no --format pcap");
+        const QString pcap = QString::fromStdString(tmp("pc/capture.pcap"));
+        Run conv = cli({"convert", pcap, "--out", QString::fromStdString(tmp("pc-flows.csv")), "--quiet"});
+        QVERIFY2(conv.code == 0, qPrintable(conv.err));
+        const std::string text = readBytes(tmp("pc-flows.csv"));
+        QVERIFY2(contains(text, "flow timeouts idle "), text.substr(0, 300).c_str());
+        QVERIFY(contains(text.substr(0, 1000), "retransmits,cnps,ecn_ce"));
+        Run a = cli({"analyze", pcap, "--quiet", "--json", QString::fromStdString(tmp("pc-a.json"))});
+        Run b = cli({"analyze", QString::fromStdString(tmp("pc-flows.csv")), "--topology",
+                     QString::fromStdString(tmp("pc/topology.json")), "--quiet", "--json", QString::fromStdString(tmp("pc-b.json"))});
+        QVERIFY2(a.code == 0 && b.code == 0, qPrintable(a.err + b.err));
+        QVERIFY(!jobsOf(tmp("pc-a.json"))["jobs"].empty());
+        QCOMPARE(jobsOf(tmp("pc-b.json")).dump(), jobsOf(tmp("pc-a.json")).dump());
+        fs::remove(tmp("pc/capture.pcap")); // hundreds of MB
+    }
+
     void congestionColumnsSurviveConvert() {
         writeBytes(tmp("cong.csv"), "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets,retransmits,cnps,ecn_ce\n"
                                     "100,200,10.0.0.1,10.0.0.2,1,4791,17,4096,4,2,1,3\n"
