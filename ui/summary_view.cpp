@@ -97,7 +97,11 @@ void SummaryView::setSession(const SessionPtr& session) {
         for (auto& f : m_fields)
             if (f.first == tr(label)) f.second->setText(text);
     };
-    set("Flows file", q(c.flowsPath));
+    // Each flow file with what it was read as (kind, time zone of local stamps, packet flow timeouts).
+    QStringList flows;
+    for (std::size_t k = 0; k < c.flowsPaths.size() && k < c.flowsKinds.size(); ++k)
+        flows << tr("%1 (%2)").arg(q(c.flowsPaths[k]), q(c.flowsKinds[k]));
+    set("Flows file", flows.isEmpty() ? q(c.flowsPath) : flows.join('\n'));
     set("Topology", c.hasTopology ? q(c.topologyPath) : tr("none — each NIC is treated as its own host"));
     set("Records", q(formatCount(s.records)));
     set("RoCE", tr("%1 records, %2").arg(q(formatCount(s.roceRecords)), q(formatBytes(s.roceBytes))));
