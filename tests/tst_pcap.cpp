@@ -158,6 +158,17 @@ std::string pcapFile(int linkType, const std::vector<Packet>& packets, std::uint
     return std::string(b.begin(), b.end());
 }
 
+// The message of the InputError readPcap throws on `file`, or "no error".
+std::string readError(const std::string& file, const PcapReadOptions& options = {}) {
+    LoadDiagnostics diag;
+    try {
+        readPcap(file, options, diag);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
 DecodedPacket decode(const Bytes& frame, int linkType = kLinkEthernet, std::size_t origLen = 0) {
     DecodedPacket p;
     decodePacket(frame.data(), frame.size(), origLen ? origLen : frame.size(), linkType, p);
@@ -463,41 +474,21 @@ private slots:
     void aTruncatedFileHeaderIsRefusedNamingTheFile() {
         const std::string file = path("short.pcap");
         writeBytes(file, pcapFile(kLinkEthernet, {}).substr(0, 10));
-        LoadDiagnostics diag;
-        try {
-            readPcap(file, {}, diag);
-            QFAIL("no error");
-        } catch (const InputError& e) {
-            QCOMPARE(std::string(e.what()),
-                     file + ": cannot read it as a pcap or pcapng capture (libpcap: truncated dump file; tried to "
-                            "read 24 file header bytes, only got 6)");
-        }
+        QCOMPARE(readError(file), file + ": cannot read it as a pcap or pcapng capture (libpcap: truncated dump "
+                                         "file; tried to read 24 file header bytes, only got 6)");
     }
 
     void garbageIsRefusedNamingTheFile() {
         const std::string file = path("garbage.pcap");
         writeBytes(file, "start_ns,end_ns,src_ip\n1,2,3\n");
-        LoadDiagnostics diag;
-        try {
-            readPcap(file, {}, diag);
-            QFAIL("no error");
-        } catch (const InputError& e) {
-            QCOMPARE(std::string(e.what()),
-                     file + ": cannot read it as a pcap or pcapng capture (libpcap: unknown file format)");
-        }
+        QCOMPARE(readError(file), file + ": cannot read it as a pcap or pcapng capture (libpcap: unknown file format)");
     }
 
     void anUnknownLinkTypeIsRefusedByName() {
         const std::string file = path("wifi.pcap");
         writeBytes(file, pcapFile(105, {{0, Bytes(20, 0)}})); // 802.11
-        LoadDiagnostics diag;
-        try {
-            readPcap(file, {}, diag);
-            QFAIL("no error");
-        } catch (const InputError& e) {
-            QCOMPARE(std::string(e.what()), file + ": link type 105 (IEEE802_11) is not supported; expected Ethernet, raw "
-                                                   "IP or Linux cooked capture");
-        }
+        QCOMPARE(readError(file), file + ": link type 105 (IEEE802_11) is not supported; expected Ethernet, raw IP "
+                                         "or Linux cooked capture");
     }
 
     void aTruncatedPacketRecordEndsTheReadWithTheFileAndPacketNumber() {
@@ -518,13 +509,7 @@ private slots:
         QCOMPARE(t.size(), std::size_t(1));
         PcapReadOptions strict;
         strict.strict = true;
-        LoadDiagnostics diag2;
-        try {
-            readPcap(file, strict, diag2);
-            QFAIL("no error");
-        } catch (const InputError& e) {
-            QCOMPARE(std::string(e.what()), expected);
-        }
+        QCOMPARE(readError(file, strict), expected);
     }
 
     void aCutBthIsAWarningNamingThePacketAndThePacketStaysUdp() {
