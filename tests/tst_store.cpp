@@ -586,7 +586,7 @@ private slots:
     void theCliImportCommandHasHelpAndExitCodes() {
         Run help = cli({"import", "--help"});
         QCOMPARE(help.code, 0);
-        QVERIFY(help.out.contains("Usage: llmprism-cli import CAPTURE --out SESSION.prism"));
+        QVERIFY(help.out.contains("Usage: llmprism-cli import CAPTURE... --out SESSION.prism"));
         QVERIFY(cli({"--help"}).out.contains("import"));
         Run noOut = cli({"import", QString::fromStdString(m_anomalies.dir)});
         QCOMPARE(noOut.code, 2);
