@@ -254,6 +254,7 @@ int cmdSimulate(int argc, char** argv) {
     const std::string format = args.values.count("format") ? args.values["format"] : "csv";
     if (format != "csv" && format != "pcap")
         return usageError("--format expects csv or pcap, found \"" + format + "\"", kSimulateHelp);
+    if (format == "pcap" && args.flags["gzip"]) return usageError("--gzip applies to flows.csv, not to --format pcap", kSimulateHelp);
     prism::sim::PcapWriteOptions pcapOptions;
     pcapOptions.seed = seed;
     if (args.values.count("max-packets")) {
