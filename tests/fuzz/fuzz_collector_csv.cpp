@@ -2,7 +2,7 @@
 // records or an InputError with a message, never a crash, a hang or a sanitizer report. Each input is tried
 // plain, with an nfdump header, and with a pmacct header in front. Build and run (clang, outside the build
 // directory; seeds from tests/data/collector):
-//   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Icore fuzz/fuzz_collector_csv.cpp \
+//   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Icore tests/fuzz/fuzz_collector_csv.cpp \
 //     core/io/collector_csv.cpp core/io/text_input.cpp core/model/{diagnostics,flow_table,ip,units}.cpp -lz \
 //     -o /tmp/fuzz_collector_csv
 //   /tmp/fuzz_collector_csv -max_total_time=60 /tmp/corpus tests/data/collector
