@@ -111,27 +111,31 @@ PairKind JobIndex::kind(int a, int b) const {
 
 // A distributed optimizer (ZeRO-1/2, Megatron's) syncs twice per step: the gradient reduce-scatter ends the
 // step, the optimizer runs on the shard with the network quiet, then the parameter all-gather opens the next
-// step. Cut at the step rhythm, each burst is then reduce-scatter, quiet, all-gather: the quiet gap inside it
-// dominates (>= 4x its other inner gaps). When most bursts of the series have such a gap (and at least
-// three do), each is cut there and the part after it marked an opener; a lone burst is an opener too when
-// the quiet before it, or the lack of quiet after it, says it follows a reduce-scatter by an optimizer's
-// time (the capture starting or ending between the two). Plain all-reduce bursts (buckets back to back)
-// have no such gap and are left as they are.
+// step. So a ring's collectives alternate: closer (reduce-scatter), opener (all-gather), closer, ... An
+// all-gather lies nearer to the reduce-scatter before it (the optimizer's quiet) than to the one after it
+// (the forward and backward passes), a reduce-scatter nearer to the all-gather after it.
+//  1. Cut at the step rhythm, a burst is often reduce-scatter, quiet, all-gather: one quiet gap inside it
+//     dominates (>= 4x its other inner gaps, >= minBoundaryGapNs). When at least three bursts and half of
+//     those with inner gaps have one, each is cut there (a pause cuts its step's pair apart: fewer have one).
+//  2. The parts then alternate. Each inner part whose quiet before and after differ by 1.5x or more votes for
+//     the parity of the openers (the nearer neighbour is its partner); when at least half of the inner parts
+//     vote and three quarters of the votes agree, the parts at that parity are openers. Parity, not each
+//     part's own gaps, decides: a checkpoint between a reduce-scatter and its all-gather (a pause of any
+//     length) turns the gaps around those two parts, not the alternation.
+// Plain all-reduce syncs (one burst per step, evenly spaced) cast no votes and are left as they are.
 static void splitDistributedOptimizer(const std::vector<Piece>& pieces, std::vector<std::size_t>& cuts,
                                std::vector<char>& opener, const StepParams& params) {
     opener.clear();
     if (pieces.size() < 2) return;
-    // Burst j holds pieces [lo, hi].
-    std::vector<std::pair<std::size_t, std::size_t>> bursts;
+    std::vector<std::pair<std::size_t, std::size_t>> bursts; // pieces [lo, hi]
     std::size_t lo = 0;
     for (std::size_t c : cuts) {
         bursts.push_back({lo, c});
         lo = c + 1;
     }
     if (lo < pieces.size()) bursts.push_back({lo, pieces.size() - 1});
-    std::vector<std::size_t> split(bursts.size(), 0); // piece index after which the burst splits, 0: none
-    std::vector<double> optimizerGaps;
-    std::size_t multi = 0;
+    std::vector<std::size_t> split(bursts.size(), 0); // first piece of the part after the dominant gap, 0: none
+    std::size_t multi = 0, dominant = 0;
     for (std::size_t j = 0; j < bursts.size(); ++j) {
         auto [l, h] = bursts[j];
         if (h == l) continue;
@@ -150,38 +154,39 @@ static void splitDistributedOptimizer(const std::vector<Piece>& pieces, std::vec
         }
         if (g1 >= params.minBoundaryGapNs && g1 >= 4 * std::max<std::int64_t>(g2, 0)) {
             split[j] = at + 1;
-            optimizerGaps.push_back(double(g1));
+            ++dominant;
         }
     }
-    if (optimizerGaps.size() < 3 || 4 * optimizerGaps.size() < 3 * multi) return;
-    const double quiet = medianOf(optimizerGaps);
-    std::vector<std::size_t> newCuts;
+    const bool splitting = dominant >= 3 && 2 * dominant >= multi;
     std::vector<std::pair<std::size_t, std::size_t>> parts;
-    std::vector<char> isOpener;
     for (std::size_t j = 0; j < bursts.size(); ++j) {
         auto [l, h] = bursts[j];
-        if (split[j]) {
+        if (splitting && split[j]) {
             parts.push_back({l, split[j] - 1});
-            isOpener.push_back(0);
             parts.push_back({split[j], h});
-            isOpener.push_back(1);
         } else {
             parts.push_back({l, h});
-            isOpener.push_back(2); // decided below
         }
     }
-    for (std::size_t k = 0; k < parts.size(); ++k) {
-        if (isOpener[k] != 2) continue;
-        const double before = k > 0 ? double(pieces[parts[k].first].first - pieces[parts[k - 1].second].second) : -1;
-        const double after =
-            k + 1 < parts.size() ? double(pieces[parts[k + 1].first].first - pieces[parts[k].second].second) : -1;
-        const bool shortBefore = before >= 0 && before <= 2 * quiet && (k == 0 || isOpener[k - 1] == 0);
-        const bool longAfter = after > 2 * quiet;
-        isOpener[k] = (shortBefore || (before < 0 && longAfter)) ? 1 : 0;
+    const std::size_t P = parts.size();
+    if (P < 4) return;
+    auto gapAfter = [&](std::size_t k) { return double(pieces[parts[k + 1].first].first - pieces[parts[k].second].second); };
+    int votes[2] = {0, 0}; // openers at even / odd positions
+    std::size_t voters = 0;
+    for (std::size_t k = 1; k + 1 < P; ++k) {
+        const double before = std::max(1.0, gapAfter(k - 1)), after = std::max(1.0, gapAfter(k));
+        if (std::max(before, after) < 1.5 * std::min(before, after)) continue;
+        ++voters;
+        const bool isOpener = before < after;
+        ++votes[(k % 2 == 0) == isOpener ? 0 : 1];
     }
-    for (std::size_t k = 0; k + 1 < parts.size(); ++k) newCuts.push_back(parts[k].second);
-    cuts = std::move(newCuts);
-    opener = std::move(isOpener);
+    const int agree = std::max(votes[0], votes[1]);
+    if (voters < 3 || 2 * voters < P - 2 || 4 * agree < 3 * int(voters)) return;
+    const std::size_t parity = votes[0] >= votes[1] ? 0 : 1;
+    cuts.clear();
+    for (std::size_t k = 0; k + 1 < P; ++k) cuts.push_back(parts[k].second);
+    opener.assign(P, 0);
+    for (std::size_t k = 0; k < P; ++k) opener[k] = k % 2 == parity;
 }
 
 std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const StepParams& p, double lengthExponent,
