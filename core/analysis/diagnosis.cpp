@@ -1,6 +1,7 @@
 #include "analysis/diagnosis.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -83,9 +84,36 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             if (v[i] == v[i - 1]) return v[i];
         return v.front();
     };
+    // With few ranks per stage (two pipelines: two ranks) all of them may miss a transfer in the same step (at
+    // 2% loss and one record per transfer, most ranks lose one in most steps), and the count they share is then
+    // short too. So the stage's count over the job's steps (the first and last aside, which the capture may
+    // cut) bounds it from below: the largest count that at least a tenth of the stage's (rank, step) samples
+    // reach. A step whose shared count falls below it is not judged.
+    auto fullOf = [](std::vector<std::uint32_t>& v) -> std::uint32_t {
+        if (v.empty()) return 0;
+        std::sort(v.begin(), v.end(), std::greater<>());
+        const std::size_t need = std::max<std::size_t>(2, v.size() / 10);
+        for (std::size_t i = 0; i + need <= v.size(); ++i)
+            if (v[i] == v[i + need - 1]) return v[i];
+        return 0;
+    };
+    std::vector<std::array<std::uint32_t, 3>> full(ofStage.size(), {0, 0, 0});
+    if (K >= 5)
+        for (std::size_t st = 0; st < ofStage.size(); ++st) {
+            std::vector<std::uint32_t> a, b, c;
+            for (std::size_t r : ofStage[st])
+                for (std::size_t k = 1; k + 1 < K; ++k) {
+                    const RankStepStats& s = tl.ranks[r].stepStats[k];
+                    a.push_back(s.forwardSamples + s.backwardSamples);
+                    b.push_back(s.ppSends);
+                    c.push_back(s.ppRecvs);
+                }
+            full[st] = {fullOf(a), fullOf(b), fullOf(c)};
+        }
     std::vector<std::uint32_t> ns, sends, recvs;
     for (std::size_t k = 0; k < K; ++k) {
-        for (const auto& members : ofStage) {
+        for (std::size_t st = 0; st < ofStage.size(); ++st) {
+            const auto& members = ofStage[st];
             ns.clear();
             sends.clear();
             recvs.clear();
@@ -97,7 +125,7 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             }
             if (members.empty()) continue;
             const std::uint32_t n = usualOf(ns), sm = usualOf(sends), rm = usualOf(recvs);
-            if (n == 0) continue;
+            if (n == 0 || n < full[st][0] || sm < full[st][1] || rm < full[st][2]) continue;
             for (std::size_t r : members) {
                 const RankStepStats& s = tl.ranks[r].stepStats[k];
                 if (s.forwardSamples + s.backwardSamples == n && s.ppSends == sm && s.ppRecvs == rm)
