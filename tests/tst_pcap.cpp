@@ -585,6 +585,23 @@ private slots:
         QCOMPARE(b.srcPort, a.srcPort);
     }
 
+    void progressIsReportedAndCancelStopsTheRead() {
+        const std::string file = path("progress.pcap");
+        writeBytes(file, pcapFile(kLinkEthernet, {{1'000, roceFrame(0x04, 1, 1)}}));
+        std::vector<double> seen;
+        PcapReadOptions o;
+        o.progress = [&](double f) {
+            seen.push_back(f);
+            return true;
+        };
+        LoadDiagnostics diag;
+        readPcap(file, o, diag);
+        QVERIFY(!seen.empty());
+        QCOMPARE(seen.back(), 1.0);
+        o.progress = [](double) { return false; };
+        QVERIFY_THROWS_EXCEPTION(Cancelled, readPcap(file, o, diag));
+    }
+
     void aPcapReadsWithNanosecondTimesAndOriginalLengths() {
         const std::string file = path("ns.pcap");
         const Bytes f = roceFrame(0x07, 3, 10, 4096);

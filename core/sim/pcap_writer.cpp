@@ -67,7 +67,8 @@ struct Active {
     bool congested = false;        // some packets ECN-CE marked, each followed by a CNP
 };
 
-enum Kind : std::uint8_t { kData = 0, kAckPacket = 1, kNakPacket = 2, kCnpPacket = 3, kOther = 4 };
+// Ties in time go in this order; kRelease frees a RoCE record's slot once its last ACK / CNP is out.
+enum Kind : std::uint8_t { kData = 0, kAckPacket = 1, kNakPacket = 2, kCnpPacket = 3, kOther = 4, kRelease = 5 };
 
 struct Event {
     std::int64_t t;
@@ -135,8 +136,8 @@ private:
     std::string m_buf;
 };
 
-// Frame builder: Ethernet (+ tags), IPv4 or IPv6, UDP or TCP; returns the header length, the frame's
-// original length goes to `origLen`.
+// The headers of one frame (Ethernet + tags, IPv4 or IPv6, UDP or TCP, BTH ...) in b[0 .. n); the payload is
+// not built: the pcap holds at most 96 bytes of a frame, the rest is zeros up to that.
 class Frame {
 public:
     std::uint8_t b[128];
@@ -162,7 +163,7 @@ public:
         for (int i = 12; i < 16; ++i) u8(ip.bytes[std::size_t(i)]);
     }
 
-    // Ethernet + IP header for `l4Len` bytes of transport header and payload; returns where the IP header starts.
+    // Ethernet (+ tags) and the IP header of a packet with `l4Len` bytes of transport header and payload.
     void ethIp(const IpAddr& src, const IpAddr& dst, bool vlan, bool qinq, std::uint8_t proto, std::size_t l4Len,
                std::uint8_t ecn) {
         n = 0;
@@ -486,11 +487,11 @@ PcapWriteStats writePcapCapture(const SimResult& result, const std::string& dir,
                                       e.seq + 1, kData, 0});
                 } else {
                     // The last data packet: the slot is free once its ACK / CNP events (pushed above) are out.
-                    events.push(Event{e.t + kAckDelayNs + 1, e.slot, e.seq, 255, 0});
+                    events.push(Event{e.t + kAckDelayNs + 1, e.slot, e.seq, kRelease, 0});
                 }
                 continue;
             }
-            if (e.kind == 255) { // release marker
+            if (e.kind == kRelease) {
                 freeSlots.push_back(e.slot);
                 continue;
             }
