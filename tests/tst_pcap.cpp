@@ -8,6 +8,7 @@
 #include "analysis/pipeline.h"
 
 #include <QProcess>
+#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -636,6 +637,30 @@ private slots:
                                                 "traffic): use a smaller preset such as tiny");
         }
         QVERIFY(!QFile::exists(QString::fromStdString(path("budget") + "/capture.pcap")));
+    }
+
+    // The CLI's --idle-timeout / --message-gap reach the flow builder: a shorter idle timeout on the same pcap
+    // gives more records than the default, and a bad value is a usage error.
+    void theCliTimeoutOptionsChangeTheRecords() {
+        sim::SimConfig c = smallConfig("tiny", 3, 64);
+        for (sim::JobSpec& j : c.jobs) j.steps = 2;
+        const std::string dir = path("cli-timeouts");
+        sim::writePcapCapture(sim::simulate(c), dir);
+        const auto recordsWith = [&](const QStringList& extra) {
+            QProcess p;
+            p.start(LLMPRISM_CLI, QStringList{"analyze", QString::fromStdString(dir)} + extra);
+            p.waitForFinished(300'000);
+            const QString out = QString::fromUtf8(p.readAllStandardOutput());
+            const auto m = QRegularExpression("Records +([0-9,]+)").match(out);
+            return std::pair{p.exitCode(), m.hasMatch() ? m.captured(1).remove(',').toLongLong() : -1LL};
+        };
+        const auto base = recordsWith({});
+        const auto shortIdle = recordsWith({"--idle-timeout", "0.2", "--message-gap", "0.1"});
+        QCOMPARE(base.first, 0);
+        QCOMPARE(shortIdle.first, 0);
+        QVERIFY(base.second > 0);
+        QVERIFY2(shortIdle.second > base.second, qPrintable(QString("%1 vs %2").arg(shortIdle.second).arg(base.second)));
+        QCOMPARE(recordsWith({"--idle-timeout", "soon"}).first, 2);
     }
 
     // tshark's InfiniBand dissector and decodePacket read every packet of the simulator's pcap alike: source

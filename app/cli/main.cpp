@@ -9,6 +9,7 @@
 #include "store/session.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -88,6 +89,9 @@ Prints a summary of the capture and the jobs found; writes the report (llmprism-
 Options:
   --topology T.json the topology (default: topology.json next to the flow data)
   --tz ZONE         zone of local-time stamps in collector CSVs: UTC (default), +02:00, Europe/Berlin
+  --idle-timeout US, --active-timeout US, --message-gap US
+                    packet captures: a flow ends after US microseconds of silence (default 50), is cut
+                    every US (default 1000), a RoCE QP ends US after a message's end (default 1; FORMATS.md)
   --strict          stop at the first bad input row (default: skip bad rows, count and report them)
   --json OUT        write the report as JSON to OUT
   --csv-steps OUT   write one row per job and step (job,index,start_ns,end_ns,duration_ns,slow) to OUT
@@ -122,6 +126,8 @@ Options:
   --out SESSION.prism   the session file to write
   --topology T.json     the topology (default: topology.json next to the flow data)
   --tz ZONE             zone of local-time stamps in collector CSVs (default UTC; see `analyze`)
+  --idle-timeout US, --active-timeout US, --message-gap US
+                        packet captures: flow timeouts in microseconds (see `analyze`)
   --strict              stop at the first bad input row (default: skip bad rows, count and report them)
   --quiet               print nothing but errors
 )";
@@ -139,6 +145,8 @@ Options:
   --out FILE          the flows.csv or flows.csv.gz to write (replaced atomically)
   --topology T.json   check the flows against this topology (warnings only)
   --tz ZONE           zone of local-time stamps in collector CSVs: UTC (default), +02:00, Europe/Berlin
+  --idle-timeout US, --active-timeout US, --message-gap US
+                      packet captures: flow timeouts in microseconds (see `analyze`)
   --strict            stop at the first bad input row (default: skip bad rows, count and report them)
   --quiet             print nothing but errors
 )";
@@ -330,11 +338,22 @@ bool looksLikeSession(const std::string& path) {
     return prism::isSessionFile(path) || std::filesystem::path(path).extension() == prism::kSessionExtension;
 }
 
-// --strict, --topology and --tz into load options; false (with `error`) on a bad zone.
+// --strict, --topology, --tz and the packet flow timeouts into load options; false (with `error`) on a bad value.
 bool sourceOptions(Args& args, prism::LoadOptions& lo, std::string& error) {
     lo.strict = args.flags["strict"];
     lo.topologyPath = args.values["topology"];
     lo.timeZone = args.values["tz"];
+    for (auto [name, ns] : {std::pair{"idle-timeout", &lo.idleTimeoutNs}, std::pair{"active-timeout", &lo.activeTimeoutNs},
+                            std::pair{"message-gap", &lo.messageGapNs}}) {
+        if (!args.values.count(name)) continue;
+        double us = 0;
+        if (!parseNumber(args.values[name], us) || !(us > 0 && us < 1e12)) {
+            error = std::string("--") + name + " expects a positive number of microseconds, found \"" +
+                    args.values[name] + "\"";
+            return false;
+        }
+        *ns = std::max<std::int64_t>(1, std::llround(us * 1000));
+    }
     try {
         prism::TimeZone::parse(lo.timeZone);
     } catch (const std::invalid_argument& e) {
@@ -347,7 +366,7 @@ bool sourceOptions(Args& args, prism::LoadOptions& lo, std::string& error) {
 int cmdAnalyze(int argc, char** argv) {
     Args args;
     std::string err;
-    if (!parseArgs(argc, argv, 2, {"json", "csv-steps", "topology", "tz"}, {"strict", "quiet", "help"}, args, err))
+    if (!parseArgs(argc, argv, 2, {"json", "csv-steps", "topology", "tz", "idle-timeout", "active-timeout", "message-gap"}, {"strict", "quiet", "help"}, args, err))
         return usageError(err, kAnalyzeHelp);
     if (args.flags["help"]) {
         std::cout << kAnalyzeHelp;
@@ -402,7 +421,7 @@ int cmdAnalyze(int argc, char** argv) {
 int cmdImport(int argc, char** argv) {
     Args args;
     std::string err;
-    if (!parseArgs(argc, argv, 2, {"out", "topology", "tz"}, {"strict", "quiet", "help"}, args, err))
+    if (!parseArgs(argc, argv, 2, {"out", "topology", "tz", "idle-timeout", "active-timeout", "message-gap"}, {"strict", "quiet", "help"}, args, err))
         return usageError(err, kImportHelp);
     if (args.flags["help"]) {
         std::cout << kImportHelp;
@@ -453,7 +472,7 @@ int cmdImport(int argc, char** argv) {
 int cmdConvert(int argc, char** argv) {
     Args args;
     std::string err;
-    if (!parseArgs(argc, argv, 2, {"out", "topology", "tz"}, {"strict", "quiet", "help"}, args, err))
+    if (!parseArgs(argc, argv, 2, {"out", "topology", "tz", "idle-timeout", "active-timeout", "message-gap"}, {"strict", "quiet", "help"}, args, err))
         return usageError(err, kConvertHelp);
     if (args.flags["help"]) {
         std::cout << kConvertHelp;

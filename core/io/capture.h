@@ -19,9 +19,11 @@ struct LoadOptions {
     std::string topologyPath;
     // The zone of local-time stamps in collector CSVs (--tz): "" or "UTC", "+02:00", an IANA name.
     std::string timeZone;
-    // Packet captures: the flow builder's idle and active timeouts (0: PacketFlowBuilder's defaults).
+    // Packet captures: the flow builder's idle and active timeouts and RoCE message gap (0: PacketFlowBuilder's
+    // defaults; --idle-timeout, --active-timeout, --message-gap).
     std::int64_t idleTimeoutNs = 0;
     std::int64_t activeTimeoutNs = 0;
+    std::int64_t messageGapNs = 0;
 };
 
 struct Capture {

@@ -143,6 +143,7 @@ FlowTable readFlowSource(const std::string& path, const SourceInfo& info, const 
         PcapReadOptions po;
         po.flows.idleTimeoutNs = options.idleTimeoutNs;
         po.flows.activeTimeoutNs = options.activeTimeoutNs;
+        po.flows.messageGapNs = options.messageGapNs;
         po.strict = options.strict;
         po.progress = options.progress;
         PcapStats stats;
