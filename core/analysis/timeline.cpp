@@ -115,17 +115,27 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     std::vector<std::vector<Busy>> busy(R);
     std::vector<std::int64_t> dpAnchor(R * S, kNone); // when the rank's inputs for its DP sync were there
     std::vector<std::vector<std::int64_t>> fwd, bwd;
+    int stages = 0;
+    for (const RankTimeline& r : tl.ranks) stages = std::max(stages, r.stage + 1);
     for (std::size_t k = 0; k < R; ++k) {
         auto& list = transfers[k];
         // Nearly sorted already (records come by start; a peer's clock offset is constant).
         auto byStart = [](const Transfer& x, const Transfer& y) { return x.s < y.s; };
         if (!std::is_sorted(list.begin(), list.end(), byStart)) std::stable_sort(list.begin(), list.end(), byStart);
         RankTimeline& rt = tl.ranks[k];
-        // Pipeline neighbours: upstream (earlier stage) and downstream (later stage).
-        bool hasUp = false, hasDown = false;
+        // Pipeline neighbours: upstream (earlier stage) and downstream (later stage). In a ring (interleaved
+        // stages: the last stage sends the next model chunk to stage 0) the link between the last stage and
+        // stage 0 runs forward from the last stage.
+        auto upstream = [&](std::uint32_t peer) {
+            const int p = tl.ranks[peer].stage, me = rt.stage;
+            if (stages >= 3 && std::min(p, me) == 0 && std::max(p, me) == stages - 1) return me == 0;
+            return p < me;
+        };
+        bool hasUp = false, hasDown = false, ringIn = false;
         for (const Transfer& t : list) {
             if (t.kind != SegmentKind::PpSend && t.kind != SegmentKind::PpRecv) continue;
-            (tl.ranks[t.peer].stage < rt.stage ? hasUp : hasDown) = true;
+            (upstream(t.peer) ? hasUp : hasDown) = true;
+            ringIn = ringIn || (rt.stage == 0 && upstream(t.peer));
         }
         std::size_t step = 0;
         std::uint32_t curStep = kNoIndex;
@@ -137,7 +147,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         std::vector<Count> counts;
         // Inputs of this step by micro-batch: receives from upstream (activations) and downstream (gradients).
         std::vector<std::int64_t> upEnd, downEnd;
-        std::int64_t lastSend = kNone, lastDownEnd = kNone, lastDpEnd = kNone;
+        std::int64_t lastSend = kNone, lastDownEnd = kNone, lastDpEnd = kNone, lastUpEnd = kNone;
         std::vector<std::int64_t> grads; // gradients received and not yet used by a backward (no-upstream ranks)
         std::size_t gradsUsed = 0;
         std::vector<std::int64_t> settled;
@@ -160,7 +170,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 counts.clear();
                 upEnd.clear();
                 downEnd.clear();
-                lastSend = lastDownEnd = kNone;
+                lastSend = lastDownEnd = lastUpEnd = kNone;
                 grads.clear();
                 gradsUsed = 0;
                 curStep = st;
@@ -176,6 +186,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 if (p.dp) {
                     lastDpEnd = std::max(lastDpEnd, p.e);
                 } else if (p.step == curStep && p.mb != kNoMicroBatch) {
+                    if (p.up) lastUpEnd = std::max(lastUpEnd, p.e);
                     auto& v = p.up ? upEnd : downEnd;
                     if (v.size() <= p.mb) v.resize(std::size_t(p.mb) + 1, kNone);
                     v[p.mb] = std::max(v[p.mb], p.e);
@@ -202,20 +213,27 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 // the last stage's backward follows its own forward). On the first stage a backward sends
                 // nothing and runs before the next forward (1F1B): once gradients arrive, each forward send
                 // follows the backward of the oldest gradient not used yet.
-                const bool forward = tl.ranks[t.peer].stage > rt.stage;
+                const bool forward = !upstream(t.peer);
                 std::int64_t in = kNone;
-                if (forward && !hasUp) in = gradsUsed < grads.size() ? grads[gradsUsed++] : kNone;
+                if (forward && ringIn) {
+                    // Stage 0 of a ring: its first chunk's forwards need no input, its later chunks' the ring's
+                    // activations, in an order the network does not show: the latest one that arrived since
+                    // the last send is the most the op can have waited for (for the timeline's busy time; no
+                    // compute sample is taken on this rank, below).
+                    in = lastUpEnd > lastSend ? lastUpEnd : kNone;
+                } else if (forward && !hasUp) in = gradsUsed < grads.size() ? grads[gradsUsed++] : kNone;
                 else if (forward) in = input(upEnd, t.microBatch);
                 else in = hasDown ? input(downEnd, t.microBatch) : input(upEnd, t.microBatch);
                 const std::int64_t ppAnchor = std::max(lastSend, in);
                 const std::int64_t anchor = std::max({stepStart, ppAnchor, lastDpEnd});
                 if (segments && anchor < t.s) busy[k].push_back({anchor, t.s, ppAnchor < anchor});
                 // A compute sample only when the op's start is known from PP events of this step.
-                if (st != kNoIndex && ppAnchor >= stepStart && ppAnchor >= lastDpEnd && ppAnchor <= t.s)
+                // Not on stage 0 of a ring, whose inputs cannot be matched to its ops (chunks interleave).
+                if (st != kNoIndex && !ringIn && ppAnchor >= stepStart && ppAnchor >= lastDpEnd && ppAnchor <= t.s)
                     (forward ? fwd : bwd)[st].push_back(t.s - ppAnchor);
                 lastSend = std::max(lastSend, t.s);
             } else if (t.kind == SegmentKind::PpRecv) {
-                pending.push_back({t.e, st, t.microBatch, tl.ranks[t.peer].stage < rt.stage, false});
+                pending.push_back({t.e, st, t.microBatch, upstream(t.peer), false});
             } else if (t.kind == SegmentKind::DpSync) {
                 if (st != kNoIndex) {
                     RankStepStats& ss = rt.stepStats[st];
