@@ -425,6 +425,35 @@ private slots:
         QCOMPARE(builder.stats().cnpsUnattributed, 0u);
     }
 
+    // Two QPs between the same NICs: the ACKs name each sender QP, so a CNP lands on the flow of its QP, not
+    // on the pair's latest flow.
+    void aCnpCountsOnTheFlowWhoseSenderQpTheAcksNamed() {
+        const auto data = [](std::uint16_t sport, std::uint32_t qp, std::uint32_t psn) {
+            Bytes payload = bth(0x07, qp, psn);
+            payload.resize(payload.size() + 1000, 0);
+            return ethernet(0x0800, ipv4(kA, kB, 17, udp(sport, 4791, payload)));
+        };
+        const auto reply = [](std::uint8_t opcode, std::uint32_t qp, std::uint32_t psn) {
+            Bytes payload = bth(opcode, qp, psn);
+            payload.insert(payload.end(), 16, 0);
+            return ethernet(0x0800, ipv4(kB, kA, 17, udp(60000, 4791, payload)));
+        };
+        FlowTable out;
+        PacketFlowBuilder builder;
+        builder.add(decode(data(50000, 0x11, 100)), 1000, 1, out);   // QP 0x11, sender QP 0x22
+        builder.add(decode(data(50002, 0x33, 7000)), 1100, 1, out);  // QP 0x33, sender QP 0x44 (opened last)
+        builder.add(decode(reply(0x11, 0x22, 100)), 1200, 1, out);   // ACK of PSN 100 to QP 0x22
+        builder.add(decode(reply(0x11, 0x44, 7000)), 1250, 1, out);  // ACK of PSN 7000 to QP 0x44
+        for (std::int64_t t : {1300, 1350, 1400}) builder.add(decode(reply(0x81, 0x22, 0)), t, 1, out); // CNPs to 0x22
+        builder.add(decode(reply(0x81, 0x44, 0)), 1500, 1, out);
+        builder.finish(out);
+        builder.add(decode(reply(0x81, 0x44, 0)), 9'000'000, 1, out); // after the records were written
+        QCOMPARE(out.size(), std::size_t(2));
+        for (std::size_t i = 0; i < out.size(); ++i) QCOMPARE(out.cnps[i], out.srcPort[i] == 50000 ? 3u : 2u);
+        QCOMPARE(builder.stats().cnpsByPair, 0u);
+        QCOMPARE(builder.stats().cnps, 5u);
+    }
+
     void idleAndActiveTimeoutsCutRecords() {
         FlowBuilderOptions o;
         o.idleTimeoutNs = 10'000;

@@ -308,11 +308,17 @@ inline void addrWords(const IpAddr& a, std::uint64_t& hi, std::uint64_t& lo) {
     std::memcpy(&lo, a.bytes.data() + 8, 8);
 }
 
-// Where CNPs of one (data source, data destination) pair are counted: the pair's most recently opened RoCE
-// data flow while it is open, else the record it became.
+constexpr std::uint32_t kUnknownQp = 0xffffffff;
+
+// The RoCE data flows of one (data source, data destination) pair, for the CNPs sent back to the source. A CNP
+// is addressed to the sender's QP, which data packets do not carry; ACKs do (to the same QP), so an ACK whose
+// PSN matches an open flow's teaches that flow its sender QP. A CNP goes to the flow (or the last record) of
+// its QP; failing that, to the pair's most recently opened flow, else the pair's last record.
 struct PairTarget {
-    std::int32_t flow = -1;       // open flow (slab index), -1 when none
-    std::int64_t row = -1;        // row of the last record written for the pair, -1 when none
+    std::int32_t flow = -1;                                   // most recently opened flow still open, or -1
+    std::int64_t row = -1;                                    // row of the pair's last record, or -1
+    std::vector<std::int32_t> open;                           // open data flows (slab indices)
+    std::vector<std::pair<std::uint32_t, std::int64_t>> qpRows; // sender QP -> row of its last record
 };
 
 struct Flow {
@@ -323,6 +329,7 @@ struct Flow {
     std::uint32_t highPsn;
     std::uint32_t retransmits, cnps, ecnCe;
     PairTarget* pair; // RoCE data flows only
+    std::uint32_t senderQp; // RoCE: the QP this flow's ACKs and CNPs are addressed to (kUnknownQp until an ACK)
     bool roce;
     bool midMessage;  // the last packet was a RoCE FIRST / MIDDLE: the message goes on
     bool live;
@@ -362,9 +369,28 @@ struct PacketFlowBuilder::Impl {
         out.append(f.start, f.last, f.src, f.dst, std::uint16_t(f.key.w[4]), std::uint16_t(f.key.w[4] >> 16),
                    std::uint8_t(f.key.w[4] >> 56), f.bytes, f.packets, f.retransmits, f.cnps, f.ecnCe);
         ++stats.records;
-        if (f.pair && f.pair->flow == std::int32_t(&f - flows.data())) {
-            f.pair->flow = -1;
-            f.pair->row = row;
+        if (!f.pair) return;
+        if (f.pair->flow == std::int32_t(&f - flows.data())) f.pair->flow = -1;
+        f.pair->row = row;
+        if (f.senderQp != kUnknownQp) {
+            auto& rows = f.pair->qpRows;
+            auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.first == f.senderQp; });
+            if (it == rows.end())
+                rows.emplace_back(f.senderQp, row);
+            else
+                it->second = row;
+        }
+    }
+
+    // A flow closed for good (not restarted): off its pair's open list.
+    void retire(Flow& f) {
+        f.live = false;
+        if (!f.pair) return;
+        auto& open = f.pair->open;
+        const auto it = std::find(open.begin(), open.end(), std::int32_t(&f - flows.data()));
+        if (it != open.end()) {
+            *it = open.back();
+            open.pop_back();
         }
     }
 
@@ -376,12 +402,14 @@ struct PacketFlowBuilder::Impl {
             f.dst = out.endpoints.intern(p.dst);
             f.roce = p.roce;
             f.pair = nullptr;
+            f.senderQp = kUnknownQp;
             f.live = true;
             if (p.roce) {
                 PairKey pk;
                 addrWords(p.src, pk.w[0], pk.w[1]);
                 addrWords(p.dst, pk.w[2], pk.w[3]);
                 f.pair = &pairs[pk];
+                f.pair->open.push_back(index);
             }
         }
         if (f.pair) f.pair->flow = index;
@@ -401,7 +429,7 @@ struct PacketFlowBuilder::Impl {
             Flow& f = flows[i];
             if (f.live && now - f.last > options.idleTimeoutNs) {
                 close(f, out);
-                f.live = false;
+                retire(f);
                 free.push_back(std::int32_t(i));
                 --liveCount;
             }
@@ -413,32 +441,72 @@ struct PacketFlowBuilder::Impl {
         packetsSinceSweep = 0;
     }
 
-    void countCnp(const DecodedPacket& p, FlowTable& out) {
-        ++stats.cnps;
-        // The CNP goes from the congested receiver to the sender: it throttles the data flow dst -> src.
+    // The pair of data flows an ACK, NAK or CNP (sent from the data's receiver back to its sender) belongs to.
+    PairTarget* pairOfReply(const DecodedPacket& p) {
         PairKey pk;
         addrWords(p.dst, pk.w[0], pk.w[1]);
         addrWords(p.src, pk.w[2], pk.w[3]);
         auto it = pairs.find(pk);
-        if (it != pairs.end() && it->second.flow >= 0) {
-            ++flows[std::size_t(it->second.flow)].cnps;
-        } else if (it != pairs.end() && it->second.row >= 0 && std::size_t(it->second.row) < out.size()) {
-            ++out.cnps[std::size_t(it->second.row)];
-        } else {
-            ++stats.cnpsUnattributed;
+        return it == pairs.end() ? nullptr : &it->second;
+    }
+
+    // An ACK / NAK names the sender's QP and a PSN it sent: the open flow of the pair that sent that PSN last
+    // (the smallest distance back from its highest PSN) learns its sender QP.
+    void learnSenderQp(const DecodedPacket& p) {
+        PairTarget* pair = pairOfReply(p);
+        if (!pair) return;
+        std::int32_t best = -1;
+        std::uint32_t bestDistance = 0x800000;
+        for (std::int32_t i : pair->open) {
+            const Flow& f = flows[std::size_t(i)];
+            if (f.senderQp == p.destQp) return; // known
+            if (f.senderQp != kUnknownQp) continue;
+            const std::uint32_t distance = (f.highPsn - p.psn) & 0xffffff;
+            if (distance < bestDistance) {
+                bestDistance = distance;
+                best = i;
+            }
         }
+        if (best >= 0) flows[std::size_t(best)].senderQp = p.destQp;
+    }
+
+    void countCnp(const DecodedPacket& p, FlowTable& out) {
+        ++stats.cnps;
+        // The CNP goes from the congested receiver to the sender: it throttles a data flow dst -> src.
+        PairTarget* pair = pairOfReply(p);
+        if (!pair) {
+            ++stats.cnpsUnattributed;
+            return;
+        }
+        for (std::int32_t i : pair->open)
+            if (flows[std::size_t(i)].senderQp == p.destQp) {
+                ++flows[std::size_t(i)].cnps;
+                return;
+            }
+        for (const auto& [qp, row] : pair->qpRows)
+            if (qp == p.destQp && std::size_t(row) < out.size()) {
+                ++out.cnps[std::size_t(row)];
+                return;
+            }
+        ++stats.cnpsByPair; // no ACK taught the QP: the pair's latest flow
+        if (pair->flow >= 0)
+            ++flows[std::size_t(pair->flow)].cnps;
+        else if (pair->row >= 0 && std::size_t(pair->row) < out.size())
+            ++out.cnps[std::size_t(pair->row)];
+        else
+            ++stats.cnpsUnattributed;
     }
 
     void add(const DecodedPacket& p, std::int64_t t, std::uint64_t weight, FlowTable& out) {
         if (p.roce && !p.roceData()) {
             // ACK / NAK / CNP: no record of their own (they would look like small reverse-direction flows);
             // CNPs are counted on the flow they throttle.
-            if (p.cnp)
+            if (p.cnp) {
                 countCnp(p, out);
-            else if (p.nak)
-                ++stats.roceNaks;
-            else
-                ++stats.roceAcks;
+                return;
+            }
+            ++(p.nak ? stats.roceNaks : stats.roceAcks);
+            learnSenderQp(p);
             return;
         }
         if (p.roce)
@@ -525,7 +593,7 @@ void PacketFlowBuilder::finish(FlowTable& out) {
     for (Flow& f : m_impl->flows)
         if (f.live) {
             m_impl->close(f, out);
-            f.live = false;
+            m_impl->retire(f);
         }
     m_impl->flows.clear();
     m_impl->free.clear();

@@ -79,6 +79,7 @@ struct PacketFlowStats {
     std::uint64_t roceAcks = 0;         // ACK packets (no record: counted here only)
     std::uint64_t roceNaks = 0;         // NAK packets (no record)
     std::uint64_t cnps = 0;             // CNPs (no record: counted on the flow they throttle)
+    std::uint64_t cnpsByPair = 0;       // CNPs whose QP no ACK had named: counted on the pair's latest flow
     std::uint64_t cnpsUnattributed = 0; // CNPs before any data flow of their pair
     std::uint64_t retransmits = 0;      // data packets whose PSN did not advance
     std::uint64_t otherPackets = 0;     // non-RoCE packets (into 5-tuple records)
