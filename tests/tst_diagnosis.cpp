@@ -210,6 +210,40 @@ private slots:
         }
     }
 
+    // With congestion counts in the records (packet captures), a slow link's finding says what the slow NIC's
+    // packets show: retransmissions, CNPs, ECN-CE marks in its steps, or that there were none.
+    void aSlowLinkCarriesTheCongestionEvidenceOfItsPackets() {
+        sim::SimConfig config = presetConfig("tiny", 2);
+        config.anomalies = {{"slow_link", 0, config.jobs[0].hosts[1], 0, 5, 9, 4.0, 0}};
+        sim::SimResult sim = sim::simulate(config);
+        Capture capture = captureOf(sim);
+        const Report plain = analyzeCapture(capture);
+        auto links = ofKind(plain.jobs[0], "slow_link");
+        QCOMPARE(links.size(), std::size_t(1));
+        QVERIFY(links[0]->message.find("congestion") == std::string::npos); // no counts: nothing said
+        // Mark the slow NIC's records of steps 5-9 as a packet capture would count them.
+        FlowTable& f = capture.flows;
+        f.enableCongestion();
+        const IpAddr nic = *IpAddr::parse(links[0]->ip);
+        const StepInfo &a = plain.jobs[0].steps[5], &b = plain.jobs[0].steps[9];
+        std::size_t marked = 0;
+        for (std::size_t i = 0; i < f.size(); ++i)
+            if (f.isRoce(i) && f.endpoints.at(f.src[i]) == nic && f.startNs[i] >= a.startNs && f.startNs[i] <= b.endNs) {
+                f.retransmits[i] = 2;
+                f.cnps[i] = 3;
+                f.ecnCe[i] = 5;
+                ++marked;
+            }
+        QVERIFY(marked > 10);
+        const Report counted = analyzeCapture(capture);
+        auto found = ofKind(counted.jobs[0], "slow_link");
+        QCOMPARE(found.size(), std::size_t(1));
+        QCOMPARE(evidence(*found[0], "retransmits"), 2.0 * double(marked));
+        QCOMPARE(evidence(*found[0], "cnps"), 3.0 * double(marked));
+        QCOMPARE(evidence(*found[0], "ecn_ce"), 5.0 * double(marked));
+        QVERIFY(found[0]->message.find("congestion seen") != std::string::npos);
+    }
+
     // When over half of the steps are slowed the median step is a slow one: two 5-step anomalies among 19
     // steps (a 2x slow link, then 40 ms pauses) hid the pauses (robust z 3.4 against the median). The fastest
     // cluster of durations, when it holds 40% of the steps, is the usual step.

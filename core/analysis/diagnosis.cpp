@@ -255,6 +255,37 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
 
 // ---- slow links --------------------------------------------------------------------------------------------
 
+constexpr EndpointId kAnyPeer = std::numeric_limits<EndpointId>::max();
+
+// Congestion evidence where the source has it (packet captures): retransmissions, CNPs and ECN-CE marks of the
+// slow NIC's records, sent or received (with `peer`: only those between the two), in the finding's steps, as
+// evidence and in the message — what a network engineer checks first (PFC/ECN settings, a flapping link).
+void addCongestion(const FlowTable& flows, const RecognizedJob& job, const StepDivision& sd, int first, int last,
+                   EndpointId nic, EndpointId peer, Finding& f) {
+    if (!flows.hasCongestion() || sd.steps.empty()) return;
+    const std::int64_t from = sd.steps[std::size_t(first)].startNs, to = sd.steps[std::size_t(last)].endNs;
+    std::uint64_t retransmits = 0, cnps = 0, ce = 0, records = 0;
+    for (std::uint32_t r : job.records) {
+        if (flows.startNs[r] < from || flows.startNs[r] > to) continue;
+        const EndpointId s = flows.src[r], d = flows.dst[r];
+        const bool mine = peer == kAnyPeer ? (s == nic || d == nic) : ((s == nic && d == peer) || (s == peer && d == nic));
+        if (!mine) continue;
+        ++records;
+        retransmits += flows.retransmits[r];
+        cnps += flows.cnps[r];
+        ce += flows.ecnCe[r];
+    }
+    f.evidence.push_back({"retransmits", double(retransmits)});
+    f.evidence.push_back({"cnps", double(cnps)});
+    f.evidence.push_back({"ecn_ce", double(ce)});
+    if (retransmits || cnps || ce)
+        f.message += "; congestion seen: " + std::to_string(retransmits) + " retransmitted packets, " +
+                     std::to_string(cnps) + " CNPs, " + std::to_string(ce) + " ECN-CE marks over " +
+                     std::to_string(records) + " records";
+    else
+        f.message += "; no retransmission, CNP or ECN-CE mark in its packets (not congestion: a slow link or NIC)";
+}
+
 std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                                const JobIndex& ix, const StepDivision& sd, const DiagnosisParams& p) {
     std::vector<Finding> out;
@@ -591,6 +622,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
                           {"peer_throughput_gbps", refGbps},
                           {"slow_records_share", sum.total ? double(sum.slow) / double(sum.total) : 0.0},
                           {"steps", double(e.last - e.first + 1)}};
+            addCongestion(flows, job, sd, e.first, e.last, e0, nics.size() == 1 ? kAnyPeer : ix.endpoint(nics[1]), f);
             out.push_back(std::move(f));
         }
     }
