@@ -547,6 +547,11 @@ private slots:
         QCOMPARE(stats.exports.records, loop.stats.records);
         QCOMPARE(stats.exports.sampledRecords, loop.stats.sampledRecords);
         QCOMPARE(stats.exportDatagrams, std::uint64_t(udpDatagrams(path).size()));
+        // Sampled data is flagged to the user: a warning naming the file says the counts are estimates.
+        const bool warned = std::any_of(diag.warnings.begin(), diag.warnings.end(), [&](const InputIssue& w) {
+            return w.file == path && w.message.find("sampled exports") != std::string::npos;
+        });
+        QCOMPARE(warned, stats.exports.sampledRecords > 0);
     }
 
     void anIpfixFileOfTheCapturesMessagesReadsBackToTheSameRecords() {

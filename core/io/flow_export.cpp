@@ -804,6 +804,15 @@ void FlowExportDecoder::Impl::decodeSflow(const std::uint8_t* p, std::size_t len
 }
 
 // Reads message by message (one 64 KiB buffer): a file of any size costs only its flow records in memory.
+void warnIfSampled(const FlowExportStats& stats, const std::string& file, LoadDiagnostics& diag) {
+    if (!stats.sampledRecords) return;
+    diag.addWarning({file, 0, 0,
+                     std::to_string(stats.sampledRecords) + " of " + std::to_string(stats.records) +
+                         " flow records come from sampled exports (sFlow, or IPFIX / NetFlow with a sampling rate): "
+                         "bytes and packets are scaled by the rate, so they are estimates, and transfers the sampler "
+                         "missed are not there"});
+}
+
 FlowTable readIpfixFile(const std::string& path, LoadDiagnostics& diag, FlowExportStats* stats) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError({path, 0, 0, "cannot open the file"});
@@ -841,6 +850,7 @@ FlowTable readIpfixFile(const std::string& path, LoadDiagnostics& diag, FlowExpo
         decoder.m_impl->decodeIpfix(msg.data(), msgLen, IpAddr{}, out, Where{&decoder.m_impl->file, where, &diag});
         off += msgLen;
     }
+    warnIfSampled(decoder.stats(), path, diag);
     if (stats) *stats = decoder.stats();
     return out;
 }

@@ -53,6 +53,10 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
+// A warning when records were scaled by a sampling rate: bytes and packets are estimates, and transfers the
+// sampler missed are not there. The summary, the report and the GUI's input problems show it.
+void warnIfSampled(const FlowExportStats& stats, const std::string& file, LoadDiagnostics& diag);
+
 // True when the first bytes of a file are an IPFIX message header (RFC 5655 files are IPFIX messages back to back).
 bool looksLikeIpfixFile(const std::uint8_t* head, std::size_t len);
 // Reads an IPFIX file (RFC 5655). Throws InputError when it is not one; bad messages go to `diag` with their offset.

@@ -239,6 +239,7 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
     if (exports) {
         exports->finish(out);
         stats.exports = exports->stats();
+        warnIfSampled(stats.exports, path, diag);
     }
     stats.flows = builder.stats();
     out.sortByStart();
