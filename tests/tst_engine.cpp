@@ -62,7 +62,7 @@ private slots:
         QTest::addColumn<QString>("preset");
         QTest::addColumn<int>("seed");
         for (const char* p : {"shared-nics", "restart", "checkpoints", "long-run", "zero1", "grad-accum", "interleaved",
-                              "interleaved-nodp", "megatron-64", "megatron-8"})
+                              "interleaved-nodp", "megatron-64", "megatron-8", "moe", "moe-ep-lt-dp", "fsdp"})
             for (int seed = 1; seed <= 2; ++seed)
                 QTest::newRow(qPrintable(QString("%1 seed %2").arg(p).arg(seed))) << QString(p) << seed;
     }

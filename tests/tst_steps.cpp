@@ -99,7 +99,7 @@ private slots:
         QTest::addColumn<QString>("preset");
         QTest::addColumn<int>("seed");
         for (const char* p : {"tiny", "two-jobs", "shared-hosts", "pure-dp", "pure-pp", "deep-pipeline", "anomalies",
-                              "pp-anomalies", "reuse"})
+                              "pp-anomalies", "reuse", "moe", "moe-ep-lt-dp", "fsdp"})
             for (int seed = 1; seed <= 3; ++seed)
                 QTest::newRow(qPrintable(QString("%1 seed %2").arg(p).arg(seed))) << QString(p) << seed;
     }
@@ -513,6 +513,83 @@ private slots:
         const auto cuts = chooseCuts(pieces, {}, 1.0, true);
         QCOMPARE(cuts.size(), std::size_t(19));
         for (std::size_t i = 0; i < cuts.size(); ++i) QCOMPARE(cuts[i], i);
+    }
+
+    // DP traffic all through the step (expert all-to-all in every forward and backward, ZeRO-3 gathers and
+    // reduce-scatters per layer group): its bursts have the passes' rhythm (~250-340 found for 20 steps before),
+    // the steps the coarser rhythm of the optimizer's job-wide quiet. The pipelines are oriented by the nodes'
+    // sync ends, not by the all-to-all bursts mid-step (chains were all reversed on moe), and nothing is found
+    // on these clean runs. Jobs with one sync per step keep their steps and get no such note.
+    void dpTrafficAllThroughTheStepEndsStepsAtTheOptimizersQuiet() {
+        auto hasNote = [](const Report& r) {
+            const auto& notes = r.jobs.at(0).notes;
+            return std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+                return n.find("runs all through each step") != std::string::npos;
+            });
+        };
+        for (const char* preset : {"moe", "moe-ep-lt-dp", "fsdp"})
+            for (int seed = 1; seed <= 3; ++seed) {
+                sim::SimResult sim = sim::simulate(presetConfig(preset, seed));
+                const Report report = analyzeCapture(captureOf(sim));
+                const EvaluationResult ev = evaluate(report, sim.truth);
+                const QString what = QString("%1 seed %2").arg(preset).arg(seed);
+                QVERIFY2(ev.totals.steps.exact(), qPrintable(what + "\n" + QString::fromStdString(ev.toText())));
+                QVERIFY2(ev.totals.ppChains.exact(), qPrintable(what));
+                QVERIFY2(ev.totals.findings.exact(), qPrintable(what + "\n" + QString::fromStdString(ev.toText())));
+                QVERIFY2(hasNote(report), qPrintable(what));
+            }
+        for (const char* preset : {"tiny", "zero1", "checkpoints"}) {
+            sim::SimResult sim = sim::simulate(presetConfig(preset, 1));
+            QVERIFY2(!hasNote(analyzeCapture(captureOf(sim))), preset);
+        }
+    }
+
+    // chooseCoarseCuts on bursts: five per step at the pace of forward and backward passes (1, 1, 2, 2, 2 ms
+    // apart) with a longer quiet after each step's last (the optimizer) is cut after every fifth; steps of one
+    // burst each, alike, with a long pause every tenth step (checkpoints), are not cut coarser, however long
+    // the pause; one burst per step alone gives nothing either.
+    void chooseCoarseCutsFindsTheStepOverAnInnerRhythm() {
+        std::vector<std::pair<std::int64_t, std::int64_t>> inner;
+        std::int64_t t = 0;
+        const std::int64_t pace[5] = {1'000'000, 1'000'000, 2'000'000, 2'000'000, 2'000'000};
+        for (int step = 0; step < 20; ++step) {
+            for (int b = 0; b < 5; ++b) {
+                inner.push_back({t, t + 300'000});
+                t += pace[b] + (step * 7 + b * 13) % 5 * 20'000; // a little jitter
+            }
+            t += 3'000'000; // the optimizer
+        }
+        const auto cuts = chooseCoarseCuts(inner);
+        QCOMPARE(cuts.size(), std::size_t(19));
+        for (std::size_t i = 0; i < cuts.size(); ++i) QCOMPARE(cuts[i], 5 * i + 4);
+
+        for (std::int64_t pause : {std::int64_t(20'000'000), std::int64_t(2'000'000'000)}) {
+            std::vector<std::pair<std::int64_t, std::int64_t>> steps;
+            t = 0;
+            for (int step = 0; step < 60; ++step) {
+                if (step % 10 == 0) t += pause;
+                steps.push_back({t, t + 1'000'000});
+                t += 45'000'000 + (step * 37) % 11 * 100'000;
+            }
+            QVERIFY(chooseCoarseCuts(steps).empty());
+        }
+    }
+
+    // A capture that ends inside a step of DP traffic all through the step: the rounds after the last
+    // optimizer quiet are shorter than a step and are not reported; the steps before are whole.
+    void aCoarseStepCutShortByTheCaptureIsNotReported() {
+        for (const char* preset : {"moe", "fsdp"}) {
+            sim::SimResult sim = sim::simulate(presetConfig(preset, 2));
+            const auto& truth = sim.truth.jobs[0].steps;
+            const std::int64_t cut = (truth[10].startNs + truth[10].endNs) / 2;
+            Analysis a = runAnalysis(captureOf(window(sim.flows, INT64_MIN, cut), sim.topology));
+            QCOMPARE(a.report.jobs.size(), std::size_t(1));
+            const auto& steps = a.report.jobs[0].steps;
+            QCOMPARE(steps.size(), std::size_t(10));
+            for (std::size_t k = 0; k < steps.size(); ++k)
+                QVERIFY(std::llabs(steps[k].endNs - truth[k].endNs) < 50'000);
+            QVERIFY2(a.steps[0].lastStepCut, preset);
+        }
     }
 
     void robustStatsAreMedianAndScaledMad() {

@@ -306,6 +306,25 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             std::int64_t last = 0;
             for (std::uint32_t q : recs) last = std::max(last, byDir.endNs[q]);
             burstEnds[v].push_back(last);
+            // DP traffic all through the step (expert all-to-all in every forward and backward): its bursts
+            // end mid-step, half before a forward's activation, half before a backward's gradient, and vote
+            // nothing. The step's syncs are the coarser rhythm over them (steps.h chooseCoarseCuts over the
+            // node's DP pieces): the ends followed by the longest quiet (the optimizer, then the first forwards).
+            if (burstEnds[v].size() >= 4) {
+                std::vector<std::pair<std::int64_t, std::int64_t>> pieces;
+                for (std::uint32_t q : recs) {
+                    if (pieces.empty() || byDir.startNs[q] > pieces.back().second)
+                        pieces.push_back({byDir.startNs[q], byDir.endNs[q]});
+                    else
+                        pieces.back().second = std::max(pieces.back().second, byDir.endNs[q]);
+                }
+                const std::vector<std::size_t> cuts = chooseCoarseCuts(pieces);
+                if (!cuts.empty()) {
+                    burstEnds[v].clear();
+                    for (std::size_t c : cuts) burstEnds[v].push_back(pieces[c].second);
+                    burstEnds[v].push_back(last);
+                }
+            }
         }
     }
     std::vector<std::vector<std::uint32_t>> forwardOut(n), forwardIn(n), ppAdj(n);

@@ -113,6 +113,18 @@ std::vector<std::size_t> chooseCuts(const std::vector<std::pair<std::int64_t, st
                                     const StepParams& params = {}, double lengthExponent = 1.0,
                                     bool activeSpans = false, bool clearGapWins = false);
 
+// The coarser rhythm over sync bursts when DP traffic runs all through the step (expert all-to-all in every
+// forward and backward, ZeRO-3 parameter gathers per layer group): pieces are bursts, each from the first
+// activity after the previous burst to its end. Returns chooseCuts' cuts with exponent 1 end to end (the time
+// covered by regular steps, which no finer rhythm raises) when they and those over active spans (which leave
+// out the quiet gaps, so that a finer rhythm's many short gaps cost it) both put 3 or more pieces in a step
+// (median), which a step with one or two DP collectives cannot have, and the intervals between piece ends
+// inside those steps spread (mean absolute deviation >= 15% of the median: the passes' paces differ);
+// else nothing: the pieces are the steps (a pure-DP job, quiet most of each step, with periodic pauses passes
+// the first two tests but not the third: its steps are alike). Exposed for parallelism inference and tests.
+std::vector<std::size_t> chooseCoarseCuts(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
+                                          const StepParams& params = {});
+
 // One record on a pipeline link (a NIC pair of adjacent stages) for the drain test: its times, the link (any
 // dense id, one per unordered NIC pair), its direction (+1 forward: from the lower stage; -1 backward) and
 // whether the link is the pipeline's head (stage 0 to stage 1).
