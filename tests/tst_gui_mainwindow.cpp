@@ -54,6 +54,40 @@ private slots:
         QCOMPARE(w.summaryView()->jobTable()->rowCount(), int(w.session()->report().jobs.size()));
     }
 
+    // Several files dropped or picked together (flow data split in two files of different folders, and the
+    // topology) are one capture: every record of both, the topology's hosts; Reload opens them all again.
+    void severalFilesOpenAsOneCapture() {
+        const QString split = m_dir.filePath("split");
+        QDir().mkpath(split);
+        QFile in(m_capture + "/flows.csv");
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = in.readAll().split('\n');
+        QFile a(split + "/part-a.csv"), b(split + "/part-b.txt"); // named anything: detected by content
+        QVERIFY(a.open(QIODevice::WriteOnly) && b.open(QIODevice::WriteOnly));
+        int rows = 0;
+        for (int i = 0; i < lines.size(); ++i) {
+            if (lines[i].isEmpty()) continue;
+            if (lines[i].startsWith("start_ns")) {
+                a.write(lines[i] + '\n');
+                b.write(lines[i] + '\n');
+                continue;
+            }
+            (rows++ % 2 ? b : a).write(lines[i] + '\n');
+        }
+        a.close();
+        b.close();
+        MainWindow w;
+        w.show();
+        QSignalSpy done(w.loader(), &CaptureLoader::finished);
+        w.openPaths({split + "/part-a.csv", split + "/part-b.txt", m_capture + "/topology.json"});
+        QVERIFY(done.wait(60000));
+        QVERIFY(w.session());
+        QCOMPARE(w.session()->sources.size(), 3);
+        QCOMPARE(qulonglong(w.session()->report().capture->records), qulonglong(rows));
+        QVERIFY(w.session()->capture.hasTopology);
+        QVERIFY(!w.session()->report().jobs.empty());
+    }
+
     // nfdump before 1.7.5 prints whole-second stamps: the same flows as an nfdump CSV (named .txt: detected by
     // content) open with a banner above the timeline saying so; the original capture has none.
     void wholeSecondStampsShowAResolutionBannerAboveTheTimeline() {

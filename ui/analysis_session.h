@@ -8,6 +8,7 @@
 
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -15,7 +16,8 @@
 namespace prism::ui {
 
 struct AnalysisSession {
-    QString source;
+    QString source;      // what was opened (the first of `sources` when several files were)
+    QStringList sources; // every file or folder opened together (flow files of several kinds, a topology)
     Capture capture;
     Analysis analysis; // analysis.report is what the CLI would write
     // Set when the session was read from a .prism file: that file, and the notes stored in it.

@@ -46,7 +46,10 @@ SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) {
     return session;
 }
 
-int CaptureLoader::load(const QString& path, bool strict) {
+int CaptureLoader::load(const QString& path, bool strict) { return load(QStringList{path}, strict); }
+
+int CaptureLoader::load(const QStringList& paths, bool strict) {
+    const QString path = paths.value(0);
     cancel(); // a newer load makes the older one stale
     auto job = std::make_shared<Job>();
     job->id = m_nextId++;
@@ -65,7 +68,7 @@ int CaptureLoader::load(const QString& path, bool strict) {
             },
             Qt::QueuedConnection);
     };
-    (void)QtConcurrent::run([job, path, strict, post]() {
+    (void)QtConcurrent::run([job, path, paths, strict, post]() {
         auto report = [job, post](double f, const char* stage) {
             if (job->cancel) return false;
             QString s = QString::fromUtf8(stage);
@@ -73,7 +76,7 @@ int CaptureLoader::load(const QString& path, bool strict) {
             return true;
         };
         try {
-            if (isSessionFile(path)) {
+            if (paths.size() == 1 && isSessionFile(path)) {
                 auto opened = readSessionFile(path, [report](double f) { return report(0.95 * f, "Reading session"); });
                 // The job shown first only: the others are indexed when first shown, so that a session opens
                 // to its first paint in well under a second.
@@ -88,10 +91,13 @@ int CaptureLoader::load(const QString& path, bool strict) {
             }
             auto session = std::make_shared<AnalysisSession>();
             session->source = path;
+            session->sources = paths;
             LoadOptions lo;
             lo.strict = strict;
             lo.progress = [report](double f) { return report(0.8 * f, "Reading flows"); };
-            session->capture = loadCapture(path.toStdString(), lo);
+            std::vector<std::string> all;
+            for (const QString& p : paths) all.push_back(p.toStdString());
+            session->capture = all.size() == 1 ? loadCapture(all.front(), lo) : loadCapture(all, lo);
             AnalysisOptions ao;
             ao.progress = [report](double f) { return report(0.8 + 0.17 * f, "Analysing"); };
             session->analysis = runAnalysis(session->capture, ao);

@@ -18,6 +18,8 @@ public:
 
     // Starts loading `path` (capture folder or file); returns the load's id.
     int load(const QString& path, bool strict = false);
+    // Several files (or folders) at once, merged into one capture (flow data of any kinds, a topology.json).
+    int load(const QStringList& paths, bool strict = false);
     void cancel();
     bool isBusy() const { return m_busy; }
     // Loads synchronously on the calling thread (for --screenshot and tests); throws like loadCapture.

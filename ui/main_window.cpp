@@ -339,16 +339,17 @@ void MainWindow::createActions() {
         });
     openFolder->setShortcut(QKeySequence::Open);
     QAction* openFile = file->addAction(tr("Open &File…"), this, [this] {
-        QString path = QFileDialog::getOpenFileName(
-            this, tr("Open a capture file or a session"), QSettings().value("paths/lastFolder").toString(),
+        // Several files may be picked: flow data of any kinds (pcap, IPFIX, CSV) and a topology.json, merged.
+        const QStringList paths = QFileDialog::getOpenFileNames(
+            this, tr("Open capture files or a session"), QSettings().value("paths/lastFolder").toString(),
             tr("Captures: flow data of any kind, topology.json, sessions (*)"));
-        if (!path.isEmpty()) openPath(path);
+        if (!paths.isEmpty()) openPaths(paths);
     });
     openFile->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
     m_reloadAction = file->addAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("&Reload"), this, [this] {
-        if (m_session) openPath(m_session->source);
+        if (m_session) m_session->sources.size() > 1 ? openPaths(m_session->sources) : openPath(m_session->source);
     });
     m_reloadAction->setShortcut(QKeySequence::Refresh);
     m_reloadAction->setEnabled(false);
@@ -506,13 +507,17 @@ void MainWindow::createActions() {
 
 // ---- loading --------------------------------------------------------------------------------------------
 
-void MainWindow::openPath(const QString& path) {
-    if (!maybeKeepNotes()) return;
+void MainWindow::openPath(const QString& path) { openPaths(QStringList{path}); }
+
+void MainWindow::openPaths(const QStringList& paths) {
+    if (paths.isEmpty() || !maybeKeepNotes()) return;
+    const QString& path = paths.front();
     m_loadingPath = path;
     QSettings().setValue("paths/lastFolder", QFileInfo(path).isDir() ? path : QFileInfo(path).absolutePath());
     setBusy(true);
-    m_statusLabel->setText(tr("Opening %1…").arg(path));
-    m_loadId = m_loader->load(path, m_strictAction->isChecked());
+    m_statusLabel->setText(paths.size() == 1 ? tr("Opening %1…").arg(path)
+                                             : tr("Opening %1 and %n more…", "", int(paths.size()) - 1).arg(path));
+    m_loadId = m_loader->load(paths, m_strictAction->isChecked());
 }
 
 void MainWindow::setSession(const SessionPtr& session) {
@@ -850,9 +855,11 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
-    const auto urls = event->mimeData()->urls();
-    if (!urls.isEmpty() && urls.first().isLocalFile()) {
-        openPath(urls.first().toLocalFile());
+    QStringList paths; // every local file dropped: merged into one capture
+    for (const QUrl& url : event->mimeData()->urls())
+        if (url.isLocalFile()) paths << url.toLocalFile();
+    if (!paths.isEmpty()) {
+        openPaths(paths);
         event->acceptProposedAction();
     }
 }

@@ -41,6 +41,8 @@ public:
     // Opens a capture folder or file (or a .prism session) in the background; errors show in a dialog and
     // the status bar, and the current session stays.
     void openPath(const QString& path);
+    // Several files (or folders) opened together as one capture: flow data of any kinds and a topology.json.
+    void openPaths(const QStringList& paths);
     // Shows an already loaded session (used by --screenshot and tests).
     void setSession(const SessionPtr& session);
     SessionPtr session() const { return m_session; }
