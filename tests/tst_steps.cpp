@@ -576,7 +576,8 @@ private slots:
     }
 
     // A capture that ends inside a step of DP traffic all through the step: the rounds after the last
-    // optimizer quiet are shorter than a step and are not reported; the steps before are whole.
+    // optimizer quiet are shorter than a step and are not reported; the steps before are whole. One that
+    // starts inside a step: step 0 is what is left of it, the others are whole, and nothing is found.
     void aCoarseStepCutShortByTheCaptureIsNotReported() {
         for (const char* preset : {"moe", "fsdp"}) {
             sim::SimResult sim = sim::simulate(presetConfig(preset, 2));
@@ -589,6 +590,15 @@ private slots:
             for (std::size_t k = 0; k < steps.size(); ++k)
                 QVERIFY(std::llabs(steps[k].endNs - truth[k].endNs) < 50'000);
             QVERIFY2(a.steps[0].lastStepCut, preset);
+
+            const std::int64_t from = (truth[4].startNs + truth[4].endNs) / 2;
+            Analysis tail = runAnalysis(captureOf(window(sim.flows, from, INT64_MAX), sim.topology));
+            QCOMPARE(tail.report.jobs.size(), std::size_t(1));
+            const auto& rest = tail.report.jobs[0].steps;
+            QCOMPARE(rest.size(), truth.size() - 4);
+            for (std::size_t k = 0; k < rest.size(); ++k)
+                QVERIFY(std::llabs(rest[k].endNs - truth[k + 4].endNs) < 50'000);
+            QVERIFY2(tail.report.jobs[0].findings.empty(), preset);
         }
     }
 
