@@ -404,6 +404,27 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     };
     std::vector<Path> paths;
     std::vector<std::uint32_t> rings; // a node of each PP component that is a cycle
+    // Walks a path from one end, or a ring from one node round to it: (pair, whether the walk enters it at its
+    // end a) in walk order, and the sum of the pairs' forward scores taken along the walk.
+    auto walkFrom = [&](std::uint32_t start) {
+        std::vector<std::pair<std::uint32_t, bool>> walk;
+        double sum = 0;
+        for (std::uint32_t v = start, prev = kNone;;) {
+            std::uint32_t next = kNone;
+            for (std::uint32_t p : ppAdj[v]) {
+                if (p == prev) continue;
+                const bool fromA = pairEnds[p].first == v;
+                walk.push_back({p, fromA});
+                sum += fromA ? res.pairs[p].forwardScore : -res.pairs[p].forwardScore;
+                next = fromA ? pairEnds[p].second : pairEnds[p].first;
+                prev = p;
+                break;
+            }
+            if (next == kNone || next == start) break;
+            v = next;
+        }
+        return std::pair(std::move(walk), sum);
+    };
     const StepParams drainParams;
     constexpr double kDecisive = 1.5; // a gap median this many times the other decides; else the runs
     struct DrainEvidence {
@@ -497,22 +518,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             for (std::uint32_t v : nodes)
                 if (ppAdj[v].size() == 1) end = v;
             // Walk from one end: (pair, whether the walk enters it at its end a); sum the scores along the walk.
-            std::vector<std::pair<std::uint32_t, bool>> walk;
-            double sum = 0;
-            for (std::uint32_t v = end, prev = kNone;;) {
-                std::uint32_t next = kNone;
-                for (std::uint32_t p : ppAdj[v]) {
-                    if (p == prev) continue;
-                    const bool fromA = pairEnds[p].first == v;
-                    walk.push_back({p, fromA});
-                    sum += fromA ? res.pairs[p].forwardScore : -res.pairs[p].forwardScore;
-                    next = fromA ? pairEnds[p].second : pairEnds[p].first;
-                    prev = p;
-                    break;
-                }
-                if (next == kNone) break;
-                v = next;
-            }
+            auto [walk, sum] = walkFrom(end);
             for (auto [p, fromA] : walk) forwardAB[p] = (sum >= 0) == fromA;
             paths.push_back({std::move(walk), sum >= 0});
         }
@@ -564,22 +570,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     // leaves stage 0, and the link into stage 0 is not a chain link.
     std::vector<bool> ringCut(pairs, false);
     for (std::uint32_t start : rings) {
-        std::vector<std::pair<std::uint32_t, bool>> walk; // (pair, walk enters at its end a)
-        double sum = 0;
-        for (std::uint32_t v = start, prev = kNone;;) {
-            std::uint32_t next = kNone;
-            for (std::uint32_t p : ppAdj[v]) {
-                if (p == prev) continue;
-                const bool fromA = pairEnds[p].first == v;
-                walk.push_back({p, fromA});
-                sum += fromA ? res.pairs[p].forwardScore : -res.pairs[p].forwardScore;
-                next = fromA ? pairEnds[p].second : pairEnds[p].first;
-                prev = p;
-                break;
-            }
-            if (next == kNone || next == start) break;
-            v = next;
-        }
+        auto [walk, sum] = walkFrom(start);
         for (auto [p, fromA] : walk) forwardAB[p] = (sum >= 0) == fromA;
         // Step boundaries of the ring without DP bursts: its long silences.
         std::vector<std::int64_t> silencesEnd;
