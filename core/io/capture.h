@@ -48,7 +48,9 @@ FlowTable readFlowsCsv(const std::string& path, const LoadOptions& options, Load
 // Writes `flows` as flows.csv (gzip when `path` ends in ".gz"), rows in start order, `comment` lines first as
 // "# ..." lines; the congestion columns retransmits,cnps,ecn_ce when the table has them. Atomic: written to
 // path + ".tmp" and renamed. Throws std::runtime_error when the file cannot be written.
-void writeFlowsCsv(const FlowTable& flows, const std::string& path, const std::vector<std::string>& comment = {});
+// `order`: the rows to write, in that order (all, in table order, when null).
+void writeFlowsCsv(const FlowTable& flows, const std::string& path, const std::vector<std::string>& comment = {},
+                   const std::vector<std::uint32_t>* order = nullptr);
 
 // topology.json reader; throws InputError (file, line, column, what was expected) on any problem,
 // including a duplicate NIC ip, a NIC without ip, or a NIC on an unknown host.

@@ -23,16 +23,19 @@ bool endsWith(const std::string& s, const std::string& suffix) {
 
 } // namespace
 
-void writeFlowsCsv(const FlowTable& flows, const std::string& path, const std::vector<std::string>& comment) {
+void writeFlowsCsv(const FlowTable& flows, const std::string& path, const std::vector<std::string>& comment,
+                   const std::vector<std::uint32_t>* order) {
+    // Level 1: three times faster than the default on the large preset for a file only ~25% bigger.
     const bool gzip = endsWith(path, ".gz");
     const std::string tmp = path + ".tmp";
     gzFile gz = nullptr;
     std::FILE* file = nullptr;
     if (gzip)
-        gz = gzopen(tmp.c_str(), "wb6");
+        gz = gzopen(tmp.c_str(), "wb1");
     else
         file = std::fopen(tmp.c_str(), "wb");
     if (!gz && !file) throw std::runtime_error(path + ": cannot open for writing");
+    if (gz) gzbuffer(gz, 1 << 20);
     bool ok = true;
     std::string out;
     auto flush = [&] {
@@ -55,7 +58,9 @@ void writeFlowsCsv(const FlowTable& flows, const std::string& path, const std::v
     out += congestion ? ",retransmits,cnps,ecn_ce\n" : "\n";
     std::vector<std::string> ips(flows.endpoints.size());
     for (std::size_t i = 0; i < ips.size(); ++i) ips[i] = flows.endpoints.at(EndpointId(i)).toString();
-    for (std::size_t i = 0; i < flows.size(); ++i) {
+    const std::size_t rows = order ? order->size() : flows.size();
+    for (std::size_t row = 0; row < rows; ++row) {
+        const std::size_t i = order ? (*order)[row] : row;
         put(out, flows.startNs[i]);
         out += ',';
         put(out, flows.endNs[i]);
