@@ -300,18 +300,9 @@ private:
     }
 
     void row(std::string_view l) {
-        if (const char* b = findBinary(l.data(), l.data() + l.size())) {
-            rowError(std::uint32_t(std::count(l.data(), b, ',') + 1), "binary data: not a text CSV file");
-            return;
-        }
-        auto fields = splitFields(l);
-        if (fields.size() != m_cols.size()) {
-            bool fewer = fields.size() < m_cols.size();
-            rowError(std::uint32_t(std::min(fields.size(), m_cols.size()) + 1),
-                     "expected " + std::to_string(m_cols.size()) + " fields, found " + std::to_string(fields.size()) +
-                         (fewer ? " (truncated line?)" : ""));
-            return;
-        }
+        auto split = rowFields(l, m_cols.size(), [&](std::uint32_t c, const std::string& m) { rowError(c, m); });
+        if (!split) return;
+        const std::vector<std::string_view>& fields = *split;
         FlowRecord r;
         std::int64_t end = 0, durationNs = -1;
         std::uint32_t endColumn = 0;

@@ -454,19 +454,9 @@ private:
         std::string_view line(p, std::size_t(e - p));
         std::string_view trimmed = trimField(line);
         if (trimmed.empty() || trimmed.front() == '#') return; // blank or indented comment
-        if (const char* b = findBinary(p, e)) {
-            auto column = std::uint32_t(std::count(p, b, ',') + 1);
-            rowError(column, "binary data: not a text CSV file");
-            return;
-        }
-        auto fields = splitFields(line);
-        if (fields.size() != m_cols.size()) {
-            bool fewer = fields.size() < m_cols.size();
-            rowError(std::uint32_t(std::min(fields.size(), m_cols.size()) + 1),
-                     "expected " + std::to_string(m_cols.size()) + " fields, found " + std::to_string(fields.size()) +
-                         (fewer ? " (truncated line?)" : ""));
-            return;
-        }
+        auto split = rowFields(line, m_cols.size(), [&](std::uint32_t c, const std::string& m) { rowError(c, m); });
+        if (!split) return;
+        const std::vector<std::string_view>& fields = *split;
         FlowRecord r;
         std::uint32_t congestion[3] = {0, 0, 0}; // retransmits, cnps, ecn_ce
         std::uint32_t endColumn = 0;

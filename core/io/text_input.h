@@ -6,9 +6,11 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +27,24 @@ const char* findBinary(const char* p, const char* e);
 std::string_view trimField(std::string_view f);
 // The fields of one line separated by commas (no quoting rules: no reader here needs commas inside fields).
 std::vector<std::string_view> splitFields(std::string_view line);
+// The fields of a data row that must have `columns` of them. Binary data or another count is a row error:
+// error(column, message) is called (the column where it went wrong, 1-based) and nullopt returned.
+template <typename Error>
+std::optional<std::vector<std::string_view>> rowFields(std::string_view line, std::size_t columns, Error&& error) {
+    if (const char* b = findBinary(line.data(), line.data() + line.size())) {
+        error(std::uint32_t(std::count(line.data(), b, ',') + 1), std::string("binary data: not a text CSV file"));
+        return std::nullopt;
+    }
+    auto fields = splitFields(line);
+    if (fields.size() != columns) {
+        const bool fewer = fields.size() < columns;
+        error(std::uint32_t(std::min(fields.size(), columns) + 1),
+              "expected " + std::to_string(columns) + " fields, found " + std::to_string(fields.size()) +
+                  (fewer ? " (truncated line?)" : ""));
+        return std::nullopt;
+    }
+    return fields;
+}
 // Quoted for messages; long or odd values are shortened so one bad row cannot flood the output.
 std::string quoted(std::string_view v);
 
