@@ -41,8 +41,8 @@ void BM_AnalyzeLongRun(benchmark::State& state) {
     state.SetItemsProcessed(std::int64_t(state.iterations()) * std::int64_t(records));
     state.counters["records"] = records;
     state.counters["steps_found"] = double(steps);
-    state.counters["ns_per_record"] =
-        benchmark::Counter(records * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["ns_per_record"] = benchmark::Counter(records * double(state.iterations()),
+                                                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_AnalyzeLongRun)->Arg(250)->Arg(500)->Arg(1000)->Arg(2000)->Arg(4000)->Unit(benchmark::kMillisecond);
 

@@ -268,7 +268,8 @@ void addCongestion(const FlowTable& flows, const RecognizedJob& job, const StepD
     for (std::uint32_t r : job.records) {
         if (flows.startNs[r] < from || flows.startNs[r] > to) continue;
         const EndpointId s = flows.src[r], d = flows.dst[r];
-        const bool mine = peer == kAnyPeer ? (s == nic || d == nic) : ((s == nic && d == peer) || (s == peer && d == nic));
+        const bool mine =
+            peer == kAnyPeer ? (s == nic || d == nic) : ((s == nic && d == peer) || (s == peer && d == nic));
         if (!mine) continue;
         ++records;
         retransmits += flows.retransmits[r];

@@ -590,7 +590,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             for (auto [g, t] : quiet) gaps.push_back(g);
             if (!gaps.empty()) {
                 std::nth_element(gaps.begin(), gaps.begin() + std::ptrdiff_t(gaps.size() / 2), gaps.end());
-                const double threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(gaps[gaps.size() / 2], 1));
+                const double threshold =
+                    params.boundaryGapFactor * double(std::max<std::int64_t>(gaps[gaps.size() / 2], 1));
                 for (auto [g, t] : quiet)
                     if (double(g) > threshold) silencesEnd.push_back(t);
             }

@@ -399,7 +399,8 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
         for (std::size_t j = 0; j < result.jobs.size(); ++j)
             for (std::size_t i = 0; i < result.jobs.size(); ++i) {
                 const RecognizedJob &J = result.jobs[j], &I = result.jobs[i];
-                if (i == j || I.endNs > J.startNs || jaccard(nicSets[i], nicSets[j]) < params.jaccardThreshold) continue;
+                if (i == j || I.endNs > J.startNs || jaccard(nicSets[i], nicSets[j]) < params.jaccardThreshold)
+                    continue;
                 if (J.restartOf < 0 || result.jobs[std::size_t(J.restartOf)].endNs < I.endNs)
                     result.jobs[j].restartOf = int(i);
             }

@@ -172,7 +172,9 @@ static void splitDistributedOptimizer(const std::vector<Piece>& pieces, std::vec
     }
     const std::size_t P = parts.size();
     if (P < 4) return;
-    auto gapAfter = [&](std::size_t k) { return double(pieces[parts[k + 1].first].first - pieces[parts[k].second].second); };
+    auto gapAfter = [&](std::size_t k) {
+        return double(pieces[parts[k + 1].first].first - pieces[parts[k].second].second);
+    };
     int votes[2] = {0, 0}; // openers at even / odd positions
     std::size_t voters = 0;
     for (std::size_t k = 1; k + 1 < P; ++k) {
