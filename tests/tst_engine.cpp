@@ -75,9 +75,10 @@ private slots:
         expectExactShape(report, sim.truth, ev);
         QVERIFY2(ev.perfect(), ev.toText().c_str());
         QVERIFY2(ev.totals.findings.exact(), ev.toText().c_str());
-        // GPUs are counted from the topology: a shared NIC counts both of its GPUs.
+        // GPUs are counted from the topology: a shared NIC counts both of its GPUs. Each note is said once.
         for (std::size_t j = 0; j < report.jobs.size(); ++j) {
             const JobInfo& r = report.jobs[j];
+            QCOMPARE(std::set<std::string>(r.notes.begin(), r.notes.end()).size(), r.notes.size());
             QCOMPARE(r.gpuTotal(), r.tp * r.pp * r.dp);
             QCOMPARE(r.gpuTotal(), sim.truth.jobs[j].tp * sim.truth.jobs[j].pp * sim.truth.jobs[j].dp);
         }

@@ -571,6 +571,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     // reach it — the link with the shortest median delay from the boundary to its first forward transfer
     // leaves stage 0, and the link into stage 0 is not a chain link.
     std::vector<bool> ringCut(pairs, false);
+    bool ringsCut = false;
     for (std::uint32_t start : rings) {
         auto [walk, sum] = walkFrom(start);
         for (auto [p, fromA] : walk) forwardAB[p] = (sum >= 0) == fromA;
@@ -624,9 +625,11 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             const std::uint32_t to = forwardAB[p] ? pairEnds[p].second : pairEnds[p].first;
             if (to == stage0) ringCut[p] = true;
         }
-        res.notes.push_back("PP links form a ring (interleaved stages or tied embeddings between the last and the "
-                            "first stage): the chain starts where each step's first activation is sent");
+        ringsCut = true;
     }
+    if (ringsCut)
+        res.notes.push_back("PP links form a ring (interleaved stages or tied embeddings between the last and the "
+                            "first stage): each chain starts where each step's first activation is sent");
     for (std::size_t p = 0; p < pairs; ++p) {
         if (res.pairs[p].kind != PairKind::PP || ringCut[p]) continue;
         auto [x, y] = pairEnds[p];
