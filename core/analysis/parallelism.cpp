@@ -238,6 +238,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     // joined to the k-th sender (in GPU order: Megatron's rank order keeps the TP ranks of the DP peers of one
     // host in the same order), so the ring comes out whole and DP counts its intra-host members.
     std::vector<int> ringOut(n, 0), ringIn(n, 0);
+    bool ringsThroughHosts = false;
     for (std::size_t p = 0; p < pairs; ++p) {
         const PairInfo& pi = res.pairs[p];
         if (pi.kind != PairKind::DP || pi.pipelineCollective) continue;
@@ -256,14 +257,13 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             if (ringIn[i] > 0 && ringOut[i] == 0) in.push_back(i);
             if (ringOut[i] > 0 && ringIn[i] == 0) out.push_back(i);
         }
-        bool stitched = false;
         for (auto& [host, io] : ends)
             if (io.first.size() == io.second.size())
                 for (std::size_t k = 0; k < io.first.size(); ++k) {
                     boost::add_edge(io.first[k], io.second[k], g);
-                    stitched = true;
+                    ringsThroughHosts = true;
                 }
-        if (stitched)
+        if (ringsThroughHosts)
             res.notes.push_back("DP rings pass through hosts over NVLink (a NIC that only receives ring traffic "
                                 "and one that only sends on the same host): their intra-host members are counted "
                                 "in DP, joined in GPU order");
@@ -707,7 +707,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         if (perHost && c != perHost) uniformHosts = false;
         perHost = c;
     }
-    if (uniformHosts && perHost && res.tp != perHost)
+    // (DP rings through NVLink put DP peers on one host: then TP divides the GPUs per host, and that is said.)
+    if (uniformHosts && perHost && res.tp != perHost && !(ringsThroughHosts && perHost % res.tp == 0))
         res.notes.push_back("TP " + std::to_string(res.tp) + " differs from the " + std::to_string(perHost) +
                             " GPUs the job uses per host");
     if (res.tp > 1)
