@@ -1,13 +1,20 @@
 #pragma once
-// Helpers the tests share: simulator presets as captures, whole-file reads and writes.
+// Helpers the tests share: simulator presets as captures, whole-file reads and writes, std::string in
+// QCOMPARE messages.
 #include "io/capture.h"
 #include "sim/simulator.h"
+
+#include <QTest>
 
 #include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+
+namespace QTest {
+template <> inline char* toString(const std::string& s) { return qstrdup(s.c_str()); }
+} // namespace QTest
 
 namespace prism::test {
 

@@ -416,10 +416,6 @@ std::string firstWarning(const LoadDiagnostics& d) {
 
 } // namespace
 
-namespace QTest {
-template <> inline char* toString(const std::string& s) { return qstrdup(s.c_str()); }
-} // namespace QTest
-
 class FlowExportTest : public QObject {
     Q_OBJECT
 

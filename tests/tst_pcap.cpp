@@ -20,10 +20,6 @@
 #include <string>
 #include <vector>
 
-namespace QTest {
-template <> inline char* toString(const std::string& s) { return qstrdup(s.c_str()); }
-} // namespace QTest
-
 using namespace prism;
 using namespace prism::test;
 

@@ -15,10 +15,6 @@
 #include <sstream>
 #include <tuple>
 
-namespace QTest {
-template <> inline char* toString(const std::string& s) { return qstrdup(s.c_str()); }
-} // namespace QTest
-
 using namespace prism;
 using namespace prism::test;
 using namespace std::string_literals;

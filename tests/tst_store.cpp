@@ -32,10 +32,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-namespace QTest {
-template <> inline char* toString(const std::string& s) { return qstrdup(s.c_str()); }
-} // namespace QTest
-
 using namespace prism;
 using namespace prism::test;
 
