@@ -338,6 +338,12 @@ bool looksLikeSession(const std::string& path) {
     return prism::isSessionFile(path) || std::filesystem::path(path).extension() == prism::kSessionExtension;
 }
 
+// The options with a value that sourceOptions reads, after a command's own ones.
+std::vector<std::string> withSourceOptions(std::vector<std::string> own) {
+    for (const char* o : {"topology", "tz", "idle-timeout", "active-timeout", "message-gap"}) own.push_back(o);
+    return own;
+}
+
 // --strict, --topology, --tz and the packet flow timeouts into load options; false (with `error`) on a bad value.
 bool sourceOptions(Args& args, prism::LoadOptions& lo, std::string& error) {
     lo.strict = args.flags["strict"];
@@ -366,7 +372,7 @@ bool sourceOptions(Args& args, prism::LoadOptions& lo, std::string& error) {
 int cmdAnalyze(int argc, char** argv) {
     Args args;
     std::string err;
-    if (!parseArgs(argc, argv, 2, {"json", "csv-steps", "topology", "tz", "idle-timeout", "active-timeout", "message-gap"}, {"strict", "quiet", "help"}, args, err))
+    if (!parseArgs(argc, argv, 2, withSourceOptions({"json", "csv-steps"}), {"strict", "quiet", "help"}, args, err))
         return usageError(err, kAnalyzeHelp);
     if (args.flags["help"]) {
         std::cout << kAnalyzeHelp;
@@ -421,7 +427,7 @@ int cmdAnalyze(int argc, char** argv) {
 int cmdImport(int argc, char** argv) {
     Args args;
     std::string err;
-    if (!parseArgs(argc, argv, 2, {"out", "topology", "tz", "idle-timeout", "active-timeout", "message-gap"}, {"strict", "quiet", "help"}, args, err))
+    if (!parseArgs(argc, argv, 2, withSourceOptions({"out"}), {"strict", "quiet", "help"}, args, err))
         return usageError(err, kImportHelp);
     if (args.flags["help"]) {
         std::cout << kImportHelp;
@@ -472,7 +478,7 @@ int cmdImport(int argc, char** argv) {
 int cmdConvert(int argc, char** argv) {
     Args args;
     std::string err;
-    if (!parseArgs(argc, argv, 2, {"out", "topology", "tz", "idle-timeout", "active-timeout", "message-gap"}, {"strict", "quiet", "help"}, args, err))
+    if (!parseArgs(argc, argv, 2, withSourceOptions({"out"}), {"strict", "quiet", "help"}, args, err))
         return usageError(err, kConvertHelp);
     if (args.flags["help"]) {
         std::cout << kConvertHelp;
