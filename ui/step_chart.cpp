@@ -16,6 +16,7 @@
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 namespace prism::ui {
 
@@ -217,7 +218,7 @@ void StepChart::fillLine() {
     auto to = std::upper_bound(from, all.end(), m_x->max(), [](double v, const StepInfo& s) { return v < s.index; });
     if (from != all.begin()) --from;
     if (to != all.end()) ++to;
-    const std::vector<StepInfo> steps(from, to);
+    const std::span<const StepInfo> steps(from, to);
     QList<QPointF> pts;
     if (int(steps.size()) <= 2 * width) {
         pts.reserve(qsizetype(steps.size()));
