@@ -575,6 +575,45 @@ private slots:
         }
     }
 
+    // The step rhythm over an inner rhythm holds when anomalies change the times: a pause (50 ms, far longer
+    // than the optimizer's 3 ms quiet) before each of five steps in a row and a slow link that stretches
+    // three steps' bursts 8x still give one cut per step. And when a step's first pass comes as one long
+    // burst (an FSDP forward's gathers merged, 18 ms) and its others evenly (the backward's, 4 ms apart), the
+    // intervals inside the steps are alike but the long opening burst says they are steps, not pauses.
+    void chooseCoarseCutsKeepsTheStepsThroughPausesAndSlowSteps() {
+        std::vector<std::pair<std::int64_t, std::int64_t>> pieces;
+        std::int64_t t = 0;
+        const std::int64_t pace[5] = {1'000'000, 1'000'000, 2'000'000, 2'000'000, 2'000'000};
+        for (int step = 0; step < 20; ++step) {
+            if (step >= 4 && step < 9) t += 50'000'000;
+            const std::int64_t stretch = step >= 14 && step < 17 ? 8 : 1;
+            for (int b = 0; b < 5; ++b) {
+                pieces.push_back({t, t + 300'000 * stretch});
+                t += 300'000 * stretch + pace[b] + (step * 7 + b * 13) % 5 * 20'000;
+            }
+            t += 3'000'000;
+        }
+        auto cuts = chooseCoarseCuts(pieces);
+        QCOMPARE(cuts.size(), std::size_t(19));
+        for (std::size_t i = 0; i < cuts.size(); ++i) QCOMPARE(cuts[i], 5 * i + 4);
+
+        pieces.clear();
+        t = 0;
+        for (int step = 0; step < 20; ++step) {
+            pieces.push_back({t, t + 18'000'000});
+            t += 18'000'000;
+            for (int b = 0; b < 8; ++b) {
+                t += 2'000'000 + (step * 7 + b * 13) % 5 * 20'000;
+                pieces.push_back({t, t + 2'000'000});
+                t += 2'000'000;
+            }
+            t += 5'000'000;
+        }
+        cuts = chooseCoarseCuts(pieces);
+        QCOMPARE(cuts.size(), std::size_t(19));
+        for (std::size_t i = 0; i < cuts.size(); ++i) QCOMPARE(cuts[i], 9 * i + 8);
+    }
+
     // A capture that ends inside a step of DP traffic all through the step: the rounds after the last
     // optimizer quiet are shorter than a step and are not reported; the steps before are whole. One that
     // starts inside a step: step 0 is what is left of it, the others are whole, and nothing is found.

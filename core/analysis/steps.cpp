@@ -24,6 +24,7 @@ struct SyncRec {
     std::int32_t group;
 };
 
+
 // Union of intervals sorted by start into non-overlapping pieces; pieceOf[i] is the piece of interval i.
 template <typename It>
 std::vector<Piece> unionPieces(It first, It last, std::vector<std::uint32_t>* pieceOf) {
@@ -193,15 +194,23 @@ static void splitDistributedOptimizer(const std::vector<Piece>& pieces, std::vec
     for (std::size_t k = 0; k < P; ++k) opener[k] = k % 2 == parity;
 }
 
-std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const StepParams& p, double lengthExponent,
-                                    bool activeSpans, bool clearGapWins) {
+// The quiet gaps between consecutive pieces (gap[i]: after piece i) and their indices, longest first.
+static std::vector<std::size_t> gapsLongestFirst(const std::vector<Piece>& pieces, std::vector<std::int64_t>& gap) {
     const std::size_t n = pieces.size();
-    if (n < 2) return {};
-    std::vector<std::int64_t> gap(n - 1);
+    gap.assign(n - 1, 0);
     for (std::size_t i = 0; i + 1 < n; ++i) gap[i] = pieces[i + 1].first - pieces[i].second;
     std::vector<std::size_t> order(n - 1);
     std::iota(order.begin(), order.end(), std::size_t(0));
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return gap[a] > gap[b]; });
+    return order;
+}
+
+std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const StepParams& p, double lengthExponent,
+                                    bool activeSpans, bool clearGapWins) {
+    const std::size_t n = pieces.size();
+    if (n < 2) return {};
+    std::vector<std::int64_t> gap;
+    const std::vector<std::size_t> order = gapsLongestFirst(pieces, gap);
 
     // Candidate cut counts c (the c largest gaps): only where the gap size drops, so that a threshold between
     // the c-th and the (c+1)-th gap is a real separation.
@@ -269,35 +278,87 @@ std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const Step
 }
 
 std::vector<std::size_t> chooseCoarseCuts(const std::vector<Piece>& pieces, const StepParams& p) {
-    // A division with a median of 3 or more pieces per step follows an inner rhythm, not one sync per step.
-    auto coarse = [&](const std::vector<std::size_t>& cuts) {
-        if (cuts.empty()) return false;
-        std::vector<double> per;
+    const std::size_t n = pieces.size();
+    if (n < 8) return {};
+    // Candidates: the c longest quiet gaps, where the gap size drops (as chooseCuts), coarsest first. A step
+    // repeats the same passes, so it holds the same number of pieces whatever its length: slow steps, slow
+    // links and pauses change the times, not the count. The coarsest candidate whose steps (the first and last,
+    // which the capture may cut, aside; at least four) hold 3 or more pieces (median), and where the steps
+    // within regularBand of that median (the edge steps: not above it) hold three quarters of the pieces, is
+    // the step rhythm (a pause before each of 5 steps in a row cuts those steps as regular as the rhythm, but
+    // leaves most pieces in one long group). Its time regularity was not: a 400 ms pause before
+    // 5 of 20 steps made the pauses alone the most regular division, and a slow link a finer one (55 cuts).
+    std::vector<std::int64_t> gap;
+    const std::vector<std::size_t> order = gapsLongestFirst(pieces, gap);
+    std::vector<std::size_t> cuts;
+    std::vector<double> counts;
+    for (std::size_t c = 1; c < n - 1; ++c) {
+        const std::int64_t g = gap[order[c - 1]];
+        if (g < p.minBoundaryGapNs) break;
+        if (double(g) < 1.1 * double(std::max<std::int64_t>(gap[order[c]], 1))) continue;
+        if (c + 1 < 6) continue; // four steps besides the edges
+        cuts.assign(order.begin(), order.begin() + std::ptrdiff_t(c));
+        std::sort(cuts.begin(), cuts.end());
+        counts.clear();
+        for (std::size_t k = 1; k < cuts.size(); ++k) counts.push_back(double(cuts[k] - cuts[k - 1]));
+        const double median = medianOf(counts);
+        if (median < 3) { // finer candidates only put fewer pieces in a step
+            cuts.clear();
+            break;
+        }
+        // Pieces in steps of the usual count (the edge steps: at most it) cover three quarters of all.
+        std::size_t regular = 0;
+        for (double x : counts)
+            if (x >= median / p.regularBand && x <= median * p.regularBand) regular += std::size_t(x);
+        for (const double edge : {double(cuts.front() + 1), double(n - 1 - cuts.back())})
+            if (edge <= median * p.regularBand) regular += std::size_t(edge);
+        if (4 * regular >= 3 * n) break;
+        cuts.clear();
+    }
+    if (cuts.empty()) {
+        // No even division (a step's optimizer quiet filled in some steps, by another stage's traffic): the
+        // division with the most time in regular steps over active spans, when it puts 3 or more pieces in a step.
+        cuts = chooseCuts(pieces, p, 1.0, true);
+        counts.clear();
         std::size_t prev = 0;
         for (std::size_t c : cuts) {
-            per.push_back(double(c + 1 - prev));
+            counts.push_back(double(c + 1 - prev));
             prev = c + 1;
         }
-        return medianOf(std::move(per)) >= 3;
-    };
-    std::vector<std::size_t> endToEnd = chooseCuts(pieces, p, 1.0, false);
-    if (!coarse(endToEnd) || !coarse(chooseCuts(pieces, p, 1.0, true))) return {};
+        if (cuts.empty() || medianOf(counts) < 3) return {};
+    }
     // Periodic pauses (checkpoints, evaluation) group steps of one sync each, which are alike: the intervals
     // between piece ends inside the coarse steps then spread little (a step's jitter, a few slow steps). DP
     // traffic in the forward and backward passes comes at the pace of the passes (forward, backward, warm-up,
     // cool-down), which differ: a mean absolute deviation of 35-54% of the median on the moe and fsdp presets.
-    // Under 15%: no coarse rhythm. (Not the MAD: most of the intervals may be alike, as an FSDP forward's.)
-    std::vector<double> inner;
+    // Under 15%: no coarse rhythm, unless the rounds that open the coarse steps say otherwise (below). (Not the
+    // MAD: most of the intervals may be alike, as an FSDP forward's.)
+    std::vector<double> inner, innerGaps;
     for (std::size_t i = 0, c = 0; i + 1 < pieces.size(); ++i) {
-        while (c < endToEnd.size() && endToEnd[c] < i) ++c;
-        if (c < endToEnd.size() && endToEnd[c] == i) continue; // the interval spans a cut
+        while (c < cuts.size() && cuts[c] < i) ++c;
+        if (c < cuts.size() && cuts[c] == i) continue; // the interval spans a cut
         inner.push_back(double(pieces[i + 1].second - pieces[i].second));
+        innerGaps.push_back(double(pieces[i + 1].first - pieces[i].second));
     }
+    if (inner.empty()) return {};
     const double median = medianOf(inner);
     double deviation = 0;
     for (double x : inner) deviation += std::fabs(x - median);
-    if (inner.empty() || deviation < 0.15 * median * double(inner.size())) return {};
-    return endToEnd;
+    if (deviation >= 0.15 * median * double(inner.size())) return cuts;
+    // A pause adds quiet, not activity: across a cut that is a pause, the interval between piece ends less the
+    // quiet beyond the usual inner gap is one usual interval (the round after the pause is a step's sync like
+    // the others). When a step's passes come as rounds whose finest ones merged (an FSDP forward's gathers 1 ms
+    // apart, cut as one 18 ms round while the backward's 2 ms rounds 2 ms apart stayed apart: intervals inside
+    // 4-5 ms, 7.5% deviation), the round opening each coarse step holds several usual intervals of activity.
+    // Coarse when three quarters of the cuts open with more than twice the usual interval.
+    const double usualGap = medianOf(innerGaps);
+    std::size_t long_ = 0;
+    for (std::size_t c : cuts) {
+        const double across = double(pieces[c + 1].second - pieces[c].second);
+        const double excess = std::max(0.0, double(pieces[c + 1].first - pieces[c].second) - usualGap);
+        if (across - excess > 2.0 * median) ++long_;
+    }
+    return 4 * long_ >= 3 * cuts.size() ? cuts : std::vector<std::size_t>{};
 }
 
 DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRecord>& recs, const StepParams& p) {

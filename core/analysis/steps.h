@@ -115,13 +115,14 @@ std::vector<std::size_t> chooseCuts(const std::vector<std::pair<std::int64_t, st
 
 // The coarser rhythm over sync bursts when DP traffic runs all through the step (expert all-to-all in every
 // forward and backward, ZeRO-3 parameter gathers per layer group): pieces are bursts, each from the first
-// activity after the previous burst to its end. Returns chooseCuts' cuts with exponent 1 end to end (the time
-// covered by regular steps, which no finer rhythm raises) when they and those over active spans (which leave
-// out the quiet gaps, so that a finer rhythm's many short gaps cost it) both put 3 or more pieces in a step
-// (median), which a step with one or two DP collectives cannot have, and the intervals between piece ends
-// inside those steps spread (mean absolute deviation >= 15% of the median: the passes' paces differ);
-// else nothing: the pieces are the steps (a pure-DP job, quiet most of each step, with periodic pauses passes
-// the first two tests but not the third: its steps are alike). Exposed for parallelism inference and tests.
+// activity after the previous burst to its end. Candidates are the c longest quiet gaps (where the gap size
+// drops); the coarsest whose steps hold 3 or more pieces (median) and where steps of about that count hold
+// three quarters of all pieces is the step rhythm (a step repeats its passes: anomalies change its times, not
+// its count). It is returned when the intervals between piece ends inside its steps spread (mean absolute
+// deviation >= 15% of the median: the passes' paces differ), or when the burst opening each step holds more
+// than twice the usual interval of activity (a pause adds quiet, not activity); else nothing: the pieces are
+// the steps (a pure-DP job with periodic pauses has even counts, alike intervals and ordinary bursts after
+// its pauses). Exposed for parallelism inference and tests.
 std::vector<std::size_t> chooseCoarseCuts(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
                                           const StepParams& params = {});
 
