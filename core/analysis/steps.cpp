@@ -205,6 +205,35 @@ static std::vector<std::size_t> gapsLongestFirst(const std::vector<Piece>& piece
     return order;
 }
 
+// Whether the division at the `coarse` longest gaps holds the pieces of the one at the `fine` longest evenly:
+// its steps of about the median count (regularBand; the first and last, which the capture may cut: at most
+// it) hold three quarters of the fine pieces.
+static bool holdsEvenly(const std::vector<std::size_t>& order, std::size_t coarse, std::size_t fine, double band) {
+    std::vector<std::size_t> cuts(order.begin(), order.begin() + std::ptrdiff_t(coarse));
+    std::vector<char> isFine(order.size() + 1, 0);
+    for (std::size_t k = 0; k < fine; ++k) isFine[order[k]] = 1;
+    std::sort(cuts.begin(), cuts.end());
+    std::vector<double> counts; // fine pieces per coarse step
+    std::size_t prev = 0;
+    for (std::size_t c : cuts) {
+        double n = 1;
+        for (std::size_t i = prev; i < c; ++i) n += isFine[i];
+        counts.push_back(n);
+        prev = c + 1;
+    }
+    double last = 1;
+    for (std::size_t i = prev; i < order.size(); ++i) last += isFine[i];
+    counts.push_back(last);
+    if (counts.size() < 3) return true;
+    const double median = medianOf(std::vector<double>(counts.begin() + 1, counts.end() - 1));
+    double regular = 0;
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+        const bool edge = k == 0 || k + 1 == counts.size();
+        if (counts[k] <= median * band && (edge || counts[k] >= median / band)) regular += counts[k];
+    }
+    return 4 * regular >= 3 * double(fine + 1);
+}
+
 std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const StepParams& p, double lengthExponent,
                                     bool activeSpans, bool clearGapWins) {
     const std::size_t n = pieces.size();
@@ -270,7 +299,12 @@ std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const Step
     // The rhythm of the majority, when there is none: a 3x slow GPU for 5 of 20 steps and a pause before 4
     // others left 10 steps of the usual length, and the rhythm cut at 72 against 52 ms (1.4x) while every gap
     // between bursts (50-200 ms) stood 7,000x above those inside them (11 of 20 steps found).
-    if (clearGapWins && bestCuts > 0 && bestDrop < 2.0 && sharpest->drop >= 100.0 && sharpest->cuts > bestCuts)
+    // And when the rhythm's steps do not hold the sharp division's pieces evenly: a step is the same passes
+    // each time, so a coarser rhythm holds the same number of them in each step (a distributed optimizer's
+    // reduce-scatter and all-gather: two). A pause before each of 5 steps in a row, with 7 more steps slowed,
+    // made the pauses the most regular rhythm (one step between each, the first 13 steps in one).
+    if (clearGapWins && bestCuts > 0 && sharpest->drop >= 100.0 && sharpest->cuts > bestCuts &&
+        (bestDrop < 2.0 || !holdsEvenly(order, bestCuts, sharpest->cuts, p.regularBand)))
         bestCuts = sharpest->cuts;
     cuts.assign(order.begin(), order.begin() + std::ptrdiff_t(bestCuts));
     std::sort(cuts.begin(), cuts.end());
