@@ -614,6 +614,27 @@ private slots:
         for (std::size_t i = 0; i < cuts.size(); ++i) QCOMPARE(cuts[i], 9 * i + 8);
     }
 
+    // One sync per step (two pieces, 20 us apart) and a step time of 63 ms, but 7 steps slowed (75-150 ms)
+    // and a 400 ms pause before each of 5 steps in a row: only 8 steps are usual, and the pauses alone are a
+    // more regular rhythm. They hold the syncs unevenly (13 in the first step, one in each other): one cut
+    // per step stands.
+    void aRhythmOfPausesInARowDoesNotHideTheSteps() {
+        const std::int64_t ms = 1'000'000;
+        const std::int64_t len[20] = {63, 63, 63, 63, 75, 74, 63, 63, 149, 150, 150, 150, 150,
+                                      463, 463, 463, 463, 463, 63, 63};
+        std::vector<std::pair<std::int64_t, std::int64_t>> pieces;
+        std::int64_t t = 0;
+        for (int k = 0; k < 20; ++k) {
+            t += len[k] * ms - 5 * ms; // compute (and pause), quiet on the network
+            pieces.push_back({t, t + 2 * ms});
+            pieces.push_back({t + 2 * ms + 20'000, t + 5 * ms});
+            t += 5 * ms;
+        }
+        const auto cuts = chooseCuts(pieces, StepParams{}, 0.5, false, true);
+        QCOMPARE(cuts.size(), std::size_t(19));
+        for (std::size_t i = 0; i < cuts.size(); ++i) QCOMPARE(cuts[i], 2 * i + 1);
+    }
+
     // A capture that ends inside a step of DP traffic all through the step: the rounds after the last
     // optimizer quiet are shorter than a step and are not reported; the steps before are whole. One that
     // starts inside a step: step 0 is what is left of it, the others are whole, and nothing is found.
