@@ -49,19 +49,6 @@ const RoleNames kRoles[] = {
     {Role::Bytes, "bytes", {"ibyt", "inbytes", "bytes", "byt"}, true},
 };
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; });
-    return out;
-}
-
-std::vector<std::string> headerNames(std::string_view line) {
-    std::vector<std::string> names;
-    for (std::string_view f : splitFields(line)) names.push_back(lower(trimField(f)));
-    return names;
-}
-
 bool has(const std::vector<std::string>& names, std::string_view n) {
     return std::find(names.begin(), names.end(), n) != names.end();
 }
@@ -136,7 +123,7 @@ std::optional<std::uint8_t> protocolByName(std::string_view name) {
         {"icmp", 1},  {"igmp", 2}, {"ipip", 4}, {"tcp", 6},    {"udp", 17},        {"ipv6", 41},       {"rsvp", 46},
         {"gre", 47},  {"esp", 50}, {"ah", 51},  {"icmp6", 58}, {"ipv6-icmp", 58},  {"icmpv6", 58},     {"ospf", 89},
         {"pim", 103}, {"vrrp", 112}, {"l2tp", 115}, {"sctp", 132}, {"udplite", 136}, {"udp-lite", 136}};
-    std::string n = lower(name);
+    std::string n = lowerAscii(name);
     for (const auto& [text, number] : kNames)
         if (n == text) return number;
     return std::nullopt;

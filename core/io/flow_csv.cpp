@@ -274,14 +274,11 @@ private:
         // Otherwise the whole file would read as one header line with no rows after it.
         if (line.find('\r') != std::string_view::npos)
             throw InputError({m_path, m_line, 0, "lines end with a lone CR (classic Mac); expected LF or CRLF"});
-        auto fields = splitFields(line);
-        m_cols.assign(fields.size(), Col::Ignore);
-        std::vector<std::string> names;
+        const auto names = headerNames(line);
+        m_cols.assign(names.size(), Col::Ignore);
         std::uint32_t seen[std::size(kColumns)] = {};
-        for (std::size_t i = 0; i < fields.size(); ++i) {
-            std::string name(trimField(fields[i]));
-            std::transform(name.begin(), name.end(), name.begin(),
-                           [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; });
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            const std::string& name = names[i];
             for (std::size_t k = 0; k < std::size(kColumns); ++k) {
                 if (name != kColumns[k].name) continue;
                 if (seen[k]) {
@@ -294,7 +291,6 @@ private:
                     m_cols[i] = kColumns[k].col;
                 }
             }
-            names.push_back(name);
         }
         std::string missing;
         bool anyKnown = false;

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstring>
+#include <algorithm>
 #include <fstream>
 
 namespace prism {
@@ -53,14 +53,7 @@ const char* expectedFlowData() {
 
 SourceInfo detectSource(const std::string& path) {
     SourceInfo info;
-    std::string head = readHead(path, kHead);
-    {
-        // Gzip is told by the file's own first bytes; the head above is already inflated.
-        std::ifstream raw(path, std::ios::binary);
-        unsigned char m[2] = {0, 0};
-        raw.read(reinterpret_cast<char*>(m), 2);
-        info.gzip = raw.gcount() == 2 && m[0] == 0x1f && m[1] == 0x8b;
-    }
+    std::string head = readHead(path, kHead, &info.gzip); // inflated when gzip
     const auto* u = reinterpret_cast<const unsigned char*>(head.data());
     if (head.size() >= 4) {
         std::uint32_t magic = be32(u);
@@ -110,15 +103,12 @@ SourceInfo detectSource(const std::string& path) {
         return info;
     }
     // Ours: the header names start_ns (readFlowsCsv then checks every required column).
-    std::string lowerLine(line);
-    for (char& c : lowerLine)
-        if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
-    for (std::string_view f : splitFields(lowerLine))
-        if (trimField(f) == "start_ns") {
-            info.kind = SourceKind::FlowsCsv;
-            info.what = "flows.csv";
-            return info;
-        }
+    const auto names = headerNames(line);
+    if (std::find(names.begin(), names.end(), "start_ns") != names.end()) {
+        info.kind = SourceKind::FlowsCsv;
+        info.what = "flows.csv";
+        return info;
+    }
     info.what = "text whose first line is " + quoted(line);
     return info;
 }
@@ -148,11 +138,9 @@ FlowTable readFlowSource(const std::string& path, const SourceInfo& info, const 
         po.progress = options.progress;
         PcapStats stats;
         table = readPcap(path, po, diag, &stats);
-        std::int64_t idle = options.idleTimeoutNs ? options.idleTimeoutNs : PacketFlowBuilder::kDefaultIdleTimeoutNs;
-        std::int64_t active =
-            options.activeTimeoutNs ? options.activeTimeoutNs : PacketFlowBuilder::kDefaultActiveTimeoutNs;
-        what += ", " + formatCount(stats.packets) + " packets, flow timeouts idle " + formatDuration(idle) +
-                ", active " + formatDuration(active);
+        what += ", " + formatCount(stats.packets) + " packets, flow timeouts idle " +
+                formatDuration(stats.flowOptions.idleTimeoutNs) + ", active " +
+                formatDuration(stats.flowOptions.activeTimeoutNs);
         break;
     }
     case SourceKind::IpfixFile: {

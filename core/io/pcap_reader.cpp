@@ -242,6 +242,7 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
         warnIfSampled(stats.exports, path, diag);
     }
     stats.flows = builder.stats();
+    stats.flowOptions = builder.options();
     out.sortByStart();
     if (options.progress && !options.progress(1.0)) throw Cancelled();
     if (statsOut) *statsOut = stats;

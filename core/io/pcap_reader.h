@@ -32,6 +32,7 @@ struct PcapStats {
     std::int64_t firstNs = 0;         // first and last packet times
     std::int64_t lastNs = 0;
     PacketFlowStats flows;            // what the packet flow builder saw
+    FlowBuilderOptions flowOptions;   // the flow builder's timeouts, defaults filled in
     FlowExportStats exports;          // what the export decoder saw
 };
 

@@ -56,6 +56,19 @@ std::vector<std::string_view> splitFields(std::string_view line) {
     }
 }
 
+std::string lowerAscii(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; });
+    return out;
+}
+
+std::vector<std::string> headerNames(std::string_view line) {
+    std::vector<std::string> names;
+    for (std::string_view f : splitFields(line)) names.push_back(lowerAscii(trimField(f)));
+    return names;
+}
+
 std::string quoted(std::string_view v) {
     std::string s = "\"";
     std::size_t n = 0;
@@ -150,8 +163,9 @@ std::size_t ByteSource::inflateSome(char* buf, std::size_t n) {
     return n - m_zs.avail_out;
 }
 
-std::string readHead(const std::string& path, std::size_t max) {
+std::string readHead(const std::string& path, std::size_t max, bool* gzip) {
     ByteSource src(path, "a flow data file");
+    if (gzip) *gzip = src.gzip();
     std::string head(max, '\0');
     std::size_t have = 0;
     while (have < max) {

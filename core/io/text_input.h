@@ -27,6 +27,10 @@ const char* findBinary(const char* p, const char* e);
 std::string_view trimField(std::string_view f);
 // The fields of one line separated by commas (no quoting rules: no reader here needs commas inside fields).
 std::vector<std::string_view> splitFields(std::string_view line);
+// ASCII letters in lower case (header and protocol names are matched whatever their case).
+std::string lowerAscii(std::string_view s);
+// The column names of a header line: each field trimmed (trimField) and in lower case.
+std::vector<std::string> headerNames(std::string_view line);
 // The fields of a data row that must have `columns` of them. Binary data or another count is a row error:
 // error(column, message) is called (the column where it went wrong, 1-based) and nullopt returned.
 template <typename Error>
@@ -88,7 +92,7 @@ private:
 };
 
 // Up to `max` bytes from the start of the file's content (inflated when gzip): what source detection looks at.
-// Throws InputError when the file cannot be opened.
-std::string readHead(const std::string& path, std::size_t max);
+// `gzip` (when given) tells whether the file itself is gzip. Throws InputError when the file cannot be opened.
+std::string readHead(const std::string& path, std::size_t max, bool* gzip = nullptr);
 
 } // namespace prism
