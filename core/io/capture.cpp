@@ -6,7 +6,6 @@
 #include "io/flow_source.h"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <system_error>
@@ -85,11 +84,10 @@ FlowTable mergeTables(std::vector<FlowTable> tables) {
         std::vector<EndpointId> id(t.endpoints.size());
         for (EndpointId e = 0; e < t.endpoints.size(); ++e) id[e] = out.endpoints.intern(t.endpoints.at(e));
         for (std::size_t i = 0; i < t.size(); ++i) {
-            if (congestion)
+            if (t.hasCongestion())
                 out.append(t.startNs[i], t.endNs[i], id[t.src[i]], id[t.dst[i]], t.srcPort[i], t.dstPort[i],
-                           t.proto[i], t.bytes[i], t.packets[i], t.hasCongestion() ? t.retransmits[i] : 0,
-                           t.hasCongestion() ? t.cnps[i] : 0, t.hasCongestion() ? t.ecnCe[i] : 0);
-            else
+                           t.proto[i], t.bytes[i], t.packets[i], t.retransmits[i], t.cnps[i], t.ecnCe[i]);
+            else // zero counts when `out` has the congestion columns
                 out.append(t.startNs[i], t.endNs[i], id[t.src[i]], id[t.dst[i]], t.srcPort[i], t.dstPort[i],
                            t.proto[i], t.bytes[i], t.packets[i]);
         }
@@ -229,8 +227,6 @@ Capture loadCapture(const std::vector<std::string>& sources, const LoadOptions& 
         tables.push_back(readFlowSource(files[k].path, files[k].info, fileOptions, c.diagnostics, &description));
         c.flowsPaths.push_back(files[k].path);
         c.flowsKinds.push_back(description);
-        if (auto at = description.find("local times read as "); at != std::string::npos)
-            c.timeZone = description.substr(at + std::strlen("local times read as "));
     }
     c.flowsPath = c.flowsPaths.front();
     c.flows = mergeTables(std::move(tables));

@@ -31,7 +31,6 @@ struct Capture {
     std::string flowsPath;    // the first flow data file (compatibility: the only one before issue 13)
     std::vector<std::string> flowsPaths; // every flow data file read, in the order read
     std::vector<std::string> flowsKinds; // per file, what it was read as: "flows.csv", "nfdump csv (1.7.5+)"...
-    std::string timeZone;     // the zone local stamps were read in; empty when no file had local stamps
     std::string topologyPath; // resolved topology.json; empty when there is none
     FlowTable flows;          // sorted by start time
     Topology topology;
