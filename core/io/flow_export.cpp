@@ -803,7 +803,6 @@ void FlowExportDecoder::Impl::decodeSflow(const std::uint8_t* p, std::size_t len
     }
 }
 
-// Reads message by message (one 64 KiB buffer): a file of any size costs only its flow records in memory.
 void warnIfSampled(const FlowExportStats& stats, const std::string& file, LoadDiagnostics& diag) {
     if (!stats.sampledRecords) return;
     diag.addWarning({file, 0, 0,
@@ -813,6 +812,7 @@ void warnIfSampled(const FlowExportStats& stats, const std::string& file, LoadDi
                          "missed are not there"});
 }
 
+// Reads message by message (one 64 KiB buffer): a file of any size costs only its flow records in memory.
 FlowTable readIpfixFile(const std::string& path, LoadDiagnostics& diag, FlowExportStats* stats) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError({path, 0, 0, "cannot open the file"});
