@@ -1,10 +1,12 @@
 #pragma once
-// Helpers the tests share: simulator presets as captures, whole-file reads and writes, std::string in
-// QCOMPARE messages.
+// Helpers the tests share: simulator presets as captures, whole-file reads and writes (plain or gzip),
+// std::string in QCOMPARE messages.
 #include "io/capture.h"
 #include "sim/simulator.h"
 
 #include <QTest>
+
+#include <zlib.h>
 
 #include <cstdint>
 #include <fstream>
@@ -50,5 +52,14 @@ inline void writeBytes(const std::string& path, const std::string& bytes) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), std::streamsize(bytes.size()));
 }
+
+inline void writeGzip(const std::string& path, const std::string& bytes) {
+    gzFile gz = gzopen(path.c_str(), "wb");
+    QVERIFY(gz);
+    QCOMPARE(gzwrite(gz, bytes.data(), unsigned(bytes.size())), int(bytes.size()));
+    QCOMPARE(gzclose(gz), Z_OK);
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 } // namespace prism::test

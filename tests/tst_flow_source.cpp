@@ -10,8 +10,6 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include <zlib.h>
-
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -24,15 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string data(const std::string& name) { return std::string(LLMPRISM_TEST_DATA) + "/" + name; }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-void writeGzip(const std::string& path, const std::string& bytes) {
-    gzFile gz = gzopen(path.c_str(), "wb");
-    QVERIFY(gz);
-    QCOMPARE(gzwrite(gz, bytes.data(), unsigned(bytes.size())), int(bytes.size()));
-    QCOMPARE(gzclose(gz), Z_OK);
-}
 
 struct Run {
     int code;

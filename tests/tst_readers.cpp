@@ -6,8 +6,6 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include <zlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -24,13 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string data(const std::string& name) { return std::string(LLMPRISM_TEST_DATA) + "/readers/" + name; }
-
-void writeGzip(const std::string& path, const std::string& bytes) {
-    gzFile gz = gzopen(path.c_str(), "wb");
-    QVERIFY(gz);
-    QCOMPARE(gzwrite(gz, bytes.data(), unsigned(bytes.size())), int(bytes.size()));
-    QCOMPARE(gzclose(gz), Z_OK);
-}
 
 std::string replaceAll(std::string s, const std::string& from, const std::string& to) {
     for (std::size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size()) s.replace(p, from.size(), to);
@@ -79,8 +70,6 @@ FlowTable readCsv(const std::string& path, bool strict, LoadDiagnostics& diag) {
     o.strict = strict;
     return readFlowsCsv(path, o, diag);
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string describe(const Row& r) {
     return std::to_string(std::get<0>(r)) + "," + std::to_string(std::get<1>(r)) + "," + std::get<2>(r) + "," +
