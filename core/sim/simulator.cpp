@@ -40,9 +40,9 @@ int nicOfRank(const SimConfig& c, const JobSpec& j, int r) {
     return nicOf(c, j.hosts[r / g], j.firstGpu + r % g);
 }
 
-// Appends `ip` unless it is there already: where one NIC serves several GPUs it is listed once.
-void addOnce(std::vector<std::string>& v, const std::string& ip) {
-    if (std::find(v.begin(), v.end(), ip) == v.end()) v.push_back(ip);
+// Appends `x` unless it is there already: where one NIC serves several GPUs it is listed once.
+template <typename T> void addOnce(std::vector<T>& v, T x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(std::move(x));
 }
 
 // Job rank of (host, gpu), or -1 when that GPU is not the job's.
@@ -198,7 +198,7 @@ public:
             if (k > 0) t += pauseBefore(k);
             m_stepLastPp = kUnknown;
             m_stepLastDp = kUnknown;
-            const std::int64_t syncEnd = m_j.zero3 ? fsdpStep(k, t) : pipelineStep(k, t, lastBackward);
+            const std::int64_t syncEnd = runStep(k, t, lastBackward);
             // DESIGN.md: a step ends with its last DP flow; without visible DP traffic, with its last PP flow.
             const std::int64_t stepEnd = m_stepLastDp != kUnknown ? m_stepLastDp : m_stepLastPp;
             if (stepEnd == kUnknown) throw std::logic_error(jobLabel(m_j, m_index) + ": a step without network flows");
@@ -211,10 +211,7 @@ public:
         if (m_j.crashes) {
             // One more step dies partway through its pipeline: what was sent before the crash is on the wire.
             m_crashAt = t + std::llround(double(m_lastPipelineNs) * m_rng.uniform(0.3, 0.7));
-            if (m_j.zero3)
-                fsdpStep(m_j.steps, t);
-            else
-                pipelineStep(m_j.steps, t, lastBackward);
+            runStep(m_j.steps, t, lastBackward);
             m_endNs = m_crashAt;
         }
         info.startNs = m_firstFlow;
@@ -259,23 +256,20 @@ private:
     void describe(JobInfo& info, const Topology& topo) const {
         auto ip = [&](int n) { return topo.nics[std::size_t(n)].ip.toString(); };
         // Groups and chains are of NIC addresses: ranks sharing NICs give identical ones, listed once.
-        auto addGroup = [](std::vector<std::vector<std::string>>& to, std::vector<std::string> g) {
-            if (std::find(to.begin(), to.end(), g) == to.end()) to.push_back(std::move(g));
-        };
         for (int n : m_nicOfRank) addOnce(info.gpus, ip(n));
         for (int h : m_j.hosts) info.hosts.push_back(topo.hosts[std::size_t(h)].name);
         for (int p = 0; p < m_j.pp; ++p)
             for (int t = 0; t < m_j.tp; ++t) {
                 std::vector<std::string> group;
                 for (int d = 0; d < m_j.dp; ++d) addOnce(group, ip(nic(t, d, p)));
-                addGroup(info.dpGroups, std::move(group));
+                addOnce(info.dpGroups, std::move(group));
             }
         if (m_j.pp > 1)
             for (int d = 0; d < m_j.dp; ++d)
                 for (int t = 0; t < m_j.tp; ++t) {
                     std::vector<std::string> chain;
                     for (int p = 0; p < m_j.pp; ++p) chain.push_back(ip(nic(t, d, p)));
-                    addGroup(info.ppChains, std::move(chain));
+                    addOnce(info.ppChains, std::move(chain));
                 }
         for (const AnomalySpec& a : m_c.anomalies) {
             if (a.job != m_index) continue;
@@ -412,6 +406,11 @@ private:
         if (hostOf(a) == hostOf(b)) return ready + std::llround(dur); // NVLink: never on the network
         const std::int64_t start = std::max(ready, conn(ra, rb, kMainComm).busyUntil); // one message at a time per QP
         return emitTransfer(ra, rb, bytes, start, dur, false);
+    }
+
+    // Step k from t in the job's style; returns when its last collective is done.
+    std::int64_t runStep(int k, std::int64_t t, std::vector<std::int64_t>& lastBackward) {
+        return m_j.zero3 ? fsdpStep(k, t) : pipelineStep(k, t, lastBackward);
     }
 
     // One step of a pipelined job from t: [the parameter all-gather,] the pipelines of every DP replica
