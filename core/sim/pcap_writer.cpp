@@ -163,9 +163,10 @@ public:
         for (int i = 12; i < 16; ++i) u8(ip.bytes[std::size_t(i)]);
     }
 
-    // Ethernet (+ tags) and the IP header of a packet with `l4Len` bytes of transport header and payload.
-    void ethIp(const IpAddr& src, const IpAddr& dst, bool vlan, bool qinq, std::uint8_t proto, std::size_t l4Len,
-               std::uint8_t ecn) {
+    // Ethernet (+ tags) and the IP header of a packet with `l4Len` bytes of transport header and payload;
+    // returns the frame's length on the wire.
+    std::size_t ethIp(const IpAddr& src, const IpAddr& dst, bool vlan, bool qinq, std::uint8_t proto,
+                      std::size_t l4Len, std::uint8_t ecn) {
         n = 0;
         mac(dst);
         mac(src);
@@ -204,6 +205,7 @@ public:
             for (int i = 0; i < 16; ++i) u8(src.bytes[std::size_t(i)]);
             for (int i = 0; i < 16; ++i) u8(dst.bytes[std::size_t(i)]);
         }
+        return n + l4Len;
     }
     void udp(std::uint16_t sport, std::uint16_t dport, std::size_t payloadLen) {
         u16(sport);
@@ -417,7 +419,7 @@ PcapWriteStats writePcapCapture(const SimResult& result, const std::string& dir,
                 const std::uint64_t payload = payloadOf(std::max<std::uint64_t>(flows.bytes[rec], 1), kOtherMtu, e.seq, n);
                 const bool tcp = flows.proto[rec] == kProtoTcp;
                 const std::size_t l4 = (tcp ? 20 : 8) + payload;
-                f.ethIp(src, dst, false, false, flows.proto[rec], l4, 0);
+                const std::size_t frameLen = f.ethIp(src, dst, false, false, flows.proto[rec], l4, 0);
                 if (tcp) {
                     f.u16(flows.srcPort[rec]);
                     f.u16(flows.dstPort[rec]);
@@ -429,7 +431,7 @@ PcapWriteStats writePcapCapture(const SimResult& result, const std::string& dir,
                 } else {
                     f.udp(flows.srcPort[rec], flows.dstPort[rec], payload);
                 }
-                out.packet(e.t, f.b, f.n, 14 + std::size_t(src.v6 ? 40 : 20) + l4);
+                out.packet(e.t, f.b, f.n, frameLen);
                 ++stats.packets;
                 ++stats.otherPackets;
                 if (src.v6) ++stats.ipv6Packets;
@@ -460,8 +462,7 @@ PcapWriteStats writePcapCapture(const SimResult& result, const std::string& dir,
                 const bool ackReq = (d + 1) % std::uint32_t(options.ackEvery) == 0 || d + 1 == n;
                 const bool ce = a.congested && e.seq % 8 == 4;
                 const std::size_t l4 = 8 + 12 + (reth ? 16 : 0) + payload + 4; // UDP, BTH, RETH, payload, ICRC
-                f.ethIp(src, dst, qp.vlan, qp.qinq, kProtoUdp, l4, ce ? 3 : 2);
-                const std::size_t l2 = f.n - (src.v6 ? 40 : 20);
+                const std::size_t frameLen = f.ethIp(src, dst, qp.vlan, qp.qinq, kProtoUdp, l4, ce ? 3 : 2);
                 f.udp(flows.srcPort[rec], kRoceV2Port, l4 - 8);
                 const std::uint32_t psn = (a.psnBase + d) & 0xffffff;
                 f.bth(op, qp.destQp, psn, ackReq);
@@ -471,7 +472,7 @@ PcapWriteStats writePcapCapture(const SimResult& result, const std::string& dir,
                     f.u32(0x1234);     // remote key
                     f.u32(std::uint32_t(std::min<std::uint64_t>(flows.bytes[rec], 0xffffffffu)));
                 }
-                out.packet(e.t, f.b, f.n, l2 + (src.v6 ? 40 : 20) + l4);
+                out.packet(e.t, f.b, f.n, frameLen);
                 ++stats.packets;
                 ++stats.dataPackets;
                 if (qp.vlan || qp.qinq) ++stats.vlanFrames;
@@ -498,8 +499,7 @@ PcapWriteStats writePcapCapture(const SimResult& result, const std::string& dir,
             // ACK / NAK / CNP: from the receiver back to the sender's QP.
             const bool cnp = e.kind == kCnpPacket;
             const std::size_t l4 = 8 + 12 + (cnp ? 16 : 4) + 4; // UDP, BTH, AETH or CNP padding, ICRC
-            f.ethIp(dst, src, qp.peerVlan, qp.peerQinq, kProtoUdp, l4, 2);
-            const std::size_t l2 = f.n - (dst.v6 ? 40 : 20);
+            const std::size_t frameLen = f.ethIp(dst, src, qp.peerVlan, qp.peerQinq, kProtoUdp, l4, 2);
             f.udp(qp.ackPort, kRoceV2Port, l4 - 8);
             f.bth(cnp ? kCnp : kAck, qp.requesterQp, cnp ? 0 : e.psn, false);
             if (cnp) {
@@ -509,7 +509,7 @@ PcapWriteStats writePcapCapture(const SimResult& result, const std::string& dir,
                 f.u24(e.seq & 0xffffff);                  // MSN
             }
             for (int i = 0; i < 4; ++i) f.u8(0); // ICRC (not computed)
-            out.packet(e.t, f.b, f.n, l2 + (dst.v6 ? 40 : 20) + l4);
+            out.packet(e.t, f.b, f.n, frameLen);
             ++stats.packets;
             if (qp.peerVlan || qp.peerQinq) ++stats.vlanFrames;
             if (e.kind == kAckPacket) ++stats.acks;
