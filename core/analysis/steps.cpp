@@ -24,7 +24,6 @@ struct SyncRec {
     std::int32_t group;
 };
 
-
 // Union of intervals sorted by start into non-overlapping pieces; pieceOf[i] is the piece of interval i.
 template <typename It>
 std::vector<Piece> unionPieces(It first, It last, std::vector<std::uint32_t>* pieceOf) {
@@ -205,9 +204,35 @@ static std::vector<std::size_t> gapsLongestFirst(const std::vector<Piece>& piece
     return order;
 }
 
-// Whether the division at the `coarse` longest gaps holds the pieces of the one at the `fine` longest evenly:
-// its steps of about the median count (regularBand; the first and last, which the capture may cut: at most
-// it) hold three quarters of the fine pieces.
+// Pieces per step when pieces are cut after each of `cuts` (sorted): the first and the last step included.
+static std::vector<double> piecesPerStep(const std::vector<std::size_t>& cuts, std::size_t pieces) {
+    std::vector<double> counts;
+    std::size_t prev = 0;
+    for (std::size_t c : cuts) {
+        counts.push_back(double(c + 1 - prev));
+        prev = c + 1;
+    }
+    counts.push_back(double(pieces - prev));
+    return counts;
+}
+
+// Whether steps hold their pieces evenly: the steps of about `median` pieces (within band; the first and the
+// last, which the capture may cut: at most that) hold three quarters of all pieces.
+static bool evenlyHeld(const std::vector<double>& counts, double median, double band) {
+    double regular = 0, all = 0;
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+        const bool edge = k == 0 || k + 1 == counts.size();
+        if (counts[k] <= median * band && (edge || counts[k] >= median / band)) regular += counts[k];
+        all += counts[k];
+    }
+    return 4 * regular >= 3 * all;
+}
+
+static double innerMedian(const std::vector<double>& counts) {
+    return medianOf(std::vector<double>(counts.begin() + 1, counts.end() - 1));
+}
+
+// Whether the division at the `coarse` longest gaps holds the pieces of the one at the `fine` longest evenly.
 static bool holdsEvenly(const std::vector<std::size_t>& order, std::size_t coarse, std::size_t fine, double band) {
     std::vector<std::size_t> cuts(order.begin(), order.begin() + std::ptrdiff_t(coarse));
     std::vector<char> isFine(order.size() + 1, 0);
@@ -224,14 +249,7 @@ static bool holdsEvenly(const std::vector<std::size_t>& order, std::size_t coars
     double last = 1;
     for (std::size_t i = prev; i < order.size(); ++i) last += isFine[i];
     counts.push_back(last);
-    if (counts.size() < 3) return true;
-    const double median = medianOf(std::vector<double>(counts.begin() + 1, counts.end() - 1));
-    double regular = 0;
-    for (std::size_t k = 0; k < counts.size(); ++k) {
-        const bool edge = k == 0 || k + 1 == counts.size();
-        if (counts[k] <= median * band && (edge || counts[k] >= median / band)) regular += counts[k];
-    }
-    return 4 * regular >= 3 * double(fine + 1);
+    return counts.size() < 3 || evenlyHeld(counts, innerMedian(counts), band);
 }
 
 std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const StepParams& p, double lengthExponent,
@@ -325,7 +343,6 @@ std::vector<std::size_t> chooseCoarseCuts(const std::vector<Piece>& pieces, cons
     std::vector<std::int64_t> gap;
     const std::vector<std::size_t> order = gapsLongestFirst(pieces, gap);
     std::vector<std::size_t> cuts;
-    std::vector<double> counts;
     for (std::size_t c = 1; c < n - 1; ++c) {
         const std::int64_t g = gap[order[c - 1]];
         if (g < p.minBoundaryGapNs) break;
@@ -333,33 +350,22 @@ std::vector<std::size_t> chooseCoarseCuts(const std::vector<Piece>& pieces, cons
         if (c + 1 < 6) continue; // four steps besides the edges
         cuts.assign(order.begin(), order.begin() + std::ptrdiff_t(c));
         std::sort(cuts.begin(), cuts.end());
-        counts.clear();
-        for (std::size_t k = 1; k < cuts.size(); ++k) counts.push_back(double(cuts[k] - cuts[k - 1]));
-        const double median = medianOf(counts);
+        const std::vector<double> counts = piecesPerStep(cuts, n);
+        const double median = innerMedian(counts);
         if (median < 3) { // finer candidates only put fewer pieces in a step
             cuts.clear();
             break;
         }
-        // Pieces in steps of the usual count (the edge steps: at most it) cover three quarters of all.
-        std::size_t regular = 0;
-        for (double x : counts)
-            if (x >= median / p.regularBand && x <= median * p.regularBand) regular += std::size_t(x);
-        for (const double edge : {double(cuts.front() + 1), double(n - 1 - cuts.back())})
-            if (edge <= median * p.regularBand) regular += std::size_t(edge);
-        if (4 * regular >= 3 * n) break;
+        if (evenlyHeld(counts, median, p.regularBand)) break;
         cuts.clear();
     }
     if (cuts.empty()) {
         // No even division (a step's optimizer quiet filled in some steps, by another stage's traffic): the
         // division with the most time in regular steps over active spans, when it puts 3 or more pieces in a step.
         cuts = chooseCuts(pieces, p, 1.0, true);
-        counts.clear();
-        std::size_t prev = 0;
-        for (std::size_t c : cuts) {
-            counts.push_back(double(c + 1 - prev));
-            prev = c + 1;
-        }
-        if (cuts.empty() || medianOf(counts) < 3) return {};
+        if (cuts.empty()) return {};
+        const std::vector<double> counts = piecesPerStep(cuts, n);
+        if (medianOf(std::vector<double>(counts.begin(), counts.end() - 1)) < 3) return {}; // steps before the last
     }
     // Periodic pauses (checkpoints, evaluation) group steps of one sync each, which are alike: the intervals
     // between piece ends inside the coarse steps then spread little (a step's jitter, a few slow steps). DP
