@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -70,32 +71,28 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
     // Compute per rank and step: busy time before its PP sends. Only where the rank saw the whole traffic of
     // its stage in that step: a transfer lost by the exporter merges two ops into one sample.
     std::vector<double> value(R * K, kNaN);
-    int stages = 0;
-    for (const RankTimeline& r : tl.ranks) stages = std::max(stages, r.stage + 1);
+    const int stages = tl.stageCount();
     std::vector<std::vector<std::size_t>> ofStage(static_cast<std::size_t>(stages));
     for (std::size_t r = 0; r < R; ++r) ofStage[std::size_t(tl.ranks[r].stage)].push_back(r);
     // The stage's count in a step: a pipeline schedule gives every rank of a stage the same, and a lost record
     // only removes a transfer, so it is the largest count that two ranks share (one rank alone could show a
     // transfer split in two). Not the most common one: at a few % loss half the ranks of a stage miss one
     // transfer each, a different one, which renumbers their micro-batches.
-    auto usualOf = [](std::vector<std::uint32_t>& v) {
+    // The largest value that `need` entries of v share (v sorted, largest first), or none.
+    auto largestShared = [](std::vector<std::uint32_t>& v, std::size_t need) -> std::optional<std::uint32_t> {
         std::sort(v.begin(), v.end(), std::greater<>());
-        for (std::size_t i = 1; i < v.size(); ++i)
-            if (v[i] == v[i - 1]) return v[i];
-        return v.front();
+        for (std::size_t i = 0; i + need <= v.size(); ++i)
+            if (v[i] == v[i + need - 1]) return v[i];
+        return std::nullopt;
     };
+    auto usualOf = [&](std::vector<std::uint32_t>& v) { return largestShared(v, 2).value_or(v.front()); };
     // With few ranks per stage (two pipelines: two ranks) all of them may miss a transfer in the same step (at
     // 2% loss and one record per transfer, most ranks lose one in most steps), and the count they share is then
     // short too. So the stage's count over the job's steps (the first and last aside, which the capture may
     // cut) bounds it from below: the largest count that at least a tenth of the stage's (rank, step) samples
     // reach. A step whose shared count falls below it is not judged.
-    auto fullOf = [](std::vector<std::uint32_t>& v) -> std::uint32_t {
-        if (v.empty()) return 0;
-        std::sort(v.begin(), v.end(), std::greater<>());
-        const std::size_t need = std::max<std::size_t>(2, v.size() / 10);
-        for (std::size_t i = 0; i + need <= v.size(); ++i)
-            if (v[i] == v[i + need - 1]) return v[i];
-        return 0;
+    auto fullOf = [&](std::vector<std::uint32_t>& v) {
+        return largestShared(v, std::max<std::size_t>(2, v.size() / 10)).value_or(0);
     };
     std::vector<std::array<std::uint32_t, 3>> full(ofStage.size(), {0, 0, 0});
     if (K >= 5)
@@ -677,11 +674,10 @@ std::vector<Finding> slowSwitches(const std::vector<Finding>& links) {
 // reference). Medians over the job's steps (step 0 aside), per pipeline (DP replica, one host group): a stage
 // is slow when in every pipeline it takes at least minRankExcess longer than the median of the other judged
 // stages there. It costs the step what its extra time per micro-batch adds over the step's micro-batches.
-std::vector<Finding> slowStages(const JobTimeline& tl, const DiagnosisParams& p) {
+std::vector<Finding> slowStages(const JobTimeline& tl, std::int64_t medianStepNs, const DiagnosisParams& p) {
     std::vector<Finding> out;
     const std::size_t K = tl.steps.size();
-    int stages = 0;
-    for (const RankTimeline& r : tl.ranks) stages = std::max(stages, r.stage + 1);
+    const int stages = tl.stageCount();
     if (stages < 3 || K < 3) return out;
     // (host, stage) -> per-micro-batch times and counts: the ranks of a stage on one host are one pipeline's
     // copy of it (its TP group), or a few.
@@ -739,12 +735,7 @@ std::vector<Finding> slowStages(const JobTimeline& tl, const DiagnosisParams& p)
                   {"other_stages_micro_batch_ms", ref / 1e6},
                   {"micro_batches", m},
                   {"cost_ms_per_step", cost / 1e6}};
-    double stepNs = 0;
-    {
-        std::vector<double> d;
-        for (std::size_t k = 1; k < K; ++k) d.push_back(double(tl.steps[k].durationNs()));
-        stepNs = medianOf(d);
-    }
+    const double stepNs = double(medianStepNs);
     if (stepNs > 0) f.evidence.push_back({"cost_share", cost / stepNs});
     f.message = "slow stage: PP stage " + std::to_string(worst) + (worst == stages - 1 ? " (the last)" : "") +
                 " takes " + ms(t) + " per micro-batch against " + ms(ref) + " for the other stages (" +
@@ -947,7 +938,7 @@ Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const Recog
     std::vector<Finding> causes = ranks;
     causes.insert(causes.end(), links.begin(), links.end());
     std::vector<Finding> steps = slowSteps(sd, causes, p, out.slow, out.notes);
-    std::vector<Finding> stages = tl.steps.size() == sd.steps.size() ? slowStages(tl, p) : std::vector<Finding>{};
+    std::vector<Finding> stages = tl.steps.size() == sd.steps.size() ? slowStages(tl, sd.medianStepNs, p) : std::vector<Finding>{};
     for (auto* list : {&stages, &steps, &ranks, &links, &switches})
         for (Finding& f : *list) out.findings.push_back(std::move(f));
     std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {

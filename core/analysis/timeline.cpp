@@ -115,8 +115,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     std::vector<std::vector<Busy>> busy(R);
     std::vector<std::int64_t> dpAnchor(R * S, kNone); // when the rank's inputs for its DP sync were there
     std::vector<std::vector<std::int64_t>> fwd, bwd;
-    int stages = 0;
-    for (const RankTimeline& r : tl.ranks) stages = std::max(stages, r.stage + 1);
+    const int stages = tl.stageCount();
     for (std::size_t k = 0; k < R; ++k) {
         auto& list = transfers[k];
         // Nearly sorted already (records come by start; a peer's clock offset is constant).
@@ -411,6 +410,12 @@ int JobTimeline::stepAt(std::int64_t t) const {
                                [](std::int64_t v, const StepInfo& st) { return v < st.endNs; });
     if (it == steps.end() || t < it->startNs) return -1;
     return int(it - steps.begin());
+}
+
+int JobTimeline::stageCount() const {
+    int stages = 0;
+    for (const RankTimeline& r : ranks) stages = std::max(stages, r.stage + 1);
+    return stages;
 }
 
 std::size_t JobTimeline::segmentCount() const {

@@ -82,6 +82,8 @@ struct JobTimeline {
     // Index of the step containing t, or -1.
     int stepAt(std::int64_t t) const;
     std::size_t segmentCount() const;
+    // PP stages among the ranks (1 + the largest stage; 0 without ranks).
+    int stageCount() const;
     // Rank index of a NIC address, or -1.
     int rankOf(const std::string& ip) const;
     // Stats of (rank, step), or nullptr when out of range.
