@@ -662,7 +662,9 @@ private slots:
         QCOMPARE(t.rankLabel(*IpAddr::parse("10.0.1.2")), std::string("node-b:1"));
         // A shared NIC: its label names its GPUs, and GPU counts come from the topology, not addresses.
         QCOMPARE(t.rankLabel(*IpAddr::parse("10.0.0.2")), std::string("node-a:gpus 1–2"));
-        QCOMPARE(t.gpuCountOf({"10.0.0.2", "10.0.1.2", "10.9.9.9"}), 4);
+        QCOMPARE(t.gpusBehind(*IpAddr::parse("10.0.0.2")), 2);
+        QCOMPARE(t.gpusBehind(*IpAddr::parse("10.0.1.2")), 1);
+        QCOMPARE(t.gpusBehind(*IpAddr::parse("10.9.9.9")), 1); // not in the topology
         t.nics[*n].gpus = {0, 3};
         QCOMPARE(t.rankLabel(*IpAddr::parse("10.0.0.2")), std::string("node-a:gpus 0, 3"));
     }

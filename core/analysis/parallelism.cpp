@@ -199,12 +199,17 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     // Expert-parallel all-to-all among DP peers (mixture of experts) also joins DP peers that are not ring
     // neighbours, with traffic both ways through the step: a pipeline-like signature. But pipeline neighbours
     // are of different stages, never of one DP group: a PP pair whose ends the DP pairs already join is DP.
-    {
-        Graph dp(n);
+    // The connected components of the pairs of one kind (a component number per node).
+    auto componentsOf = [&](PairKind kind) {
+        Graph g(n);
         for (std::size_t p = 0; p < pairs; ++p)
-            if (res.pairs[p].kind == PairKind::DP) boost::add_edge(pairEnds[p].first, pairEnds[p].second, dp);
-        std::vector<int> group(n);
-        boost::connected_components(dp, group.data());
+            if (res.pairs[p].kind == kind) boost::add_edge(pairEnds[p].first, pairEnds[p].second, g);
+        std::vector<int> comp(n);
+        boost::connected_components(g, comp.data());
+        return comp;
+    };
+    {
+        const std::vector<int> group = componentsOf(PairKind::DP);
         std::size_t peers = 0;
         for (std::size_t p = 0; p < pairs; ++p)
             if (res.pairs[p].kind == PairKind::PP && group[pairEnds[p].first] == group[pairEnds[p].second]) {
@@ -221,11 +226,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     // step — look like a two-member DP ring, but DP peers never share a pipeline: a DP pair whose ends are
     // joined by PP pairs belongs to no DP group (it would merge the groups of the first and last stages).
     {
-        Graph pp(n);
-        for (std::size_t p = 0; p < pairs; ++p)
-            if (res.pairs[p].kind == PairKind::PP) boost::add_edge(pairEnds[p].first, pairEnds[p].second, pp);
-        std::vector<int> pipeline(n);
-        boost::connected_components(pp, pipeline.data());
+        const std::vector<int> pipeline = componentsOf(PairKind::PP);
         for (std::size_t p = 0; p < pairs; ++p)
             if (res.pairs[p].kind == PairKind::DP && pipeline[pairEnds[p].first] == pipeline[pairEnds[p].second])
                 res.pairs[p].pipelineCollective = true;
@@ -578,26 +579,15 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         // Step boundaries of the ring without DP bursts: its long silences.
         std::vector<std::int64_t> silencesEnd;
         if (!hasDp) {
-            std::vector<std::pair<std::int64_t, std::int64_t>> recs;
+            std::vector<std::uint32_t> recs; // positions in byDir of the ring's records, by start
             for (auto [p, fromA] : walk)
-                for (std::size_t q = byDir.off[p * 2]; q < byDir.off[p * 2 + 2]; ++q)
-                    recs.push_back({byDir.startNs[q], std::max(byDir.startNs[q], byDir.endNs[q])});
-            std::sort(recs.begin(), recs.end());
-            std::vector<std::int64_t> gaps;
-            std::int64_t reach = recs.empty() ? 0 : recs.front().second;
-            std::vector<std::pair<std::int64_t, std::int64_t>> quiet; // (gap, end)
-            for (std::size_t i = 1; i < recs.size(); ++i) {
-                if (recs[i].first > reach) quiet.push_back({recs[i].first - reach, recs[i].first});
-                reach = std::max(reach, recs[i].second);
-            }
-            for (auto [g, t] : quiet) gaps.push_back(g);
-            if (!gaps.empty()) {
-                std::nth_element(gaps.begin(), gaps.begin() + std::ptrdiff_t(gaps.size() / 2), gaps.end());
-                const double threshold =
-                    params.boundaryGapFactor * double(std::max<std::int64_t>(gaps[gaps.size() / 2], 1));
-                for (auto [g, t] : quiet)
-                    if (double(g) > threshold) silencesEnd.push_back(t);
-            }
+                for (std::uint32_t q = byDir.off[p * 2]; q < byDir.off[p * 2 + 2]; ++q) recs.push_back(q);
+            std::sort(recs.begin(), recs.end(),
+                      [&](std::uint32_t a, std::uint32_t b) { return byDir.startNs[a] < byDir.startNs[b]; });
+            const std::vector<Silence> quiet = silences(byDir.startNs.data(), byDir.endNs.data(), recs);
+            const double threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(quiet), 1));
+            for (const Silence& q : quiet)
+                if (double(q.gap) > threshold) silencesEnd.push_back(q.end);
         }
         std::size_t best = kNone;
         double bestDelay = std::numeric_limits<double>::max();
@@ -689,7 +679,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     std::map<int, int> gpusPerHost;
     for (EndpointId e : job.nics) {
         auto nic = topology.nicByIp(flows.endpoints.at(e));
-        int gpus = nic ? std::max<int>(1, int(topology.nics[*nic].gpus.size())) : 1;
+        const int gpus = topology.gpusBehind(flows.endpoints.at(e));
         res.gpus += gpus;
         gpusPerHost[nic ? topology.nics[*nic].host : -1 - int(e)] += gpus;
     }

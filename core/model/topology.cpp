@@ -53,14 +53,9 @@ std::string Topology::rankLabel(const IpAddr& ip) const {
     return label;
 }
 
-int Topology::gpuCountOf(const std::vector<std::string>& ips) const {
-    int total = 0;
-    for (const std::string& text : ips) {
-        auto ip = IpAddr::parse(text);
-        auto n = ip ? nicByIp(*ip) : std::nullopt;
-        total += n ? std::max(1, int(nics[std::size_t(*n)].gpus.size())) : 1;
-    }
-    return total;
+int Topology::gpusBehind(const IpAddr& ip) const {
+    auto n = nicByIp(ip);
+    return n ? std::max(1, int(nics[std::size_t(*n)].gpus.size())) : 1;
 }
 
 int Topology::gpuCount() const {

@@ -45,9 +45,9 @@ public:
     // ("gpus 0, 2" when they are not consecutive); the IP text when the NIC is unknown.
     std::string rankLabel(const IpAddr& ip) const;
     int gpuCount() const;
-    // GPUs behind these NIC addresses, counted from the topology: a shared NIC counts its GPUs, an address the
+    // GPUs behind a NIC address, counted from the topology: a shared NIC counts its GPUs, an address the
     // topology does not know (or a NIC listing no GPU) counts as one.
-    int gpuCountOf(const std::vector<std::string>& ips) const;
+    int gpusBehind(const IpAddr& ip) const;
     bool empty() const { return hosts.empty(); }
 
 private:
