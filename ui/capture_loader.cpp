@@ -97,7 +97,7 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
             lo.progress = [report](double f) { return report(0.8 * f, "Reading flows"); };
             std::vector<std::string> all;
             for (const QString& p : paths) all.push_back(p.toStdString());
-            session->capture = all.size() == 1 ? loadCapture(all.front(), lo) : loadCapture(all, lo);
+            session->capture = loadCapture(all, lo);
             AnalysisOptions ao;
             ao.progress = [report](double f) { return report(0.8 + 0.17 * f, "Analysing"); };
             session->analysis = runAnalysis(session->capture, ao);

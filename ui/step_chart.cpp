@@ -167,7 +167,8 @@ void StepChart::rebuild() {
                       .arg(formatNs(d->medianStepNs()))
                       .arg(usualText)
                       .arg(slow.size());
-    setVisibleSteps(first - 0.5, std::max(first + 1, last + 0.5));
+    const auto [lo, hi] = fullRange();
+    setVisibleSteps(lo, hi);
     updateSelection();
 }
 
