@@ -130,11 +130,12 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             if (stages >= 3 && std::min(p, me) == 0 && std::max(p, me) == stages - 1) return me == 0;
             return p < me;
         };
-        bool hasUp = false, hasDown = false, ringIn = false;
+        bool hasUp = false, hasDown = false, ringIn = false, ringOut = false;
         for (const Transfer& t : list) {
             if (t.kind != SegmentKind::PpSend && t.kind != SegmentKind::PpRecv) continue;
             (upstream(t.peer) ? hasUp : hasDown) = true;
             ringIn = ringIn || (rt.stage == 0 && upstream(t.peer));
+            ringOut = ringOut || (stages >= 3 && rt.stage == stages - 1 && tl.ranks[t.peer].stage == 0);
         }
         std::size_t step = 0;
         std::uint32_t curStep = kNoIndex;
@@ -226,10 +227,21 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 const std::int64_t ppAnchor = std::max(lastSend, in);
                 const std::int64_t anchor = std::max({stepStart, ppAnchor, lastDpEnd});
                 if (segments && anchor < t.s) busy[k].push_back({anchor, t.s, ppAnchor < anchor});
-                // A compute sample only when the op's start is known from PP events of this step.
-                // Not on stage 0 of a ring, whose inputs cannot be matched to its ops (chunks interleave).
-                if (st != kNoIndex && !ringIn && ppAnchor >= stepStart && ppAnchor >= lastDpEnd && ppAnchor <= t.s)
-                    (forward ? fwd : bwd)[st].push_back(t.s - ppAnchor);
+                // A compute sample only when the op's start is known from PP events of this step. On the ends
+                // of a ring (interleaved stages) inputs cannot be matched to ops once the chunks interleave, and
+                // the ends receive inputs for ops that send nothing (stage 0's first chunk backward, the last
+                // stage's last chunk forward). There only the warm-up is sampled, where the first chunk's
+                // forwards of the first `stages` micro-batches come in order: stage 0 runs them back to back on
+                // its own data (each from its previous send; the schedule runs no other op before them), the last stage
+                // sends each to stage 0 (its input: the same micro-batch's activation from upstream). A slow
+                // GPU at a ring end shows there as on any stage; what follows the warm-up is not judged.
+                std::int64_t sampleAnchor = ppAnchor;
+                if (ringIn) sampleAnchor = forward && t.microBatch >= 1 && t.microBatch < stages ? lastSend : kNone;
+                else if (ringOut)
+                    sampleAnchor = forward && t.microBatch < stages ? ppAnchor : kNone;
+                if (st != kNoIndex && sampleAnchor != kNone && sampleAnchor >= stepStart && sampleAnchor >= lastDpEnd &&
+                    sampleAnchor <= t.s)
+                    (forward ? fwd : bwd)[st].push_back(t.s - sampleAnchor);
                 lastSend = std::max(lastSend, t.s);
             } else if (t.kind == SegmentKind::PpRecv) {
                 pending.push_back({t.e, st, t.microBatch, upstream(t.peer), false});
