@@ -63,7 +63,128 @@ int kindOrder(const std::string& k) {
 
 // ---- slow ranks ------------------------------------------------------------------------------------------
 
-std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, const DiagnosisParams& p) {
+// Expert-parallel all-to-all (mixture of experts): the members of an EP group meet at every dispatch and
+// combine, each posting its sends to all the others at once when it gets there, and the group computes on in
+// lockstep. A slow GPU gets there last, every time: its sends start after its peers' by the extra time of the
+// compute before them, and the peers wait for it. Per rank and step, its lateness: the median over the step's
+// exchanges of its exchange's start less the earliest member's, as a share of the usual interval between
+// exchanges, and in ns (NaN where not measured). Only a rank late by kStandOut times its group's other
+// members' median stands out; the others get share 0. An EP group is a component of the DP pairs that carry
+// traffic both ways (a ring collective's hops go one way); groups of three or more only, and an exchange is a
+// rank's sends that start within exchangeWindowNs of each other to at least two peers and half the others of
+// its group: a collective's hop waits for the hop before it (a slow link would make its receiver look late;
+// a tree's inner node sends to its children and parent, a few of the group), an expert exchange does not. The group's members must show the same number of exchanges in the step, else the step
+// is not judged.
+struct Lateness {
+    std::vector<double> share, ns; // per rank x step
+};
+Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const RecognizedJob& job, const StepDivision& sd,
+                        const JobTimeline& tl, const DiagnosisParams& p) {
+    constexpr double kStandOut = 4.0;
+    const std::size_t R = tl.ranks.size(), K = sd.steps.size(), n = ix.size();
+    Lateness out{std::vector<double>(R * K, kNaN), std::vector<double>(R * K, kNaN)};
+    if (K == 0 || n == 0) return out;
+    auto offsetOf = [&](EndpointId e) { return e < sd.clockOffsetNs.size() ? sd.clockOffsetNs[e] : 0; };
+    auto dpPair = [&](int a, int b) {
+        return a >= 0 && b >= 0 && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b) &&
+               ix.kind(a, b) == PairKind::DP;
+    };
+    std::vector<std::vector<int>> peersOf(n); // DP peers each NIC sends to (a DP group is small)
+    for (std::uint32_t r : job.records) {
+        const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+        if (!dpPair(a, b)) continue;
+        auto& v = peersOf[std::size_t(a)];
+        if (std::find(v.begin(), v.end(), b) == v.end()) v.push_back(b);
+    }
+    // EP groups: components of the pairs with traffic both ways.
+    std::vector<int> block(n);
+    std::iota(block.begin(), block.end(), 0);
+    auto find = [&](int x) {
+        while (block[std::size_t(x)] != x) x = block[std::size_t(x)] = block[std::size_t(block[std::size_t(x)])];
+        return x;
+    };
+    for (std::size_t a = 0; a < n; ++a)
+        for (int b : peersOf[a]) {
+            const auto& back = peersOf[std::size_t(b)];
+            if (std::find(back.begin(), back.end(), int(a)) != back.end()) block[std::size_t(find(int(a)))] = find(b);
+        }
+    std::map<int, std::vector<int>> members;
+    for (std::size_t l = 0; l < n; ++l) members[find(int(l))].push_back(int(l));
+    std::vector<char> judged(n, 0);
+    for (const auto& [root, group] : members)
+        for (int a : group) judged[std::size_t(a)] = group.size() >= 3;
+    if (std::find(judged.begin(), judged.end(), 1) == judged.end()) return out;
+    struct Send {
+        std::int64_t s;
+        int to;
+    };
+    std::vector<std::vector<Send>> sends(n);
+    for (std::uint32_t r : job.records) {
+        const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+        if (a >= 0 && judged[std::size_t(a)] && dpPair(a, b))
+            sends[std::size_t(a)].push_back({flows.startNs[r] - offsetOf(flows.src[r]), b});
+    }
+    std::vector<std::size_t> rankOf(n, R);
+    for (std::size_t r = 0; r < R; ++r)
+        if (const int l = ix.local(tl.ranks[r].nic); l >= 0) rankOf[std::size_t(l)] = r;
+    std::vector<std::int64_t> ends;
+    for (const StepInfo& st : sd.steps) ends.push_back(st.endNs);
+    // Per member and step: the starts of its exchanges.
+    std::vector<std::vector<std::int64_t>> starts(n * K);
+    for (const auto& [root, group] : members) {
+        if (group.size() < 3) continue;
+        for (int a : group) {
+            auto& v = sends[std::size_t(a)];
+            auto byStart = [](const Send& x, const Send& y) { return x.s < y.s; };
+            if (!std::is_sorted(v.begin(), v.end(), byStart)) std::sort(v.begin(), v.end(), byStart);
+            for (std::size_t i = 0; i < v.size();) {
+                std::size_t j = i;
+                std::set<int> peers;
+                while (j < v.size() && v[j].s - v[i].s <= p.exchangeWindowNs) {
+                    if (find(v[j].to) == root) peers.insert(v[j].to);
+                    ++j;
+                }
+                const std::size_t k = std::size_t(std::lower_bound(ends.begin(), ends.end(), v[i].s) - ends.begin());
+                if (peers.size() >= std::max<std::size_t>(2, group.size() / 2) && k < K &&
+                    v[i].s >= sd.steps[k].startNs)
+                    starts[std::size_t(a) * K + k].push_back(v[i].s);
+                i = j;
+            }
+        }
+        for (std::size_t k = 0; k < K; ++k) {
+            const std::size_t m = starts[std::size_t(group.front()) * K + k].size();
+            if (m < 3 || std::any_of(group.begin(), group.end(),
+                                     [&](int a) { return starts[std::size_t(a) * K + k].size() != m; }))
+                continue;
+            std::vector<std::int64_t> first(m, std::numeric_limits<std::int64_t>::max());
+            for (int a : group)
+                for (std::size_t i = 0; i < m; ++i) first[i] = std::min(first[i], starts[std::size_t(a) * K + k][i]);
+            std::vector<double> spacing;
+            for (std::size_t i = 1; i < m; ++i) spacing.push_back(double(first[i] - first[i - 1]));
+            const double usual = medianOf(spacing);
+            if (usual <= 0) continue;
+            std::vector<double> late;
+            for (int a : group) {
+                std::vector<double> own;
+                for (std::size_t i = 0; i < m; ++i) own.push_back(double(starts[std::size_t(a) * K + k][i] - first[i]));
+                late.push_back(medianOf(own));
+            }
+            for (std::size_t g = 0; g < group.size(); ++g) {
+                const std::size_t r = rankOf[std::size_t(group[g])];
+                if (r == R) continue;
+                std::vector<double> others = late;
+                others.erase(others.begin() + std::ptrdiff_t(g));
+                const bool standsOut = late[g] > kStandOut * medianOf(others);
+                out.share[r * K + k] = standsOut ? late[g] / usual : 0.0;
+                out.ns[r * K + k] = late[g];
+            }
+        }
+    }
+    return out;
+}
+
+std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, const Lateness& late,
+                               const DiagnosisParams& p) {
     const std::size_t R = tl.ranks.size(), K = tl.steps.size();
     std::vector<Finding> out;
     if (R == 0 || K == 0) return out;
@@ -184,7 +305,8 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             const bool slowCompute = !std::isnan(ratio[r * K + k]) && ratio[r * K + k] >= 1.0 + p.minRankExcess &&
                                      z[r * K + k] >= p.kSigma;
             const bool lagging = lagFloor > 0 && double(rt.stepStats[k].dpStartLagNs) > lagFloor;
-            if (slowCompute || lagging)
+            const bool lateExpert = late.share[r * K + k] >= p.minLateShare; // NaN: not measured
+            if (slowCompute || lagging || lateExpert)
                 flagged[{rt.host >= 0 ? rt.host : -1 - int(r), rt.stage}][int(k)].push_back(r);
         }
     }
@@ -193,7 +315,7 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
         for (const auto& [k, ranks] : bySteps) steps.push_back(k);
         for (const Episode& e : episodesOf(steps, p.maxEpisodeGap)) {
             std::map<std::size_t, int> hits;
-            std::vector<double> ratios, own, peers, lags;
+            std::vector<double> ratios, own, peers, lags, lateNs;
             for (int k = e.first; k <= e.last; ++k) {
                 auto it = bySteps.find(k);
                 if (it == bySteps.end()) continue;
@@ -206,6 +328,7 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
                         peers.push_back(peerMedian[i]);
                     }
                     lags.push_back(double(tl.ranks[r].stepStats[std::size_t(k)].dpStartLagNs));
+                    if (late.share[i] >= p.minLateShare) lateNs.push_back(late.ns[i]);
                 }
             }
             std::size_t best = hits.begin()->first;
@@ -219,7 +342,8 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             f.lastStep = tl.steps[std::size_t(e.last)].index;
             const double lag = lags.empty() ? 0 : *std::max_element(lags.begin(), lags.end());
             const double r = ratios.empty() ? 1.0 : medianOf(ratios);
-            f.score = ratios.empty() ? 1.0 + lag / std::max(1.0, double(sd.medianStepNs)) : r;
+            const double delay = lateNs.empty() ? lag : medianOf(lateNs);
+            f.score = ratios.empty() ? 1.0 + delay / std::max(1.0, double(sd.medianStepNs)) : r;
             const std::string who = tl.ranks[best].label + " (" + f.ip + ")" +
                                     (hits.size() > 1 ? " and " + std::to_string(hits.size() - 1) +
                                                            " more GPUs of its TP group"
@@ -235,6 +359,13 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
                 f.evidence.push_back({"compute_ms", medianOf(own) / 1e6});
                 f.evidence.push_back({"peer_compute_ms", medianOf(peers) / 1e6});
                 f.evidence.push_back({"ratio", r});
+            } else if (!lateNs.empty()) {
+                f.message = "slow rank: " + who + stage + (many ? " start" : " starts") +
+                            " the expert all-to-all " + ms(medianOf(lateNs)) + " after the rest of " +
+                            (many ? "their" : "its") + " EP group at every exchange (median) in " +
+                            stepRange(f.firstStep, f.lastStep) + "; the group waits for " + (many ? "them" : "it") +
+                            " each time";
+                f.evidence.push_back({"all_to_all_lag_ms", medianOf(lateNs) / 1e6});
             } else {
                 f.message = "slow rank: " + who + stage + (many ? " start" : " starts") +
                             " the gradient sync up to " + ms(lag) + " after the rest of " + (many ? "their" : "its") +
@@ -761,16 +892,17 @@ std::vector<Finding> slowSteps(const StepDivision& sd, const std::vector<Finding
     }
     const RobustStats st = robustStats(d);
     // The usual step: the job's median, unless the sorted durations fall apart into clusters (a jump of
-    // minStepExcess / 2 between neighbours) and the fastest holds at least 40% of the steps — a step is never
-    // faster than usual, and when over half of them are slowed the median is a slow one (two 5-step
-    // anomalies in 19 steps hid five steps 1.55x long: robust z 3.4 against the median).
+    // minStepExcess / 2 between neighbours) and the fastest holds at least a fifth of the steps (three or more)
+    // — a step is never faster than usual, and when over half of them are slowed the median is a slow one (two
+    // 5-step anomalies in 19 steps hid five steps 1.55x long: robust z 3.4 against the median; three anomalies
+    // of 3 to 5 steps each left 7 usual steps of 19, and the MAD of the durations hid five 3x steps).
     RobustStats base = st;
     {
         std::vector<double> sorted = d;
         std::sort(sorted.begin(), sorted.end());
         std::size_t fast = 1;
         while (fast < sorted.size() && sorted[fast] <= sorted[fast - 1] * (1.0 + p.minStepExcess / 2)) ++fast;
-        if (fast < sorted.size() && 10 * fast >= 4 * sorted.size()) {
+        if (fast < sorted.size() && fast >= 3 && 5 * fast >= sorted.size()) {
             sorted.resize(fast);
             const RobustStats c = robustStats(sorted);
             if (c.median * (1.0 + p.minStepExcess / 2) < st.median) base = c;
@@ -932,7 +1064,8 @@ Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const Recog
     out.slow.assign(sd.steps.size(), 0);
     if (sd.steps.empty()) return out;
     const JobIndex ix(flows, topology, job, par);
-    std::vector<Finding> ranks = tl.steps.size() == sd.steps.size() ? slowRanks(tl, sd, p) : std::vector<Finding>{};
+    std::vector<Finding> ranks;
+    if (tl.steps.size() == sd.steps.size()) ranks = slowRanks(tl, sd, expertLateness(flows, ix, job, sd, tl, p), p);
     std::vector<Finding> links = slowLinks(flows, topology, job, ix, sd, p);
     std::vector<Finding> switches = slowSwitches(links);
     std::vector<Finding> causes = ranks;

@@ -3,7 +3,8 @@
 // reconstructed steps and timeline, plus the BOCD rhythm regimes of the step division:
 //   slow_rank   — a TP group whose compute per step (busy time before its PP sends, waiting excluded) is
 //                 longer than its stage peers' in other pipelines (or, alone in its stage, than its own usual),
-//                 or whose DP sync starts last: the others wait for it. One finding per TP group and episode.
+//                 or whose DP sync starts last, or whose expert all-to-all sends start last in its EP group at
+//                 every exchange: the others wait for it. One finding per TP group and episode.
 //   slow_link   — a NIC whose transfers (records of one channel merged back across the exporter's active
 //                 timeout) move the same sizes at lower throughput than the job's other transfers of that kind
 //                 and size class in the step (minLinkSlowdown times slower and k sigma below their median).
@@ -34,6 +35,8 @@ struct DiagnosisParams {
     double minStepExcess = 0.10;   // a slow step lasts at least this much longer than the median step
     double minRankExcess = 0.15;   // a slow rank computes at least this much longer than its peers
     double minLagShare = 0.03;     // ...or starts its DP sync this share of the median step after its group
+    double minLateShare = 0.10;    // ...or its expert all-to-all sends this share of the exchange interval late
+    std::int64_t exchangeWindowNs = 20'000; // a rank's sends of one all-to-all exchange start this close
     double minLinkSlowdown = 1.5;  // a slow record moves its bytes at least this many times slower
     double slowNicShare = 0.8;     // share of a NIC's records in a step that must be slow to blame the NIC
     std::size_t minNicRecords = 4; // records a NIC needs in a step to be judged

@@ -220,7 +220,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             res.notes.push_back(std::to_string(peers) +
                                 " pairs of DP peers exchange both ways through the step (expert-parallel all-to-all): "
                                 "counted with their DP group. A GPU slow inside such a group holds the whole group "
-                                "back at every all-to-all, so the network sees slow steps, not which GPU it was");
+                                "back at every all-to-all; it is named by its sends, which start last each time");
     }
     // Collectives inside one pipeline — the tied-embedding all-reduce between its first and last stage every
     // step — look like a two-member DP ring, but DP peers never share a pipeline: a DP pair whose ends are
