@@ -217,12 +217,16 @@ static std::vector<double> piecesPerStep(const std::vector<std::size_t>& cuts, s
 }
 
 // Whether steps hold their pieces evenly: the steps of about `median` pieces (within band; the first and the
-// last, which the capture may cut: at most that) hold three quarters of all pieces.
-static bool evenlyHeld(const std::vector<double>& counts, double median, double band) {
+// last, which the capture may cut: at most that) and the slowed steps put back together (mergeFragments) hold
+// three quarters of all pieces.
+static bool evenlyHeld(const std::vector<double>& counts, double median, double band,
+                       const std::vector<char>& slowed = {}) {
     double regular = 0, all = 0;
     for (std::size_t k = 0; k < counts.size(); ++k) {
         const bool edge = k == 0 || k + 1 == counts.size();
-        if (counts[k] <= median * band && (edge || counts[k] >= median / band)) regular += counts[k];
+        if ((k < slowed.size() && slowed[k]) ||
+            (counts[k] <= median * band && (edge || counts[k] >= median / band)))
+            regular += counts[k];
         all += counts[k];
     }
     return 4 * regular >= 3 * all;
@@ -230,6 +234,95 @@ static bool evenlyHeld(const std::vector<double>& counts, double median, double 
 
 static double innerMedian(const std::vector<double>& counts) {
     return medianOf(std::vector<double>(counts.begin() + 1, counts.end() - 1));
+}
+
+// A step cut apart by quiet inside it: a GPU 3x slow in an expert-parallel group stretches the gaps between
+// its step's exchanges beyond the optimizer's quiet, and the division at the longest gaps cuts that step into
+// 4-9 fragments, each shorter in time than any usual step and holding fewer pieces (a step is never faster
+// than usual; a slow link that merges a step's rounds leaves it fewer pieces, but its usual length). The usual
+// count: that of the step holding the median piece (most pieces lie in usual steps, however many fragments
+// there are); the usual length: the median of the steps within band of that count. A run of two or more
+// fragments (inner steps under usual / band in count and in length) is k slow steps: groups of equal numbers
+// of fragments, each holding at least usual / band pieces (the quiet a slow GPU adds splits rounds: a slowed
+// step holds more pieces, not fewer) and lasting at least band x the usual length (only a step slowed that
+// much has quiet inside it to cut at; where the usual steps are two real steps that lost the quiet between
+// them, two real steps are no fragments of one). The largest k whose groups are alike (slow steps in a row
+// are the same passes slowed the same way: fragment lengths position by position within 10% of the group's
+// length in all), else one group. A run with no such grouping is left as it is.
+// Returns, per step of the new division, whether it is such a group.
+static std::vector<char> mergeFragments(const std::vector<Piece>& pieces, std::vector<std::size_t>& cuts,
+                                        double band) {
+    const std::vector<double> counts = piecesPerStep(cuts, pieces.size());
+    std::vector<char> merged(counts.size(), 0);
+    if (counts.size() < 4) return merged;
+    std::vector<double> inner(counts.begin() + 1, counts.end() - 1);
+    std::sort(inner.begin(), inner.end());
+    const double total = std::accumulate(inner.begin(), inner.end(), 0.0);
+    double usual = inner.back(), seen = 0;
+    for (double c : inner)
+        if ((seen += c) * 2 >= total) {
+            usual = c;
+            break;
+        }
+    // Inner step j (1..cuts.size()-1) spans pieces (cuts[j-1], cuts[j]].
+    auto length = [&](std::size_t j) { return double(pieces[cuts[j]].second - pieces[cuts[j - 1]].second); };
+    std::vector<double> usualLengths;
+    for (std::size_t j = 1; j + 1 < counts.size(); ++j)
+        if (counts[j] >= usual / band && counts[j] <= usual * band) usualLengths.push_back(length(j));
+    if (usualLengths.empty()) return merged;
+    const double usualLength = medianOf(usualLengths);
+    auto fragment = [&](std::size_t j) { return counts[j] < usual / band && length(j) < usualLength / band; };
+    std::vector<char> keep(cuts.size(), 1); // cut j ends step j
+    std::vector<char> grouped(counts.size(), 0); // step j is a fragment of a merged group
+    for (std::size_t a = 1; a + 1 < counts.size();) {
+        std::size_t b = a;
+        while (b + 1 < counts.size() && fragment(b)) ++b;
+        const std::size_t L = b - a;
+        std::size_t bestK = 0;
+        for (std::size_t k = 1; L >= 2 && k <= L / 2; ++k) {
+            if (L % k != 0) continue;
+            const std::size_t m = L / k;
+            bool valid = true;
+            double spread = 0, all = 0;
+            for (std::size_t g = 0; g < k && valid; ++g) {
+                double sum = 0, span = 0;
+                for (std::size_t i = 0; i < m; ++i) {
+                    sum += counts[a + g * m + i];
+                    span += length(a + g * m + i);
+                }
+                valid = sum >= usual / band && span >= usualLength * band;
+            }
+            for (std::size_t i = 0; i < m && valid; ++i) {
+                double lo = std::numeric_limits<double>::infinity(), hi = 0;
+                for (std::size_t g = 0; g < k; ++g) {
+                    lo = std::min(lo, length(a + g * m + i));
+                    hi = std::max(hi, length(a + g * m + i));
+                    all += length(a + g * m + i) / double(k);
+                }
+                spread += hi - lo;
+            }
+            if (valid && (k == 1 || spread <= 0.1 * all)) bestK = k;
+        }
+        if (bestK > 0) {
+            const std::size_t m = L / bestK;
+            for (std::size_t i = 0; i < L; ++i) {
+                if ((i + 1) % m != 0) keep[a + i] = 0;
+                grouped[a + i] = 1;
+            }
+        }
+        a = std::max(b, a + 1);
+    }
+    std::size_t w = 0;
+    merged.assign(1, 0);
+    for (std::size_t j = 0; j < cuts.size(); ++j) {
+        merged.back() |= grouped[j]; // original step j lies in the new step being built
+        if (!keep[j]) continue;
+        cuts[w++] = cuts[j];
+        merged.push_back(0);
+    }
+    merged.back() |= grouped[cuts.size()];
+    cuts.resize(w);
+    return merged;
 }
 
 // Whether the division at the `coarse` longest gaps holds the pieces of the one at the `fine` longest evenly.
@@ -329,7 +422,7 @@ std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const Step
     return cuts;
 }
 
-std::vector<std::size_t> chooseCoarseCuts(const std::vector<Piece>& pieces, const StepParams& p) {
+std::vector<std::size_t> chooseCoarseCuts(const std::vector<Piece>& pieces, const StepParams& p, bool* even) {
     const std::size_t n = pieces.size();
     if (n < 8) return {};
     // Candidates: the c longest quiet gaps, where the gap size drops (as chooseCuts), coarsest first. A step
@@ -350,15 +443,21 @@ std::vector<std::size_t> chooseCoarseCuts(const std::vector<Piece>& pieces, cons
         if (c + 1 < 6) continue; // four steps besides the edges
         cuts.assign(order.begin(), order.begin() + std::ptrdiff_t(c));
         std::sort(cuts.begin(), cuts.end());
+        const std::vector<char> slowed = mergeFragments(pieces, cuts, p.regularBand);
         const std::vector<double> counts = piecesPerStep(cuts, n);
+        if (counts.size() < 6) {
+            cuts.clear();
+            continue;
+        }
         const double median = innerMedian(counts);
         if (median < 3) { // finer candidates only put fewer pieces in a step
             cuts.clear();
             break;
         }
-        if (evenlyHeld(counts, median, p.regularBand)) break;
+        if (evenlyHeld(counts, median, p.regularBand, slowed)) break;
         cuts.clear();
     }
+    if (even) *even = !cuts.empty();
     if (cuts.empty()) {
         // No even division (a step's optimizer quiet filled in some steps, by another stage's traffic): the
         // division with the most time in regular steps over active spans, when it puts 3 or more pieces in a step.
@@ -495,6 +594,39 @@ std::vector<std::size_t> choosePipelineCuts(const std::vector<Piece>& pieces, co
     for (std::size_t& c : cuts) c = lastPiece[c];
     if (scanOut) *scanOut = std::move(scan);
     return cuts;
+}
+
+// Rounds as pieces (each from the job's first activity after the previous round to the round's end), split at
+// each job-wide quiet gap inside one that is longer than the median gap between rounds: the part before ends
+// where the job's activity does (its end and sync start), the rest keeps the round's.
+static void splitAtQuiet(const std::vector<Piece>& jobPieces, std::int64_t minGapNs, std::vector<Piece>& rounds,
+                         std::vector<std::int64_t>& ends, std::vector<std::int64_t>& starts) {
+    std::vector<double> between;
+    for (std::size_t i = 1; i < rounds.size(); ++i) between.push_back(double(rounds[i].first - rounds[i - 1].second));
+    const double splitGap = std::max(double(minGapNs), medianOf(between));
+    std::vector<Piece> split;
+    std::vector<std::int64_t> splitEnds, splitStarts;
+    for (std::size_t i = 0; i < rounds.size(); ++i) {
+        std::int64_t s0 = rounds[i].first;
+        auto it = std::upper_bound(jobPieces.begin(), jobPieces.end(), s0,
+                                   [](std::int64_t v, const Piece& x) { return v < x.first; });
+        if (it != jobPieces.begin()) --it;
+        for (; it != jobPieces.end() && it->second < rounds[i].second; ++it) {
+            const auto nx = std::next(it);
+            if (it->second < s0 || nx == jobPieces.end() || nx->first >= rounds[i].second) continue;
+            if (double(nx->first - it->second) <= splitGap) continue;
+            split.push_back({s0, it->second});
+            splitEnds.push_back(it->second);
+            splitStarts.push_back(std::min(starts[i], it->second));
+            s0 = nx->first;
+        }
+        split.push_back({s0, rounds[i].second});
+        splitEnds.push_back(ends[i]);
+        splitStarts.push_back(starts[i]);
+    }
+    rounds = std::move(split);
+    ends = std::move(splitEnds);
+    starts = std::move(splitStarts);
 }
 
 StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
@@ -795,12 +927,14 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     // flight until the next step's first transfer. So each round is taken as a piece from the job's first
     // activity after the previous round end to its own end (the gap between pieces is the job-wide quiet that
     // follows a round), and chooseCoarseCuts keeps the rounds that end steps, or all of them.
-    if (out.source == StepSource::DataParallel && ends.size() >= 4) {
+    std::vector<std::int64_t> fineEnds = ends, fineStarts = syncStarts;
+    if (out.source == StepSource::DataParallel && fineEnds.size() >= 4) {
         std::vector<Piece> act;
         act.reserve(job.records.size());
         for (std::uint32_t r : job.records) {
             const int a = ix.local(flows.src[r]);
-            const std::int64_t off = a >= 0 ? nicOffset[std::size_t(a)] : 0;
+            if (a < 0 || ix.local(flows.dst[r]) < 0) continue; // storage, management: not the job's rhythm
+            const std::int64_t off = nicOffset[std::size_t(a)];
             act.push_back({flows.startNs[r] - off, std::max(flows.endNs[r], flows.startNs[r]) - off});
         }
         std::sort(act.begin(), act.end());
@@ -810,8 +944,8 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             else jobPieces.back().second = std::max(jobPieces.back().second, x.second);
         }
         std::vector<Piece> roundPieces;
-        std::int64_t from = std::min(jobPieces.front().first, ends.front());
-        for (std::int64_t e : ends) {
+        std::int64_t from = std::min(jobPieces.front().first, fineEnds.front());
+        for (std::int64_t e : fineEnds) {
             roundPieces.push_back({std::max(from, roundPieces.empty() ? from : roundPieces.back().second), e});
             // The job's next activity: at once when a record is still in flight at e, else the next piece.
             auto next = std::upper_bound(jobPieces.begin(), jobPieces.end(), e,
@@ -819,22 +953,42 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             const bool busy = next != jobPieces.begin() && std::prev(next)->second > e;
             from = busy || next == jobPieces.end() ? e : next->first;
         }
-        const std::vector<std::size_t> cuts = chooseCoarseCuts(roundPieces, params);
+        // A round can hold the optimizer's quiet: a ring's last chunks, cut from its burst, open a round with the
+        // next step's first exchanges (7 of 20 steps of a clean moe run: no even division). When the rounds
+        // divide unevenly, they are split at the job-wide quiet inside them (splitAtQuiet), and that division is
+        // taken if it is even and puts two or more rounds in a step on average. (Not always, and not the other
+        // way: the compute gaps of a pipeline inside the rounds of a plain DP job are as long as its optimizer's
+        // quiet. Split there, its steps fall into pieces whose even coarse rhythm is the rounds themselves.)
+        bool even = false;
+        std::vector<std::size_t> cuts = chooseCoarseCuts(roundPieces, params, &even);
+        if (!even) {
+            std::vector<Piece> split = roundPieces;
+            std::vector<std::int64_t> splitEnds = fineEnds, splitStarts = fineStarts;
+            splitAtQuiet(jobPieces, params.minBoundaryGapNs, split, splitEnds, splitStarts);
+            bool splitEven = false;
+            std::vector<std::size_t> splitCuts = chooseCoarseCuts(split, params, &splitEven);
+            if (splitEven && 2 * (splitCuts.size() + 1) <= roundPieces.size()) {
+                cuts = std::move(splitCuts);
+                roundPieces = std::move(split);
+                fineEnds = std::move(splitEnds);
+                fineStarts = std::move(splitStarts);
+            }
+        }
         if (!cuts.empty()) {
             std::vector<std::int64_t> coarseEnds, coarseSync;
             for (std::size_t c : cuts) {
-                coarseEnds.push_back(ends[c]);
-                coarseSync.push_back(syncStarts[c]);
+                coarseEnds.push_back(fineEnds[c]);
+                coarseSync.push_back(fineStarts[c]);
             }
             // The rounds after the last cut are the last step, or a step the capture (or a crash) cuts short:
             // kept when their activity lasts as long as the usual step's (within regularBand).
             std::vector<double> spans;
             for (std::size_t j = 1; j < cuts.size(); ++j)
-                spans.push_back(double(ends[cuts[j]] - roundPieces[cuts[j - 1] + 1].first));
-            const double lastSpan = double(ends.back() - roundPieces[cuts.back() + 1].first);
+                spans.push_back(double(fineEnds[cuts[j]] - roundPieces[cuts[j - 1] + 1].first));
+            const double lastSpan = double(fineEnds.back() - roundPieces[cuts.back() + 1].first);
             if (spans.empty() || lastSpan * params.regularBand >= medianOf(spans)) {
-                coarseEnds.push_back(ends.back());
-                coarseSync.push_back(syncStarts.back());
+                coarseEnds.push_back(fineEnds.back());
+                coarseSync.push_back(fineStarts.back());
             }
             ends = std::move(coarseEnds);
             syncStarts = std::move(coarseSync);

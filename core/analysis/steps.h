@@ -122,9 +122,11 @@ std::vector<std::size_t> chooseCuts(const std::vector<std::pair<std::int64_t, st
 // deviation >= 15% of the median: the passes' paces differ), or when the burst opening each step holds more
 // than twice the usual interval of activity (a pause adds quiet, not activity); else nothing: the pieces are
 // the steps (a pure-DP job with periodic pauses has even counts, alike intervals and ordinary bursts after
-// its pauses). Exposed for parallelism inference and tests.
+// its pauses). Steps cut apart by quiet inside them (a slow GPU among expert-parallel peers) are put back
+// together first (mergeFragments). *even tells whether the division held its pieces evenly (else it is the
+// fallback: the one with the most time in regular steps). Exposed for parallelism inference and tests.
 std::vector<std::size_t> chooseCoarseCuts(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
-                                          const StepParams& params = {});
+                                          const StepParams& params = {}, bool* even = nullptr);
 
 // One record on a pipeline link (a NIC pair of adjacent stages) for the drain test: its times, the link (any
 // dense id, one per unordered NIC pair), its direction (+1 forward: from the lower stage; -1 backward) and
