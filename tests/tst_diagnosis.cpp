@@ -465,6 +465,23 @@ private slots:
         }
     }
 
+    // The same with three and four model chunks per stage: every host of the job in turn, shape, steps and
+    // findings exact.
+    void aSlowGpuAtARingEndIsNamedWithThreeOrFourChunks() {
+        for (int v : {3, 4})
+            for (std::size_t host = 0; host < 8; ++host) {
+                sim::SimConfig config = presetConfig("interleaved", 60 + int(host));
+                config.jobs[0].virtualStages = v;
+                config.anomalies = {{"slow_rank", 0, config.jobs[0].hosts[host], 0, 6, 9, 2.0, 0}};
+                sim::SimResult sim = sim::simulate(config);
+                Report report = analyzeCapture(captureOf(sim));
+                EvaluationResult ev = evaluate(report, sim.truth);
+                const QString what = QString("v %1 host %2: %3").arg(v).arg(host).arg(describe(report));
+                QVERIFY2(ev.totals.ppChains.exact() && ev.totals.steps.exact(), qPrintable(what));
+                QVERIFY2(ev.totals.findings.exact(), qPrintable(what));
+            }
+    }
+
     // Three anomalies of 3-5 steps each left 7 usual steps of 19 (a slow rank, a slow link, then a 400 ms
     // pause before 5 steps in a row): the fastest cluster of durations, a fifth of the steps or more, is the
     // usual step, and the pause is found against it (against the median of the bimodal durations it hid).

@@ -315,7 +315,7 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
         for (const auto& [k, ranks] : bySteps) steps.push_back(k);
         for (const Episode& e : episodesOf(steps, p.maxEpisodeGap)) {
             std::map<std::size_t, int> hits;
-            std::vector<double> ratios, own, peers, lags, lateNs;
+            std::vector<double> ratios, own, peers, lags, lateNs, lateShares;
             for (int k = e.first; k <= e.last; ++k) {
                 auto it = bySteps.find(k);
                 if (it == bySteps.end()) continue;
@@ -328,7 +328,10 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
                         peers.push_back(peerMedian[i]);
                     }
                     lags.push_back(double(tl.ranks[r].stepStats[std::size_t(k)].dpStartLagNs));
-                    if (late.share[i] >= p.minLateShare) lateNs.push_back(late.ns[i]);
+                    if (late.share[i] >= p.minLateShare) {
+                        lateNs.push_back(late.ns[i]);
+                        lateShares.push_back(late.share[i]);
+                    }
                 }
             }
             std::size_t best = hits.begin()->first;
@@ -342,8 +345,11 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             f.lastStep = tl.steps[std::size_t(e.last)].index;
             const double lag = lags.empty() ? 0 : *std::max_element(lags.begin(), lags.end());
             const double r = ratios.empty() ? 1.0 : medianOf(ratios);
-            const double delay = lateNs.empty() ? lag : medianOf(lateNs);
-            f.score = ratios.empty() ? 1.0 + delay / std::max(1.0, double(sd.medianStepNs)) : r;
+            // Without compute samples: 1 + the lag as a share of the exchange interval (all-to-all), or of the
+            // median step (DP sync start).
+            f.score = !ratios.empty()     ? r
+                      : !lateNs.empty() ? 1.0 + medianOf(lateShares)
+                                        : 1.0 + lag / std::max(1.0, double(sd.medianStepNs));
             const std::string who = tl.ranks[best].label + " (" + f.ip + ")" +
                                     (hits.size() > 1 ? " and " + std::to_string(hits.size() - 1) +
                                                            " more GPUs of its TP group"
