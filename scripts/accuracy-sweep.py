@@ -59,6 +59,7 @@ VARIANTS = {
     "zero1, varied anomalies": ("zero1", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
     "fsdp, varied anomalies": ("fsdp", {"anomalies": ["slow_link", "slow_step"]}),  # pure DP, like pure-dp
     "moe, varied anomalies": ("moe", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
+    "moe-ep-lt-dp, varied anomalies": ("moe-ep-lt-dp", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
     "interleaved, varied anomalies": ("interleaved", {"anomalies": ["slow_rank", "slow_link", "slow_step"]}),
     "megatron-8, 1 channel, 2% lost": ("megatron-8", {"channels": 1, "loss": 0.02}),
 }
