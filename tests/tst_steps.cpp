@@ -661,6 +661,26 @@ private slots:
         QCOMPARE(cuts, ends);
     }
 
+    // With EP < DP each EP group runs on its own clock; a slow GPU (2x) and a slow link (4x) in one job
+    // made the usual gap between bursts 2.2 ms instead of 1.7, and the rounds formed on it two per step:
+    // every step was found as two (46 + 7 ms). The rounds of the first pass, one each time a group repeats,
+    // divide evenly and give the steps back. Clean runs of either MoE preset keep their division.
+    void expertSubgroupsOnTheirOwnClocksKeepTheirSteps() {
+        sim::SimConfig config = presetConfig("moe-ep-lt-dp", 9);
+        config.anomalies.clear();
+        int index = 0;
+        for (const char* spec : {"slow_rank:steps=8-11,factor=2.0", "slow_link:steps=2-3,factor=4"})
+            config.anomalies.push_back(sim::parseAnomaly(spec, config, 9, index++));
+        sim::SimResult sim = sim::simulate(config);
+        EvaluationResult ev = evaluate(analyzeCapture(captureOf(sim)), sim.truth);
+        QVERIFY2(ev.totals.steps.exact(), qPrintable(QString::fromStdString(ev.toText())));
+        for (const char* preset : {"moe", "moe-ep-lt-dp"}) {
+            sim = sim::simulate(presetConfig(preset, 9));
+            ev = evaluate(analyzeCapture(captureOf(sim)), sim.truth);
+            QVERIFY2(ev.totals.steps.exact(), preset);
+        }
+    }
+
     // One sync per step (two pieces, 20 us apart) and a step time of 63 ms, but 7 steps slowed (75-150 ms)
     // and a 400 ms pause before each of 5 steps in a row: only 8 steps are usual, and the pauses alone are a
     // more regular rhythm. They hold the syncs unevenly (13 in the first step, one in each other): one cut

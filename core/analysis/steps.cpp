@@ -638,6 +638,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
 
     // The series: DP records grouped by DP group; without DP traffic, PP records as one group.
     std::vector<SyncRec> dpRecs, ppRecs;
+    std::vector<std::vector<int>> dpPeers(nics); // the DP peers each NIC sends to (a DP group is small)
     for (std::uint32_t r : job.records) {
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
         if (a < 0 || b < 0) continue;
@@ -647,9 +648,25 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         if (ix.kind(a, b) == PairKind::DP && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b)) {
             dpRecs.push_back(sr);
             dpRecs.back().group = ix.dpGroup(a);
+            auto& peers = dpPeers[std::size_t(a)];
+            if (std::find(peers.begin(), peers.end(), b) == peers.end()) peers.push_back(b);
         } else {
             ppRecs.push_back(sr);
         }
+    }
+    // Expert exchanges: DP peers with traffic both ways in a DP group of three or more (a ring's hops go one
+    // way; a DP group of two is a ring both ways).
+    bool expertExchanges = false;
+    {
+        std::unordered_map<int, int> groupSize;
+        for (std::size_t l = 0; l < nics; ++l)
+            if (ix.dpGroup(int(l)) >= 0) ++groupSize[ix.dpGroup(int(l))];
+        for (std::size_t a = 0; a < nics && !expertExchanges; ++a)
+            for (int b : dpPeers[a]) {
+                const auto& back = dpPeers[std::size_t(b)];
+                if (std::find(back.begin(), back.end(), int(a)) != back.end() && groupSize[ix.dpGroup(int(a))] >= 3)
+                    expertExchanges = true;
+            }
     }
     std::vector<SyncRec> recs;
     std::vector<LinkRecord> links; // PP records between adjacent stages, for the drain test (no DP traffic only)
@@ -794,6 +811,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         return gaps;
     };
     const double quiet = medianOf(formRounds(0));
+    const std::vector<std::uint32_t> firstRoundOf = roundOf; // a round each time a group repeats (for 4b)
     if (quiet >= double(params.minBoundaryGapNs)) formRounds(quiet);
     std::size_t rounds = 0;
     for (std::uint32_t r : roundOf) rounds = std::max<std::size_t>(rounds, r + 1);
@@ -895,24 +913,30 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         }
     }
 
-    // 4. Step ends: the latest aligned sync end of each round.
-    std::vector<std::int64_t> roundEnd(rounds, std::numeric_limits<std::int64_t>::min());
-    std::vector<std::int64_t> roundStart(rounds, kNever);
-    for (std::size_t i = 0; i < recs.size(); ++i) {
-        const std::size_t r = roundOf[burstOf[i]];
-        const std::int64_t off = nicOffset[std::size_t(recs[i].src)];
-        roundEnd[r] = std::max(roundEnd[r], recs[i].e - off);
-        roundStart[r] = std::min(roundStart[r], recs[i].s - off);
-    }
-    std::vector<std::size_t> ro(rounds);
-    std::iota(ro.begin(), ro.end(), std::size_t(0));
-    std::sort(ro.begin(), ro.end(), [&](std::size_t x, std::size_t y) { return roundEnd[x] < roundEnd[y]; });
+    // 4. Step ends: the latest aligned sync end of each round (and its first sync start), by end.
+    auto roundBounds = [&](const std::vector<std::uint32_t>& of, std::vector<std::int64_t>& end,
+                           std::vector<std::int64_t>& start) {
+        std::size_t count = 0;
+        for (std::uint32_t r : of) count = std::max<std::size_t>(count, r + 1);
+        std::vector<std::int64_t> roundEnd(count, std::numeric_limits<std::int64_t>::min());
+        std::vector<std::int64_t> roundStart(count, kNever);
+        for (std::size_t i = 0; i < recs.size(); ++i) {
+            const std::size_t r = of[burstOf[i]];
+            const std::int64_t off = nicOffset[std::size_t(recs[i].src)];
+            roundEnd[r] = std::max(roundEnd[r], recs[i].e - off);
+            roundStart[r] = std::min(roundStart[r], recs[i].s - off);
+        }
+        std::vector<std::size_t> ro(count);
+        std::iota(ro.begin(), ro.end(), std::size_t(0));
+        std::sort(ro.begin(), ro.end(), [&](std::size_t x, std::size_t y) { return roundEnd[x] < roundEnd[y]; });
+        for (std::size_t r : ro) {
+            if (!end.empty() && roundEnd[r] <= end.back()) continue; // a round inside the one before
+            end.push_back(roundEnd[r]);
+            start.push_back(roundStart[r]);
+        }
+    };
     std::vector<std::int64_t> ends, syncStarts;
-    for (std::size_t r : ro) {
-        if (!ends.empty() && roundEnd[r] <= ends.back()) continue; // cannot happen with disjoint rounds
-        ends.push_back(roundEnd[r]);
-        syncStarts.push_back(roundStart[r]);
-    }
+    roundBounds(roundOf, ends, syncStarts);
     // Micro-batches still in flight after the last record: the capture ends inside that step.
     if (out.source == StepSource::Pipeline && !drains.share.empty() && drains.endShare < params.drainedShare &&
         ends.size() > 1) {
@@ -943,16 +967,20 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             if (jobPieces.empty() || x.first > jobPieces.back().second) jobPieces.push_back(x);
             else jobPieces.back().second = std::max(jobPieces.back().second, x.second);
         }
-        std::vector<Piece> roundPieces;
-        std::int64_t from = std::min(jobPieces.front().first, fineEnds.front());
-        for (std::int64_t e : fineEnds) {
-            roundPieces.push_back({std::max(from, roundPieces.empty() ? from : roundPieces.back().second), e});
-            // The job's next activity: at once when a record is still in flight at e, else the next piece.
-            auto next = std::upper_bound(jobPieces.begin(), jobPieces.end(), e,
-                                         [](std::int64_t v, const Piece& x) { return v < x.first; });
-            const bool busy = next != jobPieces.begin() && std::prev(next)->second > e;
-            from = busy || next == jobPieces.end() ? e : next->first;
-        }
+        auto piecesOf = [&](const std::vector<std::int64_t>& roundEnds) {
+            std::vector<Piece> out;
+            std::int64_t from = std::min(jobPieces.front().first, roundEnds.front());
+            for (std::int64_t e : roundEnds) {
+                out.push_back({std::max(from, out.empty() ? from : out.back().second), e});
+                // The job's next activity: at once when a record is still in flight at e, else the next piece.
+                auto next = std::upper_bound(jobPieces.begin(), jobPieces.end(), e,
+                                             [](std::int64_t v, const Piece& x) { return v < x.first; });
+                const bool busy = next != jobPieces.begin() && std::prev(next)->second > e;
+                from = busy || next == jobPieces.end() ? e : next->first;
+            }
+            return out;
+        };
+        std::vector<Piece> roundPieces = piecesOf(fineEnds);
         // A round can hold the optimizer's quiet: a ring's last chunks, cut from its burst, open a round with the
         // next step's first exchanges (7 of 20 steps of a clean moe run: no even division). When the rounds
         // divide unevenly, they are split at the job-wide quiet inside them (splitAtQuiet), and that division is
@@ -972,6 +1000,26 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
                 roundPieces = std::move(split);
                 fineEnds = std::move(splitEnds);
                 fineStarts = std::move(splitStarts);
+                even = true;
+            }
+        }
+        // Expert-parallel groups smaller than their DP group run on their own clocks, and the rounds above,
+        // formed on the job's usual gap between bursts, can then span most of a step (a slow GPU and a slow
+        // link together made the usual gap 2.2 ms instead of 1.7: two rounds per step, each step found as two).
+        // With expert exchanges in the job (DP peers with traffic both ways in a DP group of three or more),
+        // the rounds of the first pass (a new one each time a group repeats) are tried last, kept when even.
+        // (Not first: with EP = DP, 4 of 20 clean moe runs broke.)
+        if (!even && expertExchanges) {
+            std::vector<std::int64_t> firstEnds, firstStarts;
+            roundBounds(firstRoundOf, firstEnds, firstStarts);
+            std::vector<Piece> first = piecesOf(firstEnds);
+            bool firstEven = false;
+            std::vector<std::size_t> firstCuts = chooseCoarseCuts(first, params, &firstEven);
+            if (firstEven && 2 * (firstCuts.size() + 1) <= first.size()) {
+                cuts = std::move(firstCuts);
+                roundPieces = std::move(first);
+                fineEnds = std::move(firstEnds);
+                fineStarts = std::move(firstStarts);
             }
         }
         if (!cuts.empty()) {
