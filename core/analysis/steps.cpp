@@ -989,19 +989,23 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         // quiet. Split there, its steps fall into pieces whose even coarse rhythm is the rounds themselves.)
         bool even = false;
         std::vector<std::size_t> cuts = chooseCoarseCuts(roundPieces, params, &even);
+        // Another division of the rounds, taken when even with two or more of its pieces in a step on average.
+        auto tryPieces = [&](std::vector<Piece>& pieces, std::vector<std::int64_t>& pieceEnds,
+                             std::vector<std::int64_t>& pieceStarts, std::size_t against) {
+            bool fits = false;
+            std::vector<std::size_t> found = chooseCoarseCuts(pieces, params, &fits);
+            if (!fits || 2 * (found.size() + 1) > against) return;
+            cuts = std::move(found);
+            roundPieces = std::move(pieces);
+            fineEnds = std::move(pieceEnds);
+            fineStarts = std::move(pieceStarts);
+            even = true;
+        };
         if (!even) {
             std::vector<Piece> split = roundPieces;
             std::vector<std::int64_t> splitEnds = fineEnds, splitStarts = fineStarts;
             splitAtQuiet(jobPieces, params.minBoundaryGapNs, split, splitEnds, splitStarts);
-            bool splitEven = false;
-            std::vector<std::size_t> splitCuts = chooseCoarseCuts(split, params, &splitEven);
-            if (splitEven && 2 * (splitCuts.size() + 1) <= roundPieces.size()) {
-                cuts = std::move(splitCuts);
-                roundPieces = std::move(split);
-                fineEnds = std::move(splitEnds);
-                fineStarts = std::move(splitStarts);
-                even = true;
-            }
+            tryPieces(split, splitEnds, splitStarts, roundPieces.size());
         }
         // Expert-parallel groups smaller than their DP group run on their own clocks, and the rounds above,
         // formed on the job's usual gap between bursts, can then span most of a step (a slow GPU and a slow
@@ -1013,14 +1017,8 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             std::vector<std::int64_t> firstEnds, firstStarts;
             roundBounds(firstRoundOf, firstEnds, firstStarts);
             std::vector<Piece> first = piecesOf(firstEnds);
-            bool firstEven = false;
-            std::vector<std::size_t> firstCuts = chooseCoarseCuts(first, params, &firstEven);
-            if (firstEven && 2 * (firstCuts.size() + 1) <= first.size()) {
-                cuts = std::move(firstCuts);
-                roundPieces = std::move(first);
-                fineEnds = std::move(firstEnds);
-                fineStarts = std::move(firstStarts);
-            }
+            const std::size_t count = first.size();
+            tryPieces(first, firstEnds, firstStarts, count);
         }
         if (!cuts.empty()) {
             std::vector<std::int64_t> coarseEnds, coarseSync;
