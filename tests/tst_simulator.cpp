@@ -1134,7 +1134,7 @@ private slots:
         const auto r = sim::simulate(preset("two-jobs", 3));
         sim::writeCapture(r, dir);
 
-        // flows.csv: the DESIGN.md header, one row per record, in export (end time) order.
+        // flows.csv: the docs/FORMATS.md header, one row per record, in export (end time) order.
         std::ifstream in(dir + "/flows.csv");
         QVERIFY(in.good());
         std::string line;
@@ -1189,7 +1189,7 @@ private slots:
         }
         QCOMPARE(nics, r.topology.nics.size());
 
-        // truth.json: what truthToJson says, with the DESIGN.md job fields.
+        // truth.json: what truthToJson says, with the docs/FORMATS.md job fields.
         const json truth = json::parse(readAll(dir + "/truth.json"));
         QVERIFY(truth == truthToJson(r.truth));
         for (const json& j : truth.at("jobs"))

@@ -1,5 +1,5 @@
 #pragma once
-// The main window (DESIGN.md "The GUI"): job list, findings and the user's notes on the left, the per-rank
+// The main window (docs/GUI.md "The window"): job list, findings and the user's notes on the left, the per-rank
 // timeline in the centre with the step chart, per-rank chart, topology, capture summary and input problems
 // in tabs below, the details of the selection on the right. Every view follows one ViewState. Loading runs
 // in a CaptureLoader worker with progress and Cancel; window state, splitters, theme and recent files persist.

@@ -1,5 +1,5 @@
 #pragma once
-// Hook for .prism session files (DESIGN.md "The session file"): a session opens without re-analysis. The
+// Hook for .prism session files (docs/SESSION_FORMAT.md): a session opens without re-analysis. The
 // loader sends every path through isSessionFile(); readSessionFile() is the single place that turns a stored
 // session into an AnalysisSession (core/store openSession: no re-analysis; errors are InputErrors the GUI
 // shows like any other input error).

@@ -73,8 +73,8 @@ int kindOrder(const std::string& k) {
 // traffic both ways (a ring collective's hops go one way); groups of three or more only, and an exchange is a
 // rank's sends that start within exchangeWindowNs of each other to at least two peers and half the others of
 // its group: a collective's hop waits for the hop before it (a slow link would make its receiver look late;
-// a tree's inner node sends to its children and parent, a few of the group), an expert exchange does not. The group's members must show the same number of exchanges in the step, else the step
-// is not judged.
+// a tree's inner node sends to its children and parent, a few of the group), an expert exchange does not.
+// The group's members must show the same number of exchanges in the step, else the step is not judged.
 struct Lateness {
     std::vector<double> share, ns; // per rank x step
 };
@@ -347,7 +347,7 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             const double r = ratios.empty() ? 1.0 : medianOf(ratios);
             // Without compute samples: 1 + the lag as a share of the exchange interval (all-to-all), or of the
             // median step (DP sync start).
-            f.score = !ratios.empty()     ? r
+            f.score = !ratios.empty()   ? r
                       : !lateNs.empty() ? 1.0 + medianOf(lateShares)
                                         : 1.0 + lag / std::max(1.0, double(sd.medianStepNs));
             const std::string who = tl.ranks[best].label + " (" + f.ip + ")" +
@@ -1077,7 +1077,8 @@ Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const Recog
     std::vector<Finding> causes = ranks;
     causes.insert(causes.end(), links.begin(), links.end());
     std::vector<Finding> steps = slowSteps(sd, causes, p, out.slow, out.notes);
-    std::vector<Finding> stages = tl.steps.size() == sd.steps.size() ? slowStages(tl, sd.medianStepNs, p) : std::vector<Finding>{};
+    std::vector<Finding> stages;
+    if (tl.steps.size() == sd.steps.size()) stages = slowStages(tl, sd.medianStepNs, p);
     for (auto* list : {&stages, &steps, &ranks, &links, &switches})
         for (Finding& f : *list) out.findings.push_back(std::move(f));
     std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {

@@ -1,5 +1,5 @@
 #pragma once
-// The analysis pipeline: a capture in, a report out (DESIGN.md stages 1-5: jobs, parallelism, steps, timeline,
+// The analysis pipeline: a capture in, a report out (docs/ENGINE.md stages 1-5: jobs, parallelism, steps, timeline,
 // diagnosis). Each stage is a pure function of its inputs so it
 // can be tested alone and run in a worker thread; progress and cancellation go through a callback.
 #include "analysis/diagnosis.h"

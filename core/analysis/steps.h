@@ -1,6 +1,6 @@
 #pragma once
-// Stage 3: step division. A training step ends when its gradient synchronization ends (DESIGN.md), so the
-// boundaries come from the job's DP communication bursts:
+// Stage 3: step division. A training step ends when its gradient synchronization ends (docs/FORMATS.md,
+// truth.json), so the boundaries come from the job's DP communication bursts:
 //   1. per DP group, its records are cut into sync bursts at the quiet gaps that make the burst rhythm most
 //      regular (one burst per step);
 //   2. bursts of all groups are gathered into sync rounds (a group syncs once per round; rounds are apart by

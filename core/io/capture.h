@@ -38,7 +38,7 @@ struct Capture {
     LoadDiagnostics diagnostics;
 };
 
-// flows.csv reader (DESIGN.md): header row with columns found by name, extra columns ignored, '#' comments,
+// flows.csv reader (docs/FORMATS.md): header row with columns found by name, extra columns ignored, '#' comments,
 // CRLF, gzip (by magic bytes, any file name), rows in any order (the table comes back sorted by start).
 // Strict: throws InputError at the first bad row. Lenient: skips it and records it in `diag`.
 // Fatal in both modes (InputError): missing/unreadable file, missing required column, binary garbage header.

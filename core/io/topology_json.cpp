@@ -1,4 +1,4 @@
-// topology.json reader (DESIGN.md): hosts[].nics[] and switches[], checked field by field so that each
+// topology.json reader (docs/FORMATS.md): hosts[].nics[] and switches[], checked field by field so that each
 // error names the JSON path (hosts[3].nics[1].ip), what was found and what was expected.
 #include "io/capture.h"
 

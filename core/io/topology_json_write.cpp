@@ -1,4 +1,4 @@
-// writeTopologyJson: the topology.json format of DESIGN.md, written atomically (temp file + rename).
+// writeTopologyJson: the topology.json format of docs/FORMATS.md, written atomically (temp file + rename).
 #include "io/capture.h"
 
 #include <cstdio>
@@ -9,7 +9,7 @@
 namespace prism {
 
 void writeTopologyJson(const Topology& topology, const std::string& path) {
-    // ordered_json keeps the keys in the order DESIGN.md shows them, which is easier to read by eye.
+    // ordered_json keeps the keys in the order docs/FORMATS.md shows them, which is easier to read by eye.
     using json = nlohmann::ordered_json;
     json hosts = json::array();
     for (const Host& h : topology.hosts) {

@@ -1,5 +1,5 @@
 #pragma once
-// The report vocabulary (DESIGN.md "Output"), shared by analysis results and simulator ground truth
+// The report vocabulary (docs/FORMATS.md "The report"), shared by analysis results and simulator ground truth
 // (truth.json), so that one can be scored against the other.
 #include <cstdint>
 #include <optional>

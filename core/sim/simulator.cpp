@@ -199,7 +199,8 @@ public:
             m_stepLastPp = kUnknown;
             m_stepLastDp = kUnknown;
             const std::int64_t syncEnd = runStep(k, t, lastBackward);
-            // DESIGN.md: a step ends with its last DP flow; without visible DP traffic, with its last PP flow.
+            // docs/FORMATS.md (truth.json): a step ends with its last DP flow; without visible DP traffic, with its
+            // last PP flow.
             const std::int64_t stepEnd = m_stepLastDp != kUnknown ? m_stepLastDp : m_stepLastPp;
             if (stepEnd == kUnknown) throw std::logic_error(jobLabel(m_j, m_index) + ": a step without network flows");
             info.steps.push_back({k, k == 0 ? m_firstFlow : prevEnd, stepEnd, false});
