@@ -8,6 +8,7 @@ packages=(
   xvfb xauth
   libpcap-dev tshark
   nfdump softflowd tzdata
+  help2man lintian
 )
 missing=()
 for p in "${packages[@]}"; do
