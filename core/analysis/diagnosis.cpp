@@ -89,27 +89,11 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
         return a >= 0 && b >= 0 && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b) &&
                ix.kind(a, b) == PairKind::DP;
     };
-    std::vector<std::vector<int>> peersOf(n); // DP peers each NIC sends to (a DP group is small)
-    for (std::uint32_t r : job.records) {
-        const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-        if (!dpPair(a, b)) continue;
-        auto& v = peersOf[std::size_t(a)];
-        if (std::find(v.begin(), v.end(), b) == v.end()) v.push_back(b);
-    }
-    // EP groups: components of the pairs with traffic both ways.
-    std::vector<int> block(n);
-    std::iota(block.begin(), block.end(), 0);
-    auto find = [&](int x) {
-        while (block[std::size_t(x)] != x) x = block[std::size_t(x)] = block[std::size_t(block[std::size_t(x)])];
-        return x;
-    };
-    for (std::size_t a = 0; a < n; ++a)
-        for (int b : peersOf[a]) {
-            const auto& back = peersOf[std::size_t(b)];
-            if (std::find(back.begin(), back.end(), int(a)) != back.end()) block[std::size_t(find(int(a)))] = find(b);
-        }
+    const std::vector<int> block = expertGroups(flows, job, ix);
+    auto find = [&](int x) { return block[std::size_t(x)]; };
     std::map<int, std::vector<int>> members;
-    for (std::size_t l = 0; l < n; ++l) members[find(int(l))].push_back(int(l));
+    for (std::size_t l = 0; l < n; ++l)
+        if (block[l] >= 0) members[block[l]].push_back(int(l));
     std::vector<char> judged(n, 0);
     for (const auto& [root, group] : members)
         for (int a : group) judged[std::size_t(a)] = group.size() >= 3;

@@ -109,6 +109,36 @@ PairKind JobIndex::kind(int a, int b) const {
     return it == m_sparse.end() ? PairKind::PP : it->second;
 }
 
+std::vector<int> expertGroups(const FlowTable& flows, const RecognizedJob& job, const JobIndex& ix) {
+    const std::size_t n = ix.size();
+    std::vector<std::vector<int>> peersOf(n); // the DP peers each NIC sends to (a DP group is small)
+    for (std::uint32_t r : job.records) {
+        const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+        if (a < 0 || b < 0 || ix.dpGroup(a) < 0 || ix.dpGroup(a) != ix.dpGroup(b) || ix.kind(a, b) != PairKind::DP)
+            continue;
+        auto& v = peersOf[std::size_t(a)];
+        if (std::find(v.begin(), v.end(), b) == v.end()) v.push_back(b);
+    }
+    std::vector<int> group(n, -1);
+    std::vector<int> parent(n);
+    std::iota(parent.begin(), parent.end(), 0);
+    auto find = [&](int x) {
+        while (parent[std::size_t(x)] != x) x = parent[std::size_t(x)] = parent[std::size_t(parent[std::size_t(x)])];
+        return x;
+    };
+    std::vector<char> paired(n, 0);
+    for (std::size_t a = 0; a < n; ++a)
+        for (int b : peersOf[a]) {
+            const auto& back = peersOf[std::size_t(b)];
+            if (std::find(back.begin(), back.end(), int(a)) == back.end()) continue;
+            parent[std::size_t(find(int(a)))] = find(b);
+            paired[a] = paired[std::size_t(b)] = 1;
+        }
+    for (std::size_t l = 0; l < n; ++l)
+        if (paired[l]) group[l] = find(int(l));
+    return group;
+}
+
 // A distributed optimizer (ZeRO-1/2, Megatron's) syncs twice per step: the gradient reduce-scatter ends the
 // step, the optimizer runs on the shard with the network quiet, then the parameter all-gather opens the next
 // step. So a ring's collectives alternate: closer (reduce-scatter), opener (all-gather), closer, ... An
@@ -638,7 +668,6 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
 
     // The series: DP records grouped by DP group; without DP traffic, PP records as one group.
     std::vector<SyncRec> dpRecs, ppRecs;
-    std::vector<std::vector<int>> dpPeers(nics); // the DP peers each NIC sends to (a DP group is small)
     for (std::uint32_t r : job.records) {
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
         if (a < 0 || b < 0) continue;
@@ -648,8 +677,6 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         if (ix.kind(a, b) == PairKind::DP && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b)) {
             dpRecs.push_back(sr);
             dpRecs.back().group = ix.dpGroup(a);
-            auto& peers = dpPeers[std::size_t(a)];
-            if (std::find(peers.begin(), peers.end(), b) == peers.end()) peers.push_back(b);
         } else {
             ppRecs.push_back(sr);
         }
@@ -661,12 +688,9 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         std::unordered_map<int, int> groupSize;
         for (std::size_t l = 0; l < nics; ++l)
             if (ix.dpGroup(int(l)) >= 0) ++groupSize[ix.dpGroup(int(l))];
-        for (std::size_t a = 0; a < nics && !expertExchanges; ++a)
-            for (int b : dpPeers[a]) {
-                const auto& back = dpPeers[std::size_t(b)];
-                if (std::find(back.begin(), back.end(), int(a)) != back.end() && groupSize[ix.dpGroup(int(a))] >= 3)
-                    expertExchanges = true;
-            }
+        const std::vector<int> experts = expertGroups(flows, job, ix);
+        for (std::size_t l = 0; l < nics; ++l)
+            expertExchanges = expertExchanges || (experts[l] >= 0 && groupSize[ix.dpGroup(int(l))] >= 3);
     }
     std::vector<SyncRec> recs;
     std::vector<LinkRecord> links; // PP records between adjacent stages, for the drain test (no DP traffic only)

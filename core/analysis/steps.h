@@ -61,6 +61,11 @@ private:
     std::unordered_map<std::uint64_t, PairKind> m_sparse;
 };
 
+// Expert-parallel groups: the components of the pairs of DP peers (one DP group) with traffic both ways, as an
+// expert all-to-all has (a ring collective's hops go one way). Per job-local NIC its group (the local index
+// of one member), or -1 for a NIC in no such pair.
+std::vector<int> expertGroups(const FlowTable& flows, const RecognizedJob& job, const JobIndex& ix);
+
 enum class StepSource : std::uint8_t { None, DataParallel, Pipeline };
 const char* stepSourceName(StepSource source);
 
