@@ -681,17 +681,6 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             ppRecs.push_back(sr);
         }
     }
-    // Expert exchanges: DP peers with traffic both ways in a DP group of three or more (a ring's hops go one
-    // way; a DP group of two is a ring both ways).
-    bool expertExchanges = false;
-    {
-        std::unordered_map<int, int> groupSize;
-        for (std::size_t l = 0; l < nics; ++l)
-            if (ix.dpGroup(int(l)) >= 0) ++groupSize[ix.dpGroup(int(l))];
-        const std::vector<int> experts = expertGroups(flows, job, ix);
-        for (std::size_t l = 0; l < nics; ++l)
-            expertExchanges = expertExchanges || (experts[l] >= 0 && groupSize[ix.dpGroup(int(l))] >= 3);
-    }
     std::vector<SyncRec> recs;
     std::vector<LinkRecord> links; // PP records between adjacent stages, for the drain test (no DP traffic only)
     if (dpRecs.empty() && !ppRecs.empty()) {
@@ -1037,7 +1026,18 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         // With expert exchanges in the job (DP peers with traffic both ways in a DP group of three or more),
         // the rounds of the first pass (a new one each time a group repeats) are tried last, kept when even.
         // (Not first: with EP = DP, 4 of 20 clean moe runs broke.)
-        if (!even && expertExchanges) {
+        // Expert exchanges: DP peers with traffic both ways in a DP group of three or more (a ring's hops go one
+        // way; a DP group of two is a ring both ways).
+        auto expertExchanges = [&] {
+            std::unordered_map<int, int> groupSize;
+            for (std::size_t l = 0; l < nics; ++l)
+                if (ix.dpGroup(int(l)) >= 0) ++groupSize[ix.dpGroup(int(l))];
+            const std::vector<int> experts = expertGroups(flows, job, ix);
+            for (std::size_t l = 0; l < nics; ++l)
+                if (experts[l] >= 0 && groupSize[ix.dpGroup(int(l))] >= 3) return true;
+            return false;
+        };
+        if (!even && expertExchanges()) {
             std::vector<std::int64_t> firstEnds, firstStarts;
             roundBounds(firstRoundOf, firstEnds, firstStarts);
             std::vector<Piece> first = piecesOf(firstEnds);
