@@ -1,5 +1,7 @@
 #include "job_data.h"
 
+#include "analysis/stats.h"
+
 #include <QObject>
 #include <algorithm>
 
@@ -49,8 +51,7 @@ JobData::JobData(SessionPtr session, int job) : m_session(std::move(session)), m
         std::vector<std::int64_t> d;
         d.reserve(st.size());
         for (const StepInfo& s : st) d.push_back(s.durationNs());
-        std::nth_element(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2), d.end());
-        m_medianStepNs = d[d.size() / 2];
+        m_medianStepNs = upperMedian(std::move(d));
     }
     m_jobSplit.assign(std::size_t(n), {});
     for (int r = 0; r < n; ++r)

@@ -1,5 +1,7 @@
 #include "main_window.h"
 
+#include "analysis/stats.h"
+
 #include "capture_loader.h"
 #include "details_panel.h"
 #include "export.h"
@@ -569,11 +571,7 @@ void MainWindow::fillJobs() {
             const JobInfo& info = jobs[std::size_t(j)];
             std::vector<std::int64_t> d;
             for (const auto& st : info.steps) d.push_back(st.durationNs());
-            std::int64_t median = 0;
-            if (!d.empty()) {
-                std::nth_element(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2), d.end());
-                median = d[d.size() / 2];
-            }
+            const std::int64_t median = upperMedian(std::move(d));
             auto* item = new SortItem(m_jobList);
             item->setData(0, Qt::UserRole, j);
             item->setData(0, kSortRole, double(j));

@@ -1,5 +1,7 @@
 #include "summary_view.h"
 
+#include "analysis/stats.h"
+
 #include "model/units.h"
 
 #include <QFileInfo>
@@ -125,11 +127,7 @@ void SummaryView::setSession(const SessionPtr& session) {
         const JobInfo& j = jobs[r];
         std::vector<std::int64_t> d;
         for (const auto& st : j.steps) d.push_back(st.durationNs());
-        QString median = "–";
-        if (!d.empty()) {
-            std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
-            median = q(formatDuration(d[d.size() / 2]));
-        }
+        const QString median = d.empty() ? QString("–") : q(formatDuration(upperMedian(std::move(d))));
         QStringList cells{q(j.id),
                           QString::number(j.gpuTotal()),
                           QString::number(j.hosts.size()),

@@ -84,7 +84,6 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
     const std::size_t R = tl.ranks.size(), K = sd.steps.size(), n = ix.size();
     Lateness out{std::vector<double>(R * K, kNaN), std::vector<double>(R * K, kNaN)};
     if (K == 0 || n == 0) return out;
-    auto offsetOf = [&](EndpointId e) { return e < sd.clockOffsetNs.size() ? sd.clockOffsetNs[e] : 0; };
     auto dpPair = [&](int a, int b) {
         return a >= 0 && b >= 0 && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b) &&
                ix.kind(a, b) == PairKind::DP;
@@ -106,7 +105,7 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
     for (std::uint32_t r : job.records) {
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
         if (a >= 0 && judged[std::size_t(a)] && dpPair(a, b))
-            sends[std::size_t(a)].push_back({flows.startNs[r] - offsetOf(flows.src[r]), b});
+            sends[std::size_t(a)].push_back({flows.startNs[r] - sd.offsetOf(flows.src[r]), b});
     }
     std::vector<std::size_t> rankOf(n, R);
     for (std::size_t r = 0; r < R; ++r)

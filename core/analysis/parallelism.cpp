@@ -64,8 +64,7 @@ std::int64_t medianGap(const std::vector<Silence>& gaps) {
     std::vector<std::int64_t> v;
     v.reserve(gaps.size());
     for (const auto& g : gaps) v.push_back(g.gap);
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
+    return upperMedian(std::move(v));
 }
 
 } // namespace

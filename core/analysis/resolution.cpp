@@ -1,6 +1,8 @@
 // Time resolution check: stamp granularity and record span against the median step of each job.
 #include "analysis/resolution.h"
 
+#include "analysis/stats.h"
+
 #include "model/units.h"
 
 #include <algorithm>
@@ -12,13 +14,6 @@ namespace {
 
 // Below this, stamps and spans are fine for any step a training job has (tens of ms at the least).
 constexpr std::int64_t kCoarseNs = 10'000'000;
-
-std::int64_t medianOf(std::vector<std::int64_t> v) {
-    if (v.empty()) return 0;
-    auto mid = v.begin() + std::ptrdiff_t(v.size() / 2);
-    std::nth_element(v.begin(), mid, v.end());
-    return *mid;
-}
 
 std::string describeStamps(std::int64_t granularity) {
     if (granularity >= 1'000'000'000) return "whole-second stamps";
@@ -66,7 +61,7 @@ TimeResolution measureResolution(const FlowTable& flows) {
     r.records = spans.size();
     if (spans.empty()) return r;
     r.stampGranularityNs = granularity;
-    r.typicalSpanNs = medianOf(spans);
+    r.typicalSpanNs = upperMedian(spans);
     if (r.typicalSpanNs > 0) {
         std::size_t near = 0;
         for (std::int64_t s : spans)
@@ -86,7 +81,7 @@ void checkResolution(const FlowTable& flows, Report& report) {
     for (JobInfo& job : report.jobs) {
         std::vector<std::int64_t> durations;
         for (const StepInfo& s : job.steps) durations.push_back(s.durationNs());
-        std::int64_t step = durations.size() >= 2 ? medianOf(durations) : 0;
+        std::int64_t step = durations.size() >= 2 ? upperMedian(durations) : 0;
         if (step <= 0) {
             ++withoutSteps;
             continue;

@@ -47,25 +47,6 @@ const char* stepSourceName(StepSource source) {
     return "?";
 }
 
-double medianOf(std::vector<double> v) {
-    if (v.empty()) return 0;
-    const std::size_t h = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(h), v.end());
-    double m = v[h];
-    if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), v.begin() + std::ptrdiff_t(h))) / 2;
-    return m;
-}
-
-RobustStats robustStats(std::vector<double> v) {
-    RobustStats r;
-    r.n = v.size();
-    if (v.empty()) return r;
-    r.median = medianOf(v);
-    for (double& x : v) x = std::fabs(x - r.median);
-    r.sigma = 1.4826 * medianOf(std::move(v));
-    return r;
-}
-
 JobIndex::JobIndex(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                    const ParallelismResult& par)
     : m_local(flows.endpoints.size(), -1), m_nics(job.nics) {

@@ -17,6 +17,7 @@
 // sync end, or after the last drain (a capture that ends mid-step), is not a step.
 #include "analysis/bocd.h"
 #include "analysis/parallelism.h"
+#include "analysis/stats.h"
 #include "analysis/recognition.h"
 #include "model/report.h"
 
@@ -94,14 +95,6 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
                          const ParallelismResult& parallelism, const StepParams& params = {},
                          std::int64_t captureFirstNs = 0);
 
-// Robust location and scale: the median and 1.4826 x MAD (the normal-consistent sigma). Empty input: zeros.
-struct RobustStats {
-    double median = 0;
-    double sigma = 0;
-    std::size_t n = 0;
-};
-RobustStats robustStats(std::vector<double> values);
-double medianOf(std::vector<double> values);
 
 // Chooses where to cut a sorted sequence of activity pieces [start, end] (non-overlapping, ascending) into
 // bursts: among the cut sets made of the c largest quiet gaps (c where the gap size drops), the one whose burst

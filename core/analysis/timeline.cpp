@@ -269,8 +269,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         for (const Busy& b : busy[k])
             if (b.lead) leads.push_back(b.e - b.s);
         if (leads.size() >= 3) {
-            std::nth_element(leads.begin(), leads.begin() + std::ptrdiff_t(leads.size() / 2), leads.end());
-            const std::int64_t usual = leads[leads.size() / 2];
+            const std::int64_t usual = upperMedian(leads);
             for (Busy& b : busy[k])
                 if (b.lead && b.e - b.s > usual + usual / 2) b.s = b.e - usual;
         }
