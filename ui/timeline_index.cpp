@@ -1,5 +1,7 @@
 #include "timeline_index.h"
 
+#include "util/parallel.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -143,11 +145,8 @@ void TimelineIndex::build(const JobTimeline& tl, std::size_t budgetBytes) {
     };
     const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1,
                                                         std::clamp<std::size_t>(ranks / 64, 1, 8));
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < threads; ++t)
-        pool.emplace_back(buildRanks, ranks * t / threads, ranks * (t + 1) / threads);
-    buildRanks(0, ranks / threads);
-    for (auto& th : pool) th.join();
+    parallelFor(threads, unsigned(threads),
+                [&](std::size_t t, unsigned) { buildRanks(ranks * t / threads, ranks * (t + 1) / threads); });
     m_levels = std::move(levels);
 }
 

@@ -32,8 +32,6 @@ using store::FlowColumn;
 using store::Statement;
 using store::crc32c;
 using store::damaged;
-using store::parallelFor;
-using store::threadCount;
 
 namespace {
 

@@ -64,37 +64,6 @@ std::uint32_t crc32c(std::string_view data) {
     return ~crc32cSoftware(~0u, p, data.size());
 }
 
-unsigned threadCount(unsigned wanted) {
-    if (wanted) return wanted;
-    return std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
-}
-
-void parallelFor(std::size_t n, unsigned threads, const std::function<void(std::size_t, unsigned)>& body,
-                 const std::function<void(std::size_t)>& onDone) {
-    std::atomic<std::size_t> next{0}, done{0};
-    std::atomic<bool> stop{false};
-    std::exception_ptr error;
-    std::mutex errorMutex;
-    auto work = [&](unsigned worker) {
-        try {
-            for (std::size_t i; !stop && (i = next++) < n;) {
-                body(i, worker);
-                std::size_t d = ++done;
-                if (worker == 0 && onDone) onDone(d);
-            }
-        } catch (...) {
-            std::lock_guard lock(errorMutex);
-            if (!error) error = std::current_exception();
-            stop = true;
-        }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < std::min<std::size_t>(threads, n); ++t) pool.emplace_back(work, t);
-    work(0);
-    for (auto& t : pool) t.join();
-    if (error) std::rethrow_exception(error);
-}
-
 Database& ConnectionPool::get(unsigned worker) {
     auto& c = m_connections.at(worker);
     if (!c) {
