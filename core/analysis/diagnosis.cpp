@@ -1048,11 +1048,12 @@ std::vector<Finding> slowSteps(const StepDivision& sd, const std::vector<Finding
 
 Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                    const ParallelismResult& par, const StepDivision& sd, const JobTimeline& tl,
-                   const DiagnosisParams& p) {
+                   const DiagnosisParams& p, const JobIndex* index) {
     Diagnosis out;
     out.slow.assign(sd.steps.size(), 0);
     if (sd.steps.empty()) return out;
-    const JobIndex ix(flows, topology, job, par);
+    std::optional<JobIndex> own;
+    const JobIndex& ix = index ? *index : own.emplace(flows, topology, job, par);
     std::vector<Finding> ranks;
     if (tl.steps.size() == sd.steps.size()) ranks = slowRanks(tl, sd, expertLateness(flows, ix, job, sd, tl, p), p);
     std::vector<Finding> links = slowLinks(flows, topology, job, ix, sd, p);

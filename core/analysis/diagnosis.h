@@ -54,6 +54,6 @@ struct Diagnosis {
 
 Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                    const ParallelismResult& parallelism, const StepDivision& steps, const JobTimeline& timeline,
-                   const DiagnosisParams& params = {});
+                   const DiagnosisParams& params = {}, const JobIndex* index = nullptr);
 
 } // namespace prism

@@ -61,14 +61,15 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
                                  " endpoints of this job are not in topology.json; each counts as its own host");
         // Stages 3-5: steps from the DP sync bursts, the per-rank timeline in their aligned time, diagnosis.
         const double base = 0.6 + 0.4 * double(j) / double(jobs.size()), span = 0.4 / double(jobs.size());
-        StepDivision division = divideSteps(flows, topo, rj, par, options.steps, report.capture->firstNs);
+        const JobIndex index(flows, topo, rj, par); // one per job, for steps, timeline and diagnosis
+        StepDivision division = divideSteps(flows, topo, rj, par, options.steps, report.capture->firstNs, &index);
         info.steps = division.steps;
         for (const std::string& n : division.notes) info.notes.push_back(n);
         if (options.progress && !options.progress(base + 0.3 * span)) throw Cancelled();
-        JobTimeline timeline = reportOnly ? buildTimelineStats(flows, topo, rj, par, division)
-                                          : buildTimeline(flows, topo, rj, par, division);
+        JobTimeline timeline = reportOnly ? buildTimelineStats(flows, topo, rj, par, division, &index)
+                                          : buildTimeline(flows, topo, rj, par, division, &index);
         if (options.progress && !options.progress(base + 0.7 * span)) throw Cancelled();
-        Diagnosis diagnosis = diagnose(flows, topo, rj, par, division, timeline, options.diagnosis);
+        Diagnosis diagnosis = diagnose(flows, topo, rj, par, division, timeline, options.diagnosis, &index);
         for (std::size_t k = 0; k < info.steps.size(); ++k) info.steps[k].slow = diagnosis.slow[k] != 0;
         timeline.steps = info.steps;
         info.findings = std::move(diagnosis.findings);

@@ -1,6 +1,7 @@
 #include "analysis/steps.h"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -641,10 +642,12 @@ static void splitAtQuiet(const std::vector<Piece>& jobPieces, std::int64_t minGa
 }
 
 StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
-                         const ParallelismResult& par, const StepParams& params, std::int64_t captureFirstNs) {
+                         const ParallelismResult& par, const StepParams& params, std::int64_t captureFirstNs,
+                         const JobIndex* index) {
     StepDivision out;
     if (job.records.empty()) return out;
-    const JobIndex ix(flows, topology, job, par);
+    std::optional<JobIndex> own;
+    const JobIndex& ix = index ? *index : own.emplace(flows, topology, job, par);
     const std::size_t nics = ix.size();
 
     // The series: DP records grouped by DP group; without DP traffic, PP records as one group.

@@ -91,9 +91,10 @@ struct StepDivision {
 };
 
 // captureFirstNs: the first record of the whole capture, to tell whether step 0 may have been cut.
+// `index`: the job's JobIndex when the caller has one (the pipeline builds it once per job), else built here.
 StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                          const ParallelismResult& parallelism, const StepParams& params = {},
-                         std::int64_t captureFirstNs = 0);
+                         std::int64_t captureFirstNs = 0, const JobIndex* index = nullptr);
 
 
 // Chooses where to cut a sorted sequence of activity pieces [start, end] (non-overlapping, ascending) into

@@ -3,6 +3,7 @@
 #include "analysis/steps.h"
 
 #include <algorithm>
+#include <optional>
 #include <limits>
 
 namespace prism {
@@ -29,12 +30,13 @@ struct Busy {
 
 JobTimeline build(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                   const ParallelismResult& par, const std::vector<StepInfo>& steps,
-                  const std::vector<std::int64_t>& offsets, bool segments) {
+                  const std::vector<std::int64_t>& offsets, bool segments, const JobIndex* index) {
     JobTimeline tl;
     tl.steps = steps;
     tl.startNs = job.startNs;
     tl.endNs = job.endNs;
-    const JobIndex ix(flows, topology, job, par);
+    std::optional<JobIndex> own;
+    const JobIndex& ix = index ? *index : own.emplace(flows, topology, job, par);
     const std::size_t n = ix.size();
 
     std::vector<int> order(n);
@@ -448,17 +450,19 @@ const RankStepStats* JobTimeline::stats(std::size_t rank, std::size_t step) cons
 
 JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                           const ParallelismResult& parallelism, const std::vector<StepInfo>& steps) {
-    return build(flows, topology, job, parallelism, steps, {}, true);
+    return build(flows, topology, job, parallelism, steps, {}, true, nullptr);
 }
 
 JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
-                          const ParallelismResult& parallelism, const StepDivision& division) {
-    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, true);
+                          const ParallelismResult& parallelism, const StepDivision& division,
+                          const JobIndex* index) {
+    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, true, index);
 }
 
 JobTimeline buildTimelineStats(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
-                               const ParallelismResult& parallelism, const StepDivision& division) {
-    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, false);
+                               const ParallelismResult& parallelism, const StepDivision& division,
+                               const JobIndex* index) {
+    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, false, index);
 }
 
 } // namespace prism

@@ -20,6 +20,7 @@
 namespace prism {
 
 struct StepDivision;
+class JobIndex;
 
 enum class SegmentKind : std::uint8_t {
     Compute, // between transfers: the GPU computes
@@ -95,10 +96,12 @@ JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, cons
                           const ParallelismResult& parallelism, const std::vector<StepInfo>& steps);
 // In the aligned time of a step division (its steps and clock offsets).
 JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
-                          const ParallelismResult& parallelism, const StepDivision& division);
+                          const ParallelismResult& parallelism, const StepDivision& division,
+                          const JobIndex* index = nullptr);
 // The ranks and their step statistics without segments (compute, waiting and the per-kind times are 0): what
 // diagnosis needs, for a report-only analysis, at a fraction of the time and memory.
 JobTimeline buildTimelineStats(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
-                               const ParallelismResult& parallelism, const StepDivision& division);
+                               const ParallelismResult& parallelism, const StepDivision& division,
+                               const JobIndex* index = nullptr);
 
 } // namespace prism
