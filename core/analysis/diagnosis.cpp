@@ -90,13 +90,14 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
     };
     const std::vector<int> block = expertGroups(flows, job, ix);
     auto find = [&](int x) { return block[std::size_t(x)]; };
-    std::map<int, std::vector<int>> members;
+    std::map<int, std::vector<int>> members; // EP groups of three or more
     for (std::size_t l = 0; l < n; ++l)
         if (block[l] >= 0) members[block[l]].push_back(int(l));
+    std::erase_if(members, [](const auto& m) { return m.second.size() < 3; });
+    if (members.empty()) return out;
     std::vector<char> judged(n, 0);
     for (const auto& [root, group] : members)
-        for (int a : group) judged[std::size_t(a)] = group.size() >= 3;
-    if (std::find(judged.begin(), judged.end(), 1) == judged.end()) return out;
+        for (int a : group) judged[std::size_t(a)] = 1;
     struct Send {
         std::int64_t s;
         int to;
@@ -110,12 +111,10 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
     std::vector<std::size_t> rankOf(n, R);
     for (std::size_t r = 0; r < R; ++r)
         if (const int l = ix.local(tl.ranks[r].nic); l >= 0) rankOf[std::size_t(l)] = r;
-    std::vector<std::int64_t> ends;
-    for (const StepInfo& st : sd.steps) ends.push_back(st.endNs);
+    const std::vector<std::int64_t>& ends = sd.syncEndNs; // each step's end
     // Per member and step: the starts of its exchanges.
     std::vector<std::vector<std::int64_t>> starts(n * K);
     for (const auto& [root, group] : members) {
-        if (group.size() < 3) continue;
         for (int a : group) {
             auto& v = sends[std::size_t(a)];
             auto byStart = [](const Send& x, const Send& y) { return x.s < y.s; };

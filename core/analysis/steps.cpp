@@ -1007,11 +1007,10 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         // Expert-parallel groups smaller than their DP group run on their own clocks, and the rounds above,
         // formed on the job's usual gap between bursts, can then span most of a step (a slow GPU and a slow
         // link together made the usual gap 2.2 ms instead of 1.7: two rounds per step, each step found as two).
-        // With expert exchanges in the job (DP peers with traffic both ways in a DP group of three or more),
-        // the rounds of the first pass (a new one each time a group repeats) are tried last, kept when even.
-        // (Not first: with EP = DP, 4 of 20 clean moe runs broke.)
-        // Expert exchanges: DP peers with traffic both ways in a DP group of three or more (a ring's hops go one
-        // way; a DP group of two is a ring both ways).
+        // With expert exchanges in the job (DP peers with traffic both ways in a DP group of three or more: a
+        // ring's hops go one way, and a DP group of two is a ring both ways), the rounds of the first pass (a new
+        // one each time a group repeats) are tried last, kept when even. (Not first: with EP = DP, 4 of 20 clean
+        // moe runs broke.)
         auto expertExchanges = [&] {
             std::unordered_map<int, int> groupSize;
             for (std::size_t l = 0; l < nics; ++l)
