@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_set>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -21,9 +22,31 @@ std::uint64_t pairKey(std::uint32_t a, std::uint32_t b) {
 // One record of the series the steps are cut from.
 struct SyncRec {
     std::int64_t s, e;
-    std::int32_t src; // local index of the sender
+    std::int32_t src, dst; // local indices of the sender and the receiver
     std::int32_t group;
 };
+
+// Expert all-to-all among DP peers (mixture of experts) sends both ways on a pair; a ring collective's hops go
+// one way. In a DP group that has both kinds of pair (EP smaller than DP, or a ring ordered across the EP
+// groups), the one-way pairs carry the ring's sync alone: the records of the both-ways pairs leave the series
+// and are returned. (They may hold ring hops too: those that start inside a burst of their group rejoin it
+// later.) A group whose pairs all go both ways (EP = DP, a two-member ring) keeps them all.
+std::vector<SyncRec> ringHopsOnly(std::vector<SyncRec>& dp, std::size_t nics) {
+    std::vector<SyncRec> out;
+    std::unordered_set<std::uint64_t> sent; // ordered (src, dst)
+    for (const SyncRec& r : dp) sent.insert(std::uint64_t(r.src) * nics + std::uint64_t(r.dst));
+    auto bothWays = [&](const SyncRec& r) { return sent.count(std::uint64_t(r.dst) * nics + std::uint64_t(r.src)) > 0; };
+    std::unordered_map<int, std::pair<bool, bool>> kinds; // per group: has a one-way pair, has a both-ways pair
+    for (const SyncRec& r : dp) (bothWays(r) ? kinds[r.group].second : kinds[r.group].first) = true;
+    auto split = [&](const SyncRec& r) {
+        const auto& k = kinds[r.group];
+        return k.first && k.second && bothWays(r);
+    };
+    for (const SyncRec& r : dp)
+        if (split(r)) out.push_back(r);
+    if (!out.empty()) std::erase_if(dp, split);
+    return out;
+}
 
 // Union of intervals sorted by start into non-overlapping pieces; pieceOf[i] is the piece of interval i.
 template <typename It>
@@ -38,6 +61,17 @@ std::vector<Piece> unionPieces(It first, It last, std::vector<std::uint32_t>* pi
 }
 
 } // namespace
+
+bool StepDivision::isExchange(EndpointId src, EndpointId dst, std::int64_t alignedStartNs) const {
+    if (expertPairs.empty()) return false;
+    const ExpertPair key{std::min(src, dst), std::max(src, dst), 0};
+    auto it = std::lower_bound(expertPairs.begin(), expertPairs.end(), key);
+    if (it == expertPairs.end() || it->a != key.a || it->b != key.b) return false;
+    const auto& w = syncWindowsNs[it->windows];
+    auto next = std::upper_bound(w.begin(), w.end(), alignedStartNs,
+                                 [](std::int64_t v, const Piece& x) { return v < x.first; });
+    return next == w.begin() || alignedStartNs > std::prev(next)->second;
+}
 
 const char* stepSourceName(StepSource source) {
     switch (source) {
@@ -655,7 +689,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     for (std::uint32_t r : job.records) {
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
         if (a < 0 || b < 0) continue;
-        const SyncRec sr{flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), a, 0};
+        const SyncRec sr{flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), a, b, 0};
         // A DP record inside one DP group; a pipeline collective (tied embeddings) joins two groups and is no
         // group's sync.
         if (ix.kind(a, b) == PairKind::DP && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b)) {
@@ -665,6 +699,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             ppRecs.push_back(sr);
         }
     }
+    std::vector<SyncRec> exchanges = ringHopsOnly(dpRecs, nics);
     std::vector<SyncRec> recs;
     std::vector<LinkRecord> links; // PP records between adjacent stages, for the drain test (no DP traffic only)
     if (dpRecs.empty() && !ppRecs.empty()) {
@@ -694,8 +729,10 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         const bool onePhase = std::all_of(recs.begin(), recs.end(), [&](const SyncRec& r) {
             return ix.stage(r.src) == ix.stage(recs.front().src);
         });
-        if (onePhase)
+        if (onePhase) {
             for (SyncRec& r : recs) r.group = 0;
+            for (SyncRec& r : exchanges) r.group = 0;
+        }
     } else {
         out.source = StepSource::Pipeline;
         recs = std::move(ppRecs);
@@ -752,6 +789,34 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         for (std::size_t i = a; i < b; ++i) burstOf[i] = burstOfPiece[pieceOf[i - a]];
         a = b;
     }
+    // Records of expert pairs that start inside a sync burst of their group, give or take a boundary gap (for
+    // clock skew, and for the next active-timeout piece of a hop whose own record on a one-way pair was lost),
+    // are the ring's hops on those pairs: they rejoin their burst, and may end it. Records come by start, so
+    // a hop's pieces extend the burst one after the other.
+    if (!exchanges.empty()) {
+        std::vector<std::uint32_t> byGroup(bursts.size()); // bursts by group, then start
+        std::iota(byGroup.begin(), byGroup.end(), 0u);
+        std::stable_sort(byGroup.begin(), byGroup.end(), [&](std::uint32_t x, std::uint32_t y) {
+            return std::pair(bursts[x].group, bursts[x].s) < std::pair(bursts[y].group, bursts[y].s);
+        });
+        for (const SyncRec& r : exchanges) {
+            auto it = std::upper_bound(byGroup.begin(), byGroup.end(), std::pair(r.group, r.s + params.minBoundaryGapNs),
+                                       [&](const std::pair<int, std::int64_t>& v, std::uint32_t id) {
+                                           return v < std::pair(bursts[id].group, bursts[id].s);
+                                       });
+            if (it == byGroup.begin()) continue;
+            const std::uint32_t id = *std::prev(it);
+            if (bursts[id].group != r.group || r.s > bursts[id].e + params.minBoundaryGapNs) continue;
+            recs.push_back(r);
+            burstOf.push_back(id);
+            bursts[id].e = std::max(bursts[id].e, r.e);
+        }
+    }
+    // Every sync burst with its records, openers included, for the sync windows of isExchange (below).
+    const std::vector<SyncRec> allRecs = exchanges.empty() ? std::vector<SyncRec>{} : recs;
+    const std::vector<std::uint32_t> allBurstOf = exchanges.empty() ? std::vector<std::uint32_t>{} : burstOf;
+    const std::vector<Burst> allBursts = exchanges.empty() ? std::vector<Burst>{} : bursts;
+
     // The all-gathers that open steps end none: their records and bursts leave the sync series.
     if (std::any_of(bursts.begin(), bursts.end(), [](const Burst& b) { return b.opener; })) {
         std::vector<std::uint32_t> newId(bursts.size());
@@ -784,8 +849,25 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     int groups = 0;
     for (const Burst& b : bursts) groups = std::max(groups, b.group + 1);
     std::vector<std::uint32_t> roundOf(bursts.size());
+    // A group's burst that follows its previous one by less than a fifth of the group's usual gap between
+    // bursts is that burst cut in two (a ring slowed by a slow link waits for its slowest hop between buckets):
+    // no repeat. Else one such split would open a round in the middle of another, and every later round
+    // would hold the end of one step and the start of the next (the quiet between rounds lost).
+    std::vector<double> splitGap(std::size_t(groups), 0.0);
+    {
+        std::vector<std::vector<double>> own(std::size_t(groups), std::vector<double>{});
+        std::vector<std::int64_t> lastEnd(std::size_t(groups), kNever);
+        for (std::uint32_t id : byStart) {
+            const Burst& b = bursts[id];
+            std::int64_t& last = lastEnd[std::size_t(b.group)];
+            if (last != kNever) own[std::size_t(b.group)].push_back(double(b.s - last));
+            last = std::max(last == kNever ? b.e : last, b.e);
+        }
+        for (std::size_t g = 0; g < own.size(); ++g) splitGap[g] = 0.2 * medianOf(own[g]);
+    }
     auto formRounds = [&](double quietNs) {
         std::vector<int> lastRound(std::size_t(groups), -1);
+        std::vector<std::int64_t> lastEnd(std::size_t(groups), 0);
         int cur = -1;
         std::int64_t curEnd = 0;
         std::vector<double> gaps;
@@ -794,7 +876,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             const double g = cur < 0 ? 0.0 : double(b.s - curEnd);
             const bool repeat = cur >= 0 && lastRound[std::size_t(b.group)] == cur;
             bool open = cur < 0;
-            if (quietNs <= 0) open = open || repeat;
+            if (quietNs <= 0) open = open || (repeat && double(b.s - lastEnd[std::size_t(b.group)]) >= splitGap[std::size_t(b.group)]);
             else open = open || g > 0.5 * quietNs || (repeat && g > 0.2 * quietNs);
             if (open) {
                 if (cur >= 0) gaps.push_back(g);
@@ -803,6 +885,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             }
             curEnd = std::max(curEnd, b.e);
             lastRound[std::size_t(b.group)] = cur;
+            lastEnd[std::size_t(b.group)] = std::max(lastEnd[std::size_t(b.group)], b.e);
             roundOf[id] = std::uint32_t(cur);
         }
         return gaps;
@@ -908,6 +991,34 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             out.clockOffsetNs.assign(flows.endpoints.size(), 0);
             for (std::size_t l = 0; l < nics; ++l) out.clockOffsetNs[ix.endpoint(int(l))] = nicOffset[l];
         }
+    }
+
+    // The ring's sync bursts of the groups whose expert exchanges left the series, aligned, for isExchange.
+    if (!exchanges.empty()) {
+        std::vector<Piece> window(allBursts.size(), {kNever, std::numeric_limits<std::int64_t>::min()});
+        for (std::size_t i = 0; i < allRecs.size(); ++i) {
+            const std::int64_t off = nicOffset[std::size_t(allRecs[i].src)];
+            Piece& w = window[allBurstOf[i]];
+            w.first = std::min(w.first, allRecs[i].s - off - params.minBoundaryGapNs);
+            w.second = std::max(w.second, allRecs[i].e - off);
+        }
+        std::unordered_map<int, std::uint32_t> slot; // burst group -> syncWindowsNs index
+        for (const SyncRec& r : exchanges) {
+            const auto [it, added] = slot.try_emplace(r.group, std::uint32_t(slot.size()));
+            const EndpointId a = ix.endpoint(r.src), b = ix.endpoint(r.dst);
+            out.expertPairs.push_back({std::min(a, b), std::max(a, b), it->second});
+        }
+        std::sort(out.expertPairs.begin(), out.expertPairs.end());
+        out.expertPairs.erase(std::unique(out.expertPairs.begin(), out.expertPairs.end()), out.expertPairs.end());
+        out.syncWindowsNs.resize(slot.size());
+        for (std::size_t id = 0; id < allBursts.size(); ++id) {
+            auto it = slot.find(allBursts[id].group);
+            if (it != slot.end() && window[id].first != kNever) out.syncWindowsNs[it->second].push_back(window[id]);
+        }
+        for (auto& w : out.syncWindowsNs) std::sort(w.begin(), w.end());
+        out.notes.push_back("expert all-to-all between DP peers (expert-parallel groups smaller than the DP groups) "
+                            "is told from the gradient sync by direction: ring hops go one way, exchanges both; "
+                            "steps end with the ring's sync");
     }
 
     // 4. Step ends: the latest aligned sync end of each round (and its first sync start), by end.

@@ -87,7 +87,23 @@ struct StepDivision {
     std::vector<std::int64_t> clockOffsetNs;
     std::vector<std::string> notes;
 
+    // Expert all-to-all told apart from the ring sync: in a DP group with one-way pairs (a ring's hops) and
+    // pairs with traffic both ways (expert exchanges, EP smaller than DP), the ring's sync bursts of each such
+    // group, aligned, each from minBoundaryGapNs before its first record to its last record's end; and its
+    // both-ways pairs (endpoints ascending within a pair, pairs ascending). Empty for other jobs (with EP = DP
+    // every pair of a group goes both ways). Derived while analysing; sessions do not store it.
+    struct ExpertPair {
+        EndpointId a, b;
+        std::uint32_t windows; // index into syncWindowsNs
+        auto operator<=>(const ExpertPair&) const = default;
+    };
+    std::vector<ExpertPair> expertPairs;
+    std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> syncWindowsNs;
+
     std::int64_t offsetOf(EndpointId e) const { return e < clockOffsetNs.size() ? clockOffsetNs[e] : 0; }
+    // Whether a record between src and dst that starts at alignedStartNs is an expert exchange: on a both-ways
+    // pair above, outside its group's sync bursts.
+    bool isExchange(EndpointId src, EndpointId dst, std::int64_t alignedStartNs) const;
 };
 
 // captureFirstNs: the first record of the whole capture, to tell whether step 0 may have been cut.

@@ -21,6 +21,7 @@ struct Transfer {
     SegmentKind kind;
     std::uint16_t microBatch = kNoMicroBatch;
     std::uint32_t step = kNoIndex;
+    bool exchange = false; // DP traffic that is an expert all-to-all, not the ring's sync (StepDivision::isExchange)
 };
 
 struct Busy {
@@ -30,7 +31,8 @@ struct Busy {
 
 JobTimeline build(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                   const ParallelismResult& par, const std::vector<StepInfo>& steps,
-                  const std::vector<std::int64_t>& offsets, bool segments, const JobIndex* index) {
+                  const std::vector<std::int64_t>& offsets, bool segments, const JobIndex* index,
+                  const StepDivision* division) {
     JobTimeline tl;
     tl.steps = steps;
     tl.startNs = job.startNs;
@@ -67,13 +69,14 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         SegmentKind kind;
         std::uint32_t peer;
         std::size_t index;
+        bool exchange;
     };
     std::vector<std::vector<Open>> open(R);
     auto add = [&](std::uint32_t rank, SegmentKind kind, std::uint32_t peer, std::int64_t s, std::int64_t e,
-                   std::uint64_t bytes) {
+                   std::uint64_t bytes, bool exchange = false) {
         auto& list = transfers[rank];
         for (Open& o : open[rank]) {
-            if (o.kind != kind || (o.peer != peer && kind != SegmentKind::DpSync)) continue;
+            if (o.kind != kind || o.exchange != exchange || (o.peer != peer && kind != SegmentKind::DpSync)) continue;
             Transfer& t = list[o.index];
             if (s <= t.e + kMergeGapNs) {
                 t.e = std::max(t.e, e);
@@ -82,11 +85,13 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             } else {
                 o.index = list.size();
                 list.push_back({s, e, bytes, peer, kind});
+                list.back().exchange = exchange;
             }
             return;
         }
-        open[rank].push_back({kind, peer, list.size()});
+        open[rank].push_back({kind, peer, list.size(), exchange});
         list.push_back({s, e, bytes, peer, kind});
+        list.back().exchange = exchange;
     };
     std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
     for (std::uint32_t r : job.records) {
@@ -99,8 +104,9 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         last = std::max(last, e);
         const std::uint32_t ra = rankOfLocal[std::size_t(a)], rb = rankOfLocal[std::size_t(b)];
         if (ix.kind(a, b) == PairKind::DP) {
-            add(ra, SegmentKind::DpSync, rb, s, e, flows.bytes[r]);
-            add(rb, SegmentKind::DpSync, ra, s, e, flows.bytes[r]);
+            const bool exchange = division && division->isExchange(flows.src[r], flows.dst[r], s);
+            add(ra, SegmentKind::DpSync, rb, s, e, flows.bytes[r], exchange);
+            add(rb, SegmentKind::DpSync, ra, s, e, flows.bytes[r], exchange);
         } else {
             add(ra, SegmentKind::PpSend, rb, s, e, flows.bytes[r]);
             add(rb, SegmentKind::PpRecv, ra, s, e, flows.bytes[r]);
@@ -248,7 +254,8 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             } else if (t.kind == SegmentKind::PpRecv) {
                 pending.push_back({t.e, st, t.microBatch, upstream(t.peer), false});
             } else if (t.kind == SegmentKind::DpSync) {
-                if (st != kNoIndex) {
+                // An expert exchange is no sync: it neither starts nor ends the step's DP sync.
+                if (st != kNoIndex && !t.exchange) {
                     RankStepStats& ss = rt.stepStats[st];
                     if (ss.dpStartNs == RankStepStats::kNoTime) {
                         ss.dpStartNs = t.s;
@@ -450,19 +457,19 @@ const RankStepStats* JobTimeline::stats(std::size_t rank, std::size_t step) cons
 
 JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                           const ParallelismResult& parallelism, const std::vector<StepInfo>& steps) {
-    return build(flows, topology, job, parallelism, steps, {}, true, nullptr);
+    return build(flows, topology, job, parallelism, steps, {}, true, nullptr, nullptr);
 }
 
 JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                           const ParallelismResult& parallelism, const StepDivision& division,
                           const JobIndex* index) {
-    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, true, index);
+    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, true, index, &division);
 }
 
 JobTimeline buildTimelineStats(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                                const ParallelismResult& parallelism, const StepDivision& division,
                                const JobIndex* index) {
-    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, false, index);
+    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, false, index, &division);
 }
 
 } // namespace prism
