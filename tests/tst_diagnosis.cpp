@@ -451,6 +451,47 @@ private slots:
             }
     }
 
+    // Expert groups smaller than their DP group (EP < DP): the ring's hops between EP groups carry the sync
+    // alone, which tells the exchanges on the EP pairs from the ring's hops there. Across shapes (with and
+    // without a pipeline, EP 2 and 4 in DP 8, a distributed optimizer, two channels): clean runs exact with no
+    // finding; a GPU slowed 1.3x or 3x is named by its late all-to-all, steps exact.
+    void expertGroupsSmallerThanTheirDpGroupAreTold() {
+        struct Shape {
+            const char* what;
+            int pp, dp, ep;
+            bool zero;
+            int channels;
+        };
+        const Shape shapes[] = {{"pp2 dp4 ep2", 2, 4, 2, false, 1},        {"pp1 dp8 ep2", 1, 8, 2, false, 1},
+                                {"pp1 dp8 ep4", 1, 8, 4, false, 1},        {"pp2 dp4 ep2 zero1", 2, 4, 2, true, 1},
+                                {"pp2 dp4 ep2, 2 channels", 2, 4, 2, false, 2}};
+        int seed = 60;
+        for (const Shape& sh : shapes)
+            for (double factor : {0.0, 1.3, 3.0}) {
+                sim::SimConfig config = presetConfig("moe-ep-lt-dp", seed++);
+                sim::JobSpec& j = config.jobs[0];
+                config.hosts = sh.pp * sh.dp;
+                j.pp = sh.pp;
+                j.dp = sh.dp;
+                j.expertParallel = sh.ep;
+                j.distributedOptimizer = sh.zero;
+                j.channels = sh.channels;
+                j.hosts.resize(std::size_t(config.hosts));
+                for (int h = 0; h < config.hosts; ++h) j.hosts[std::size_t(h)] = (h * 5 + seed) % config.hosts;
+                config.anomalies.clear();
+                if (factor > 0)
+                    config.anomalies = {{"slow_rank", 0, j.hosts[std::size_t(seed % config.hosts)], 3, 6, 8, factor, 0}};
+                sim::SimResult sim = sim::simulate(config);
+                Report report = analyzeCapture(captureOf(sim));
+                EvaluationResult ev = evaluate(report, sim.truth);
+                const QString what = QString("%1 x%2: %3").arg(sh.what).arg(factor).arg(describe(report));
+                QVERIFY2(ev.perfect(), qPrintable(what + "\n" + QString::fromStdString(ev.toText())));
+                QVERIFY2(ev.totals.findings.exact(), qPrintable(what));
+                if (factor > 0)
+                    QVERIFY2(evidence(*ofKind(report.jobs[0], "slow_rank").at(0), "all_to_all_lag_ms") > 0, qPrintable(what));
+            }
+    }
+
     // Interleaved stages close the pipeline into a ring: on its ends (stage 0, the last stage) inputs cannot
     // be matched to ops. A slow GPU there is still named on its own host, from the warm-up forwards, and its
     // ring neighbour (which waits for it) is not: every host of the job in turn.

@@ -90,10 +90,13 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
     };
     const std::vector<int> block = expertGroups(flows, job, ix);
     auto find = [&](int x) { return block[std::size_t(x)]; };
-    std::map<int, std::vector<int>> members; // EP groups of three or more
+    // Where the step division told the ring's hops from the exchanges (sd.isExchange), an exchange is any
+    // send to an EP peer outside the ring's sync: EP groups of two are judged too.
+    const bool told = !sd.expertPairs.empty();
+    std::map<int, std::vector<int>> members; // EP groups of three or more (two when told)
     for (std::size_t l = 0; l < n; ++l)
         if (block[l] >= 0) members[block[l]].push_back(int(l));
-    std::erase_if(members, [](const auto& m) { return m.second.size() < 3; });
+    std::erase_if(members, [&](const auto& m) { return m.second.size() < (told ? 2u : 3u); });
     if (members.empty()) return out;
     std::vector<char> judged(n, 0);
     for (const auto& [root, group] : members)
@@ -105,8 +108,9 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
     std::vector<std::vector<Send>> sends(n);
     for (std::uint32_t r : job.records) {
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-        if (a >= 0 && judged[std::size_t(a)] && dpPair(a, b))
-            sends[std::size_t(a)].push_back({flows.startNs[r] - sd.offsetOf(flows.src[r]), b});
+        if (a < 0 || !judged[std::size_t(a)] || !dpPair(a, b)) continue;
+        const std::int64_t s = flows.startNs[r] - sd.offsetOf(flows.src[r]);
+        if (!told || sd.isExchange(flows.src[r], flows.dst[r], s)) sends[std::size_t(a)].push_back({s, b});
     }
     std::vector<std::size_t> rankOf(n, R);
     for (std::size_t r = 0; r < R; ++r)
@@ -127,14 +131,22 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
                     ++j;
                 }
                 const std::size_t k = std::size_t(std::lower_bound(ends.begin(), ends.end(), v[i].s) - ends.begin());
-                if (peers.size() >= std::max<std::size_t>(2, group.size() / 2) && k < K &&
+                if (peers.size() >= std::max<std::size_t>(told ? 1 : 2, group.size() / 2) && k < K &&
                     v[i].s >= sd.steps[k].startNs)
                     starts[std::size_t(a) * K + k].push_back(v[i].s);
                 i = j;
             }
         }
+        // A step is judged when every member shows the group's usual count of exchanges (the most common over
+        // the job's steps, the larger on a tie): the members are matched exchange by exchange, and a lost record
+        // on each side (the same count, shifted) would make one of them late from one loss to the other.
+        std::map<std::size_t, std::size_t> seen;
+        for (std::size_t k = 0; k < K; ++k)
+            for (int a : group) ++seen[starts[std::size_t(a) * K + k].size()];
+        std::size_t m = 0, mostSeen = 0;
+        for (const auto& [count, times] : seen)
+            if (times >= mostSeen) std::tie(m, mostSeen) = std::pair(count, times);
         for (std::size_t k = 0; k < K; ++k) {
-            const std::size_t m = starts[std::size_t(group.front()) * K + k].size();
             if (m < 3 || std::any_of(group.begin(), group.end(),
                                      [&](int a) { return starts[std::size_t(a) * K + k].size() != m; }))
                 continue;
@@ -280,7 +292,9 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
 
     // Flag (rank, step); group by TP group: the ranks of one host in one stage.
     const double lagFloor = p.minLagShare * double(sd.medianStepNs);
-    std::map<std::pair<int, int>, std::map<int, std::vector<std::size_t>>> flagged; // (host, stage) -> step -> ranks
+    // (host, stage) -> step -> ranks, each with what flagged it: the evidence of a finding is what raised it.
+    enum Signal : unsigned { kCompute = 1, kLag = 2, kLate = 4 };
+    std::map<std::pair<int, int>, std::map<int, std::vector<std::pair<std::size_t, unsigned>>>> flagged;
     for (std::size_t r = 0; r < R; ++r) {
         const RankTimeline& rt = tl.ranks[r];
         for (std::size_t k = 0; k < K; ++k) {
@@ -288,8 +302,8 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
                                      z[r * K + k] >= p.kSigma;
             const bool lagging = lagFloor > 0 && double(rt.stepStats[k].dpStartLagNs) > lagFloor;
             const bool lateExpert = late.share[r * K + k] >= p.minLateShare; // NaN: not measured
-            if (slowCompute || lagging || lateExpert)
-                flagged[{rt.host >= 0 ? rt.host : -1 - int(r), rt.stage}][int(k)].push_back(r);
+            const unsigned signals = (slowCompute ? kCompute : 0u) | (lagging ? kLag : 0u) | (lateExpert ? kLate : 0u);
+            if (signals) flagged[{rt.host >= 0 ? rt.host : -1 - int(r), rt.stage}][int(k)].push_back({r, signals});
         }
     }
     for (const auto& [key, bySteps] : flagged) {
@@ -301,16 +315,16 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             for (int k = e.first; k <= e.last; ++k) {
                 auto it = bySteps.find(k);
                 if (it == bySteps.end()) continue;
-                for (std::size_t r : it->second) {
+                for (const auto& [r, signals] : it->second) {
                     ++hits[r];
                     const std::size_t i = r * K + std::size_t(k);
-                    if (!std::isnan(ratio[i])) {
+                    if (signals & kCompute) {
                         ratios.push_back(ratio[i]);
                         own.push_back(value[i]);
                         peers.push_back(peerMedian[i]);
                     }
-                    lags.push_back(double(tl.ranks[r].stepStats[std::size_t(k)].dpStartLagNs));
-                    if (late.share[i] >= p.minLateShare) {
+                    if (signals & kLag) lags.push_back(double(tl.ranks[r].stepStats[std::size_t(k)].dpStartLagNs));
+                    if (signals & kLate) {
                         lateNs.push_back(late.ns[i]);
                         lateShares.push_back(late.share[i]);
                     }
