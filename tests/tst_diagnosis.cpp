@@ -451,11 +451,12 @@ private slots:
             }
     }
 
-    // Expert groups smaller than their DP group (EP < DP): the ring's hops between EP groups carry the sync
-    // alone, which tells the exchanges on the EP pairs from the ring's hops there. Across shapes (with and
-    // without a pipeline, EP 2 and 4 in DP 8, a distributed optimizer, two channels): clean runs exact with no
-    // finding; a GPU slowed 1.3x or 3x is named by its late all-to-all, steps exact.
-    void expertGroupsSmallerThanTheirDpGroupAreTold() {
+    // Expert exchanges told from the ring's hops: with EP < DP by direction (the hops between EP groups go one
+    // way), with EP = DP by fan-out (an exchange goes to several peers at once, a hop to one). Across shapes
+    // (with and without a pipeline, EP 2 and 4 in DP 4 and 8, EP = DP = 4, a distributed optimizer, two
+    // channels): clean runs exact with no finding; a GPU slowed 1.3x or 3x is named by its late all-to-all,
+    // steps exact.
+    void expertExchangesAreToldFromTheRing() {
         struct Shape {
             const char* what;
             int pp, dp, ep;
@@ -464,7 +465,8 @@ private slots:
         };
         const Shape shapes[] = {{"pp2 dp4 ep2", 2, 4, 2, false, 1},        {"pp1 dp8 ep2", 1, 8, 2, false, 1},
                                 {"pp1 dp8 ep4", 1, 8, 4, false, 1},        {"pp2 dp4 ep2 zero1", 2, 4, 2, true, 1},
-                                {"pp2 dp4 ep2, 2 channels", 2, 4, 2, false, 2}};
+                                {"pp2 dp4 ep2, 2 channels", 2, 4, 2, false, 2}, {"pp1 dp4 ep4", 1, 4, 4, false, 1},
+                                {"pp2 dp8 ep4", 2, 8, 4, false, 1}};
         int seed = 60;
         for (const Shape& sh : shapes)
             for (double factor : {0.0, 1.3, 3.0}) {

@@ -26,25 +26,66 @@ struct SyncRec {
     std::int32_t group;
 };
 
-// Expert all-to-all among DP peers (mixture of experts) sends both ways on a pair; a ring collective's hops go
-// one way. In a DP group that has both kinds of pair (EP smaller than DP, or a ring ordered across the EP
-// groups), the one-way pairs carry the ring's sync alone: the records of the both-ways pairs leave the series
-// and are returned. (They may hold ring hops too: those that start inside a burst of their group rejoin it
-// later.) A group whose pairs all go both ways (EP = DP, a two-member ring) keeps them all.
-std::vector<SyncRec> ringHopsOnly(std::vector<SyncRec>& dp, std::size_t nics) {
-    std::vector<SyncRec> out;
+// Expert all-to-all among DP peers (mixture of experts) is told from the ring's sync, and returned (it leaves
+// the series; the ring's hops among it rejoin their burst later, when they start inside one):
+//  - by direction: an exchange sends both ways on a pair, a ring's hops go one way. In a DP group that has both
+//    kinds of pair (EP smaller than DP, or a ring ordered across the EP groups) the one-way pairs carry the
+//    ring alone, and the records of the both-ways pairs leave the series;
+//  - by fan-out, where every pair of a group of three or more goes both ways (EP = DP): an exchange posts a
+//    member's sends to its peers at once, a ring's hop goes to one peer. A member's sends that start within
+//    exchangeWindowNs of each other to at least two peers and half the others of its group leave the series.
+// A two-member group (a ring both ways) keeps everything.
+std::vector<SyncRec> ringHopsOnly(std::vector<SyncRec>& dp, std::size_t nics, std::int64_t exchangeWindowNs) {
     std::unordered_set<std::uint64_t> sent; // ordered (src, dst)
     for (const SyncRec& r : dp) sent.insert(std::uint64_t(r.src) * nics + std::uint64_t(r.dst));
     auto bothWays = [&](const SyncRec& r) { return sent.count(std::uint64_t(r.dst) * nics + std::uint64_t(r.src)) > 0; };
-    std::unordered_map<int, std::pair<bool, bool>> kinds; // per group: has a one-way pair, has a both-ways pair
-    for (const SyncRec& r : dp) (bothWays(r) ? kinds[r.group].second : kinds[r.group].first) = true;
-    auto split = [&](const SyncRec& r) {
-        const auto& k = kinds[r.group];
-        return k.first && k.second && bothWays(r);
+    struct Kinds {
+        bool oneWay = false, bothWays = false;
+        std::unordered_set<int> members;
     };
-    for (const SyncRec& r : dp)
-        if (split(r)) out.push_back(r);
-    if (!out.empty()) std::erase_if(dp, split);
+    std::unordered_map<int, Kinds> kinds;
+    for (const SyncRec& r : dp) {
+        Kinds& k = kinds[r.group];
+        (bothWays(r) ? k.bothWays : k.oneWay) = true;
+        k.members.insert(r.src);
+        k.members.insert(r.dst);
+    }
+    std::vector<char> exchange(dp.size(), 0);
+    std::vector<std::vector<std::size_t>> bySender(nics); // fan-out groups only, in start order
+    for (std::size_t i = 0; i < dp.size(); ++i) {
+        const Kinds& k = kinds[dp[i].group];
+        if (k.oneWay && k.bothWays) exchange[i] = bothWays(dp[i]);
+        else if (!k.oneWay && k.members.size() >= 3) bySender[std::size_t(dp[i].src)].push_back(i);
+    }
+    for (const auto& v : bySender)
+        for (std::size_t i = 0; i < v.size();) {
+            std::size_t j = i;
+            std::unordered_set<int> peers;
+            while (j < v.size() && dp[v[j]].s - dp[v[i]].s <= exchangeWindowNs) peers.insert(dp[v[j++]].dst);
+            const std::size_t size = kinds[dp[v[i]].group].members.size();
+            if (peers.size() >= std::max<std::size_t>(2, size / 2))
+                for (std::size_t x = i; x < j; ++x) exchange[v[x]] = 1;
+            i = j;
+        }
+    // A ring's hops start together (its members wait for the last one); a send left alone by the rule above (an
+    // exchange that lost its other records) has no other member's send beside it: an exchange too.
+    std::unordered_map<int, std::vector<std::size_t>> left; // fan-out groups: the records kept, in start order
+    for (const auto& v : bySender)
+        for (std::size_t i : v)
+            if (!exchange[i]) left[dp[i].group].push_back(i);
+    for (auto& [g, v] : left) {
+        std::sort(v.begin(), v.end());
+        for (std::size_t x = 0, lo = 0; x < v.size(); ++x) {
+            while (dp[v[lo]].s < dp[v[x]].s - exchangeWindowNs) ++lo;
+            bool together = false;
+            for (std::size_t y = lo; y < v.size() && dp[v[y]].s <= dp[v[x]].s + exchangeWindowNs && !together; ++y)
+                together = dp[v[y]].src != dp[v[x]].src;
+            if (!together) exchange[v[x]] = 2;
+        }
+    }
+    std::vector<SyncRec> out, kept;
+    for (std::size_t i = 0; i < dp.size(); ++i) (exchange[i] ? out : kept).push_back(dp[i]);
+    if (!out.empty()) dp = std::move(kept);
     return out;
 }
 
@@ -699,7 +740,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             ppRecs.push_back(sr);
         }
     }
-    std::vector<SyncRec> exchanges = ringHopsOnly(dpRecs, nics);
+    std::vector<SyncRec> exchanges = ringHopsOnly(dpRecs, nics, params.exchangeWindowNs);
     std::vector<SyncRec> recs;
     std::vector<LinkRecord> links; // PP records between adjacent stages, for the drain test (no DP traffic only)
     if (dpRecs.empty() && !ppRecs.empty()) {
@@ -1016,9 +1057,9 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             if (it != slot.end() && window[id].first != kNever) out.syncWindowsNs[it->second].push_back(window[id]);
         }
         for (auto& w : out.syncWindowsNs) std::sort(w.begin(), w.end());
-        out.notes.push_back("expert all-to-all between DP peers (expert-parallel groups smaller than the DP groups) "
-                            "is told from the gradient sync by direction: ring hops go one way, exchanges both; "
-                            "steps end with the ring's sync");
+        out.notes.push_back("expert all-to-all between DP peers is told from the gradient sync (a ring's hops go one "
+                            "way, to one peer at a time; exchanges go both ways, to several peers at once): steps "
+                            "end with the ring's sync");
     }
 
     // 4. Step ends: the latest aligned sync end of each round (and its first sync start), by end.

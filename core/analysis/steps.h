@@ -36,6 +36,7 @@ struct StepParams {
     double regularBand = 1.35;              // an interval within [P / band, P * band] of the median P is regular
     std::size_t maxCandidates = 64;         // cut counts tried per series (the sharpest drops in gap size)
     double drainedShare = 0.5;              // no DP: share of PP links (and head links) at rest in a drain
+    std::int64_t exchangeWindowNs = 20'000; // a member's sends of one expert all-to-all start this close
 };
 
 // Per-record lookups for one job, shared by steps, timeline and diagnosis: the job-local index of an
