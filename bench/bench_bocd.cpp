@@ -1,99 +1,56 @@
-// Speed of BOCD (core/analysis/bocd.h) on 1M points, one core. The cost per point is proportional to the
-// number of run lengths kept, so each case reports it (runLengths = BocdResult::meanRunLengthsKept) next to
-// points/s (items_per_second) and run-length updates/s (updates = points x runLengths).
-//  - Piecewise/L/seg: piecewise-constant series (σ = 1, levels alternating ±1.5, segment lengths uniform in
-//    [L/2, 3L/2]) with the default settings: pruning at 1e-4, no cap; seg = 0 leaves out the segmentation
-//    (as the engine runs it).
-//  - Capped/C: white noise, where pruning cannot drop anything (the whole series is one run), capped at C.
+// BOCD (core/analysis/bocd.h) on series of the size the engine gives it (step intervals of one job: hundreds
+// to thousands of points), with its settings (no segmentation output). The cost is proportional to the run
+// lengths kept per point, reported as runLengths (BocdResult::meanRunLengthsKept).
+//  - Steady/n: n steps of the same duration with 2% noise: nothing can be pruned, so the run lengths grow
+//    with the series (the worst case, O(n²)).
+//  - Checkpoints/n: the same with a step three times as long every 500 steps (as the long-run preset).
+//  - Piecewise/n: segments of 20-80 steps at alternating levels, the case pruning is made for.
 #include "analysis/bocd.h"
 
 #include <benchmark/benchmark.h>
 
-#include <map>
 #include <random>
 #include <vector>
 
 namespace {
 
-constexpr std::size_t kPoints = 1'000'000;
+enum class Shape { Steady, Checkpoints, Piecewise };
 
-const std::vector<double>& piecewise(std::size_t meanLength)
+std::vector<double> series(Shape shape, std::size_t n)
 {
-    static std::map<std::size_t, std::vector<double>> cache;
-    auto& x = cache[meanLength];
-    if (x.empty()) {
-        std::mt19937_64 rng(meanLength);
-        std::normal_distribution<double> noise(0.0, 1.0);
-        std::uniform_int_distribution<std::size_t> length(meanLength / 2, meanLength * 3 / 2);
-        double level = 1.5;
-        while (x.size() < kPoints) {
-            level = -level;
-            for (std::size_t i = length(rng); i > 0 && x.size() < kPoints; --i)
-                x.push_back(level + noise(rng));
+    std::mt19937_64 rng(n);
+    std::normal_distribution<double> noise(1.0, 0.02);
+    std::uniform_int_distribution<std::size_t> length(20, 80);
+    std::vector<double> x;
+    double level = 1.0;
+    for (std::size_t next = length(rng); x.size() < n;) {
+        if (shape == Shape::Piecewise && x.size() == next) {
+            level = level == 1.0 ? 1.3 : 1.0;
+            next += length(rng);
         }
+        const bool checkpoint = shape == Shape::Checkpoints && x.size() % 500 == 499;
+        x.push_back(level * noise(rng) * (checkpoint ? 3.0 : 1.0));
     }
     return x;
 }
 
-const std::vector<double>& whiteNoise()
+template <Shape S>
+void BM_Bocd(benchmark::State& state)
 {
-    static const std::vector<double> x = [] {
-        std::mt19937_64 rng(7);
-        std::normal_distribution<double> noise(0.0, 1.0);
-        std::vector<double> v(kPoints);
-        for (double& d : v)
-            d = noise(rng);
-        return v;
-    }();
-    return x;
-}
-
-void report(benchmark::State& state, const prism::BocdResult& r)
-{
-    state.SetItemsProcessed(std::int64_t(state.iterations()) * std::int64_t(kPoints));
-    state.counters["runLengths"] = r.meanRunLengthsKept;
-    state.counters["updates"] =
-        benchmark::Counter(double(kPoints) * r.meanRunLengthsKept, benchmark::Counter::kIsIterationInvariantRate);
-    state.counters["changePoints"] = double(r.changePoints.size());
-}
-
-void BM_BocdPiecewise(benchmark::State& state)
-{
-    const auto& x = piecewise(std::size_t(state.range(0)));
+    const std::vector<double> x = series(S, std::size_t(state.range(0)));
     prism::BocdParams p;
-    p.segmentation = state.range(1) != 0;
+    p.segmentation = false; // as steps.cpp runs it
     prism::BocdResult r;
     for (auto _ : state) {
         r = prism::runBocd(x, p);
         benchmark::DoNotOptimize(r.changePoints.data());
     }
-    report(state, r);
+    state.counters["runLengths"] = r.meanRunLengthsKept;
+    state.counters["changePoints"] = double(r.changePoints.size());
 }
-BENCHMARK(BM_BocdPiecewise)
-    ->ArgNames({"L", "seg"})
-    ->Args({16, 1})
-    ->Args({32, 1})
-    ->Args({64, 1})
-    ->Args({100, 1})
-    ->Args({256, 1})
-    ->Args({16, 0})
-    ->Args({32, 0})
-    ->Args({64, 0})
-    ->Args({100, 0})
-    ->Unit(benchmark::kMillisecond);
-
-void BM_BocdCapped(benchmark::State& state)
-{
-    prism::BocdParams p;
-    p.maxRunLength = std::size_t(state.range(0));
-    prism::BocdResult r;
-    for (auto _ : state) {
-        r = prism::runBocd(whiteNoise(), p);
-        benchmark::DoNotOptimize(r.changePoints.data());
-    }
-    report(state, r);
-}
-BENCHMARK(BM_BocdCapped)->ArgName("C")->Arg(16)->Arg(32)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Bocd<Shape::Steady>)->Name("Steady")->Arg(250)->Arg(1000)->Arg(4000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Bocd<Shape::Checkpoints>)->Name("Checkpoints")->Arg(2000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Bocd<Shape::Piecewise>)->Name("Piecewise")->Arg(2000)->Unit(benchmark::kMicrosecond);
 
 } // namespace
 

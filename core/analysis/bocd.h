@@ -1,7 +1,7 @@
 #pragma once
 // Bayesian Online Change-point Detection (Adams & MacKay 2007) with a conjugate Normal-Gamma model
-// (Student-t predictive) and a constant hazard 1/lambda, computed in log space. Linear time through
-// run-length pruning: before each point the longest run lengths whose total posterior mass is below
+// (Student-t predictive) and a constant hazard 1/lambda, computed in log space. Linear time on piecewise data
+// through run-length pruning: before each point the longest run lengths whose total posterior mass is below
 // pruneThreshold are dropped (the rule of the R package ocp, truncRlim), and at most maxRunLength run
 // lengths are kept.
 //
@@ -12,8 +12,7 @@
 //
 // Two outputs: the online threshold rule (what the engine uses) and the "most probable segmentation" of
 // ocp's maxCPs recursion, which reproduces the R package as run by TCPDBench (see docs/BOCD.md).
-// The functions are pure and thread-safe; their results are bit-identical on every x86-64 CPU (the vector
-// kernels give the same results for SSE2, AVX2 and AVX-512).
+// The functions are pure and thread-safe.
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -53,24 +52,10 @@ struct BocdResult {
     double meanRunLengthsKept = 0;     // its mean over the points: the cost per point is proportional to it
 };
 
-// Univariate BOCD with pruning. Throws std::invalid_argument on a non-finite value (as ocp does without a
-// missing-point rule), on |x - mu0| > 1e150 without standardize (its square would overflow) or on invalid
-// parameters.
+// Univariate BOCD with pruning; pruneThreshold = 0 and maxRunLength = 0 give the exact O(n²) recursion.
+// Throws std::invalid_argument on a non-finite value (as ocp does without a missing-point rule), on
+// |x - mu0| > 1e150 without standardize (its square would overflow) or on invalid parameters.
 BocdResult runBocd(std::span<const double> x, const BocdParams& p = {});
-
-// Multivariate: one series per dimension, all of the same length, each with its own independent
-// Normal-Gamma model (same prior); the predictive is their product (ocp's multivariate = TRUE).
-BocdResult runBocdMultivariate(std::span<const std::vector<double>> columns, const BocdParams& p = {});
-
-// The plain O(n²) recursion without pruning or cap (pruneThreshold and maxRunLength are ignored),
-// written independently of the fast path so the two can check each other.
-BocdResult runBocdExact(std::span<const double> x, const BocdParams& p = {});
-
-// The vector width of the kernels in use: 8 (AVX-512), 4 (AVX2+FMA) or 2 (baseline, SSE2 on x86-64); picked
-// once by CPU. setBocdKernelWidth forces one (0: back to the CPU's choice) and returns false when the CPU
-// cannot run it; for tests and benchmarks (results must be bit-identical across widths), not thread-safe.
-int bocdKernelWidth();
-bool setBocdKernelWidth(int width);
 
 // (x - mean) / sd with the sample sd, computed like R's scale() (long double sums) to follow the
 // reference's numerics. A constant series is only centred (R would divide by 0).
