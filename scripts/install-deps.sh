@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config file dpkg-dev
   qt6-base-dev qt6-base-dev-tools libqt6charts6-dev libqt6svg6-dev libqt6opengl6-dev libgl-dev
-  libboost-dev libboost-graph-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev sqlite3 libbenchmark-dev
+  libboost-dev libboost-graph-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev sqlite3 libbenchmark-dev libcli11-dev
   xvfb xauth
   libpcap-dev libssl-dev tshark
   nfdump softflowd tzdata

@@ -39,6 +39,7 @@ private slots:
         QTest::newRow("analyze") << QStringList{"analyze", "--help"} << "--csv-steps";
         QTest::newRow("evaluate") << QStringList{"evaluate", "--help"} << "--expect-perfect";
         QTest::newRow("convert") << QStringList{"convert", "--help"} << "--tz ZONE";
+        QTest::newRow("import") << QStringList{"import", "--help"} << "--out SESSION.prism";
     }
     void everyCommandHasHelp() {
         QFETCH(QStringList, args);
@@ -61,12 +62,20 @@ private slots:
         QTest::newRow("bad seed") << QStringList{"simulate", "--preset", "tiny", "--seed", "-4", "--out", "x"}
                                   << "--seed expects a non-negative integer";
         QTest::newRow("missing value") << QStringList{"evaluate", "--report"} << "needs a value";
+        QTest::newRow("missing last value") << QStringList{"analyze", "x", "--json"} << "option --json needs a value";
+        QTest::newRow("unknown option, no positionals")
+            << QStringList{"simulate", "--preset", "tiny", "--out", "never-written", "--frobnicate"}
+            << "unknown option --frobnicate";
+        QTest::newRow("unexpected argument") << QStringList{"evaluate", "--report", "r", "--truth", "t", "stray"}
+                                             << "unexpected argument stray";
         auto sim = [](std::initializer_list<QString> extra) {
             QStringList args{"simulate", "--preset", "tiny", "--out", "never-written"};
             for (const QString& e : extra) args << e;
             return args;
         };
         QTest::newRow("anomaly kind") << sim({"--anomaly", "slow_jam:steps=3"}) << "unknown kind \"slow_jam\"";
+        QTest::newRow("one spec per --anomaly") << sim({"--anomaly", "slow_rank:steps=3", "stray"})
+                                                << "unexpected argument stray";
         QTest::newRow("anomaly without steps") << sim({"--anomaly", "slow_rank:factor=2"})
                                                << "steps=FIRST-LAST is required";
         QTest::newRow("anomaly outside the job") << sim({"--anomaly", "slow_rank:steps=15-40"})

@@ -7,7 +7,7 @@
 #include "analysis/recognition.h"
 #include "analysis/steps.h"
 #include "analysis/timeline.h"
-#include "io/capture.h"
+#include "model/capture.h"
 #include "model/report.h"
 
 #include <functional>

@@ -1,6 +1,5 @@
 // loadCapture: resolves folders and named files to flow data files (any kind, by content) + topology.json,
-// loads them, merges the flow data and checks it against the topology. summarize(): the numbers shown
-// before any analysis.
+// loads them, merges the flow data and checks it against the topology.
 #include "io/capture.h"
 
 #include "io/flow_source.h"
@@ -93,30 +92,6 @@ FlowTable mergeTables(std::vector<FlowTable> tables) {
         }
     }
     out.sortByStart();
-    return out;
-}
-
-struct UnknownEndpoint {
-    EndpointId id;
-    std::uint64_t records;
-};
-
-// RoCE endpoints that are not NICs of the topology, with how many RoCE records each appears in;
-// most records first.
-std::vector<UnknownEndpoint> unknownRoceEndpoints(const FlowTable& flows, const Topology& topology) {
-    std::vector<std::uint64_t> count(flows.endpoints.size(), 0);
-    for (std::size_t i = 0; i < flows.size(); ++i) {
-        if (!flows.isRoce(i)) continue;
-        ++count[flows.src[i]];
-        if (flows.dst[i] != flows.src[i]) ++count[flows.dst[i]];
-    }
-    std::vector<UnknownEndpoint> out;
-    for (EndpointId id = 0; id < count.size(); ++id)
-        if (count[id] && !topology.nicByIp(flows.endpoints.at(id))) out.push_back({id, count[id]});
-    std::sort(out.begin(), out.end(), [&](const UnknownEndpoint& a, const UnknownEndpoint& b) {
-        if (a.records != b.records) return a.records > b.records;
-        return flows.endpoints.at(a.id) < flows.endpoints.at(b.id);
-    });
     return out;
 }
 
@@ -236,45 +211,6 @@ Capture loadCapture(const std::vector<std::string>& sources, const LoadOptions& 
         c.diagnostics.addWarning({c.source, 0, 0, "no topology.json: each NIC is treated as its own host"});
     }
     return c;
-}
-
-CaptureSummary summarize(const Capture& capture) {
-    CaptureSummary s;
-    const FlowTable& f = capture.flows;
-    s.source = capture.source;
-    s.records = f.size();
-    for (std::size_t i = 0; i < f.size(); ++i) {
-        if (f.isRoce(i)) {
-            ++s.roceRecords;
-            s.roceBytes += f.bytes[i];
-        } else {
-            ++s.otherRecords;
-            s.otherBytes += f.bytes[i];
-        }
-    }
-    s.endpoints = f.endpoints.size();
-    if (capture.hasTopology) {
-        s.hosts = capture.topology.hosts.size();
-        s.nics = capture.topology.nics.size();
-        s.unknownRoceEndpoints = unknownRoceEndpoints(f, capture.topology).size();
-    } else {
-        // Without a topology each RoCE endpoint is a NIC and its own host (the warning says so).
-        std::vector<bool> roce(f.endpoints.size(), false);
-        for (std::size_t i = 0; i < f.size(); ++i)
-            if (f.isRoce(i)) roce[f.src[i]] = roce[f.dst[i]] = true;
-        s.nics = s.hosts = std::uint64_t(std::count(roce.begin(), roce.end(), true));
-    }
-    if (!f.empty()) {
-        // Scanned, not taken from the ends: a table built by hand need not be sorted.
-        s.firstNs = *std::min_element(f.startNs.begin(), f.startNs.end());
-        s.lastNs = *std::max_element(f.endNs.begin(), f.endNs.end());
-    }
-    const LoadDiagnostics& d = capture.diagnostics;
-    s.skippedRows = d.skippedRows;
-    s.warnings = d.warningCount;
-    for (const InputIssue& e : d.errors) s.messages.push_back("error: " + e.toString());
-    for (const InputIssue& w : d.warnings) s.messages.push_back("warning: " + w.toString());
-    return s;
 }
 
 } // namespace prism

@@ -1,9 +1,7 @@
 #pragma once
-// Loading a capture: flows.csv[.gz] + topology.json, from a folder or the files named directly.
-#include "model/diagnostics.h"
-#include "model/flow_table.h"
-#include "model/report.h"
-#include "model/topology.h"
+// Loading a capture (model/capture.h): flow data + topology.json, from a folder or the files named directly;
+// the flows.csv and topology.json readers and writers.
+#include "model/capture.h"
 
 #include <functional>
 #include <string>
@@ -24,18 +22,6 @@ struct LoadOptions {
     std::int64_t idleTimeoutNs = 0;
     std::int64_t activeTimeoutNs = 0;
     std::int64_t messageGapNs = 0;
-};
-
-struct Capture {
-    std::string source;       // what the user named (folder or file)
-    std::string flowsPath;    // the first flow data file (compatibility: the only one before issue 13)
-    std::vector<std::string> flowsPaths; // every flow data file read, in the order read
-    std::vector<std::string> flowsKinds; // per file, what it was read as: "flows.csv", "nfdump csv (1.7.5+)"...
-    std::string topologyPath; // resolved topology.json; empty when there is none
-    FlowTable flows;          // sorted by start time
-    Topology topology;
-    bool hasTopology = false;
-    LoadDiagnostics diagnostics;
 };
 
 // flows.csv reader (docs/FORMATS.md): header row with columns found by name, extra columns ignored, '#' comments,
@@ -63,7 +49,5 @@ void writeTopologyJson(const Topology& topology, const std::string& path);
 Capture loadCapture(const std::string& pathOrFolder, const LoadOptions& options = {});
 // The same for several sources (folders and files, each as above), merged into one capture.
 Capture loadCapture(const std::vector<std::string>& sources, const LoadOptions& options = {});
-
-CaptureSummary summarize(const Capture& capture);
 
 } // namespace prism

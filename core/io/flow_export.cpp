@@ -5,10 +5,10 @@
 // other fields. Templates, options-derived sampling rates and system init times live per exporting process:
 // (exporter address, observation domain) for IPFIX, (exporter address, source id) for v9.
 // sFlow samples carry raw packet headers: they go through decodePacket and a PacketFlowBuilder, each sampled
-// packet weighted by the sampling rate.
+// packet weighted by the sampling rate (sflow.cpp).
 #include "io/flow_export.h"
 
-#include "io/packet_decode.h"
+#include "io/flow_export_wire.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,13 +21,13 @@
 
 namespace prism {
 
+using flowexport::be16;
+using flowexport::be32;
+using flowexport::be64;
+using flowexport::Where;
+
 namespace {
 
-std::uint16_t be16(const std::uint8_t* p) { return std::uint16_t((p[0] << 8) | p[1]); }
-std::uint32_t be32(const std::uint8_t* p) {
-    return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | p[3];
-}
-std::uint64_t be64(const std::uint8_t* p) { return (std::uint64_t(be32(p)) << 32) | be32(p + 4); }
 // An unsigned integer of 1..8 bytes (IPFIX reduced-size encoding, RFC 7011 section 6.2).
 std::uint64_t beN(const std::uint8_t* p, std::size_t n) {
     if (n == 8) return be64(p);
@@ -40,7 +40,6 @@ std::uint64_t beN(const std::uint8_t* p, std::size_t n) {
 
 constexpr std::uint16_t kIpfixVersion = 10;
 constexpr std::uint16_t kNetflow9Version = 9;
-constexpr std::uint32_t kSflowVersion = 5;
 constexpr std::size_t kIpfixHeader = 16;
 constexpr std::size_t kNetflow9Header = 20;
 constexpr std::uint16_t kVariableLength = 0xFFFF;
@@ -255,20 +254,6 @@ struct Domain {
     bool warnedUptime = false;
 };
 
-// Where a problem is, for messages: "packet 12" or "IPFIX message 3 at byte offset 1024", then the offset
-// inside the datagram.
-struct Where {
-    const std::string* file;
-    std::string datagram;
-    LoadDiagnostics* diag;
-    void error(std::size_t offset, const std::string& what) const {
-        diag->addError({*file, 0, 0, datagram + ", byte " + std::to_string(offset) + ": " + what});
-    }
-    void warning(std::size_t offset, const std::string& what) const {
-        diag->addWarning({*file, 0, 0, datagram + ", byte " + std::to_string(offset) + ": " + what});
-    }
-};
-
 } // namespace
 
 struct FlowExportDecoder::Impl {
@@ -286,7 +271,6 @@ struct FlowExportDecoder::Impl {
     void decodeIpfix(const std::uint8_t* p, std::size_t len, const IpAddr& exporter, FlowTable& out, const Where& at);
     void decodeNetflow9(const std::uint8_t* p, std::size_t len, const IpAddr& exporter, FlowTable& out,
                         const Where& at);
-    void decodeSflow(const std::uint8_t* p, std::size_t len, std::int64_t timeNs, FlowTable& out, const Where& at);
 
     // Set 2 / flowset 0 (templates) and set 3 / flowset 1 (options templates). `base` is the set's offset.
     void readTemplates(Domain& d, const std::uint8_t* p, std::size_t len, std::size_t base, bool options,
@@ -343,26 +327,10 @@ bool looksLikeNetflow9(const std::uint8_t* p, std::size_t len) {
     return (setId <= 1 || setId >= 256) && count <= len && setsFit(p + kNetflow9Header, len - kNetflow9Header);
 }
 
-bool looksLikeSflow(const std::uint8_t* p, std::size_t len) {
-    if (len < 28 || be32(p) != kSflowVersion) return false;
-    std::uint32_t addrType = be32(p + 4);
-    std::size_t header = addrType == 1 ? 28 : addrType == 2 ? 40 : 0;
-    if (!header || len < header) return false;
-    // The samples' lengths must add up to the datagram.
-    std::uint32_t samples = be32(p + header - 4);
-    if (samples > (len - header) / 8) return false;
-    std::size_t off = header;
-    for (std::uint32_t i = 0; i < samples; ++i) {
-        if (len - off < 8 || be32(p + off + 4) > len - off - 8) return false;
-        off += 8 + be32(p + off + 4);
-    }
-    return off == len;
-}
-
 } // namespace
 
 bool FlowExportDecoder::looksLikeExport(const std::uint8_t* payload, std::size_t len) {
-    return looksLikeIpfix(payload, len) || looksLikeNetflow9(payload, len) || looksLikeSflow(payload, len);
+    return looksLikeIpfix(payload, len) || looksLikeNetflow9(payload, len) || flowexport::looksLikeSflow(payload, len);
 }
 
 bool looksLikeIpfixFile(const std::uint8_t* head, std::size_t len) {
@@ -375,7 +343,8 @@ void FlowExportDecoder::decode(const std::uint8_t* payload, std::size_t len, con
     Where at{&m_impl->file, "packet " + std::to_string(packetNumber), &diag};
     if (len >= 2 && be16(payload) == kIpfixVersion) return m_impl->decodeIpfix(payload, len, exporter, out, at);
     if (len >= 2 && be16(payload) == kNetflow9Version) return m_impl->decodeNetflow9(payload, len, exporter, out, at);
-    if (len >= 4 && be32(payload) == kSflowVersion) return m_impl->decodeSflow(payload, len, packetTimeNs, out, at);
+    if (len >= 4 && be32(payload) == flowexport::kSflowVersion)
+        return flowexport::decodeSflow(payload, len, packetTimeNs, m_impl->sflowFlows, m_impl->stats, out, at);
     at.error(0, "unknown flow export version; expected IPFIX (10), NetFlow v9 (9) or sFlow v5");
 }
 
@@ -712,95 +681,6 @@ void FlowExportDecoder::Impl::emit(Domain& d, const Values& v, FlowTable& out, c
     }
     out.append(r);
     ++stats.records;
-}
-
-// sFlow v5 datagram: header (agent address IPv4 or IPv6), then samples. Flow samples (1) and expanded flow
-// samples (3) carry flow records; raw packet headers (record format 1) of Ethernet, IPv4 or IPv6 frames go
-// through decodePacket into the packet flow builder, weighted by the sample's sampling rate. Counter samples are
-// counted; other samples and records are skipped.
-void FlowExportDecoder::Impl::decodeSflow(const std::uint8_t* p, std::size_t len, std::int64_t timeNs, FlowTable& out,
-                                          const Where& at) {
-    const std::uint32_t addrType = len >= 8 ? be32(p + 4) : 0;
-    const std::size_t header = addrType == 1 ? 28 : addrType == 2 ? 40 : 0;
-    if (len < 8 || !header) {
-        at.error(4, len < 8 ? "sFlow header cut short; expected at least 8 bytes"
-                            : "sFlow agent address type " + std::to_string(addrType) +
-                                  "; expected 1 (IPv4) or 2 (IPv6)");
-        return;
-    }
-    if (len < header) {
-        at.error(0, "sFlow header cut short at " + std::to_string(len) + " bytes; expected " + std::to_string(header));
-        return;
-    }
-    ++stats.sflowDatagrams;
-    const std::uint32_t samples = be32(p + header - 4);
-    std::size_t off = header;
-    for (std::uint32_t i = 0; i < samples; ++i) {
-        if (len - off < 8) {
-            at.error(off, "sample " + std::to_string(i + 1) + " of " + std::to_string(samples) +
-                              " missing; expected its 8-byte header");
-            return;
-        }
-        const std::uint32_t format = be32(p + off);
-        const std::size_t sampleLen = be32(p + off + 4);
-        if (sampleLen > len - off - 8) {
-            at.error(off + 4, "sample " + std::to_string(i + 1) + " length " + std::to_string(sampleLen) +
-                                  "; expected at most " + std::to_string(len - off - 8) +
-                                  " (the rest of the datagram)");
-            return;
-        }
-        const std::uint8_t* s = p + off + 8;
-        if (format == 1 || format == 3) {
-            ++stats.sflowFlowSamples;
-            // Compact: seq, source id, rate, pool, drops, input, output, record count (8 x 4 bytes).
-            // Expanded: seq, source id type, index, rate, pool, drops, input format/value, output format/value,
-            // record count (11 x 4 bytes).
-            const std::size_t fixed = format == 1 ? 32 : 44;
-            if (sampleLen < fixed) {
-                at.error(off + 8, "flow sample " + std::to_string(i + 1) + " of " + std::to_string(sampleLen) +
-                                      " bytes; expected at least " + std::to_string(fixed));
-                return;
-            }
-            const std::uint64_t rate = std::max<std::uint32_t>(1, be32(s + (format == 1 ? 8 : 12)));
-            const std::uint32_t records = be32(s + fixed - 4);
-            std::size_t r = fixed;
-            for (std::uint32_t k = 0; k < records; ++k) {
-                if (sampleLen - r < 8 || be32(s + r + 4) > sampleLen - r - 8) {
-                    at.error(off + 8 + r, "flow record " + std::to_string(k + 1) + " of sample " +
-                                              std::to_string(i + 1) + " runs past its sample (" +
-                                              std::to_string(sampleLen - r) + " bytes left); expected it within");
-                    return;
-                }
-                const std::uint32_t recFormat = be32(s + r);
-                const std::size_t recLen = be32(s + r + 4);
-                const std::uint8_t* rec = s + r + 8;
-                if (recFormat == 1 && recLen >= 16) { // raw packet header
-                    const std::uint32_t protocol = be32(rec);
-                    const std::size_t frameLen = be32(rec + 4);
-                    const std::size_t stripped = be32(rec + 8);
-                    const std::size_t headerLen = be32(rec + 12);
-                    if (headerLen > recLen - 16) {
-                        at.error(off + 8 + r + 20, "raw packet header of " + std::to_string(headerLen) +
-                                                       " bytes; expected at most " + std::to_string(recLen - 16) +
-                                                       " (the rest of its record)");
-                        return;
-                    }
-                    const int link = protocol == 1 ? kLinkEthernet : (protocol == 11 || protocol == 12) ? kLinkRaw : 0;
-                    // The frame as sent, without what the agent stripped (FCS, leading encapsulations).
-                    const std::size_t origLen = std::max(headerLen, frameLen > stripped ? frameLen - stripped : 0);
-                    DecodedPacket packet;
-                    if (link && decodePacket(rec + 16, headerLen, origLen, link, packet)) {
-                        sflowFlows.add(packet, timeNs, rate, out);
-                        ++stats.sflowPackets;
-                    }
-                }
-                r += 8 + recLen;
-            }
-        } else if (format == 2 || format == 4) {
-            ++stats.sflowCounterSamples;
-        }
-        off += 8 + sampleLen;
-    }
 }
 
 void warnIfSampled(const FlowExportStats& stats, const std::string& file, LoadDiagnostics& diag) {

@@ -8,7 +8,7 @@
 // Opening never writes; a foreign file, a newer schema or a damaged database throws InputError naming the
 // file and what was expected. The source capture is only ever read (its checksum is taken).
 #include "analysis/pipeline.h"
-#include "io/capture.h"
+#include "model/capture.h"
 #include "model/note.h"
 #include "store/sha256.h"
 

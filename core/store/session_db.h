@@ -1,6 +1,6 @@
 #pragma once
 // Internal to core/store: the schema, the checks every reader runs before trusting a file, and the note
-// rows shared by session.cpp and notes.cpp.
+// rows shared by the session reader, its writer and notes.cpp.
 #include "model/note.h"
 #include "store/sqlite_db.h"
 

@@ -3,7 +3,7 @@
 // Input: datagrams back to back, each a 2-byte big-endian length then its bytes, all from one exporter, so
 // templates and options learnt from one datagram are used by the next ones. Build and run (from the repo):
 //   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Icore tests/fuzz/fuzz_flow_export.cpp \
-//     core/io/flow_export.cpp core/io/packet_decode.cpp core/model/ip.cpp core/model/flow_table.cpp \
+//     core/io/flow_export.cpp core/io/sflow.cpp core/io/packet_decode.cpp core/model/ip.cpp core/model/flow_table.cpp \
 //     core/model/diagnostics.cpp -o /tmp/fuzz_flow_export
 //   /tmp/fuzz_flow_export -max_total_time=600 /tmp/fe-corpus
 // Seeds: the UDP payloads of tests/data/flow-exports/*/*.pcap, length-prefixed, one file per capture, e.g.

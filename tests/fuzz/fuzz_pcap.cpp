@@ -6,7 +6,7 @@
 // input split at every 0xfe 0xed pair. Odd: the rest is written to a file and read with readPcap (lenient).
 // Build and run (from the repo):
 //   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Icore tests/fuzz/fuzz_pcap.cpp \
-//     core/io/pcap_reader.cpp core/io/packet_decode.cpp core/io/flow_export.cpp core/model/ip.cpp \
+//     core/io/pcap_reader.cpp core/io/packet_decode.cpp core/io/flow_export.cpp core/io/sflow.cpp core/model/ip.cpp \
 //     core/model/flow_table.cpp core/model/diagnostics.cpp -lpcap -o /tmp/fuzz_pcap
 //   /tmp/fuzz_pcap -max_total_time=600 /tmp/pcap-corpus
 // Seeds: a few packets of the simulator's pcap, e.g. mode 1 + the first 4 KiB of
