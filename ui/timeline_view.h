@@ -8,9 +8,9 @@
 // layout, palette); hover and selection repaint only overlays on top of that image. Export to SVG takes a
 // vector path instead (one fillRect per run of equal columns).
 //
-// Navigation: wheel zooms around the cursor (Ctrl finer, Shift faster), drag pans, right-drag / Shift-drag
-// or a drag on the time axis zooms to a range, W/S zoom, A/D pan, F fits, Shift+F fits all rows,
-// Backspace undoes a zoom, Ctrl+F searches a rank, host or step, Esc clears the selection.
+// Navigation (see timeline_input.cpp): wheel zooms around the cursor (Ctrl finer, Shift faster), drag pans,
+// right-drag / Shift-drag or a drag on the time axis zooms to a range, W/S zoom, A/D pan, F fits, Shift+F
+// fits all rows, Backspace undoes a zoom, Ctrl+F searches a rank, host or step, Esc clears the selection.
 #include "export.h"
 #include "timeline_index.h"
 #include "view_state.h"
