@@ -3,6 +3,7 @@
 // timeline in the centre with the step chart, per-rank chart, topology, capture summary and input problems
 // in tabs below, the details of the selection on the right. Every view follows one ViewState. Loading runs
 // in a CaptureLoader worker with progress and Cancel; window state, splitters, theme and recent files persist.
+// Menus and actions are in main_window_actions.cpp, session files and notes in main_window_session.cpp.
 #include "analysis_session.h"
 
 #include <QMainWindow>
@@ -91,7 +92,8 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
-    void createActions();
+    void createActions(); // main_window_actions.cpp
+    void showTimelineHelp();
     void createWorkspace();
     QWidget* createWelcome();
     void addRecent(const QString& path);
