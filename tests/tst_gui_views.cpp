@@ -1,10 +1,12 @@
 // The main window's views working together on a simulated `anomalies` capture: the job list, the details of a
-// clicked step, the step chart driving the timeline, findings zooming the timeline, the topology selecting
-// ranks, the per-rank chart, export (PNG, SVG, clipboard), headless screenshots, persistence, bad input.
+// clicked step, the step chart driving the timeline, findings zooming the timeline, the visible range the
+// timeline, step chart and notes share, the topology selecting ranks, the per-rank chart, export (PNG, SVG,
+// clipboard), headless screenshots, persistence, bad input.
 #include "capture_loader.h"
 #include "details_panel.h"
 #include "export.h"
 #include "main_window.h"
+#include "notes_panel.h"
 #include "rank_chart.h"
 #include "step_chart.h"
 #include "timeline_view.h"
@@ -206,6 +208,60 @@ private slots:
             }
             QVERIFY(w->detailsPanel()->text().contains(place.where));
         }
+    }
+
+    // One visible range for the timeline, the step chart and the notes: a zoom in one shows in the others, and
+    // the timeline's Backspace undoes a zoom made in the chart.
+    void theTimelineTheStepChartAndTheNotesShareTheVisibleRange() {
+        auto w = window();
+        const JobData& d = *w->viewState()->jobData();
+        const auto& st = d.steps();
+        if (st.size() < 20) QSKIP("the engine found fewer than 20 steps (re-run once step division lands)");
+        w->showView(MainWindow::View::Steps);
+        QApplication::processEvents();
+        TimelineView* tl = w->timeline();
+        StepChart* chart = w->stepChart();
+        QCOMPARE(tl->zoom(), w->viewState()->zoom());
+        // The timeline on steps 10-12: the chart shows them (and their neighbours: at least 8 steps).
+        tl->zoomToSteps(10, 12);
+        const auto [lo, hi] = chart->visibleSteps();
+        QVERIFY2(lo <= st[10].index - 0.5 && hi >= st[12].index + 0.5 && hi - lo < 8.01,
+                 qPrintable(QString("%1..%2").arg(lo).arg(hi)));
+        QVERIFY(chart->title().contains("showing steps"));
+        // A note on what is shown takes that range.
+        w->viewState()->clearSelection();
+        Note n;
+        QVERIFY(w->notesPanel()->noteForSelection(&n));
+        QCOMPARE(n.target, NoteTarget::Range);
+        QCOMPARE(n.startNs, tl->rangeStart());
+        QCOMPARE(n.endNs, tl->rangeEnd());
+        // The wheel over the chart zooms the timeline out; one Backspace in the timeline undoes the gesture.
+        const std::int64_t z0 = tl->rangeStart(), z1 = tl->rangeEnd();
+        QWidget* vp = chart->chartView()->viewport();
+        const QPoint at = chart->viewportPointOfStep(11);
+        for (int i = 0; i < 3; ++i) {
+            QWheelEvent wheel(QPointF(at), QPointF(vp->mapToGlobal(at)), QPoint(), QPoint(0, -120), Qt::NoButton,
+                              Qt::NoModifier, Qt::NoScrollPhase, false);
+            QApplication::sendEvent(vp, &wheel);
+        }
+        QVERIFY(tl->rangeEnd() - tl->rangeStart() > (z1 - z0) * 3 / 2);
+        QVERIFY(chart->visibleSteps().second - chart->visibleSteps().first > hi - lo);
+        tl->setFocus();
+        QTest::keyClick(tl, Qt::Key_Backspace);
+        QCOMPARE(tl->rangeStart(), z0);
+        QCOMPARE(tl->rangeEnd(), z1);
+        // A drag to the left in the chart brings later steps into the timeline, at the same width.
+        const QPoint mid = vp->rect().center();
+        sendMouse(vp, QEvent::MouseButtonPress, mid, Qt::LeftButton, Qt::LeftButton);
+        sendMouse(vp, QEvent::MouseMove, mid - QPoint(100, 0), Qt::NoButton, Qt::LeftButton);
+        sendMouse(vp, QEvent::MouseButtonRelease, mid - QPoint(100, 0), Qt::LeftButton, Qt::NoButton);
+        QVERIFY(tl->rangeStart() > z0);
+        QCOMPARE(tl->rangeEnd() - tl->rangeStart(), z1 - z0);
+        // A double-click in the chart shows every step, in the timeline too.
+        sendMouse(vp, QEvent::MouseButtonDblClick, mid, Qt::LeftButton, Qt::LeftButton);
+        QVERIFY(tl->rangeStart() <= d.startNs() && tl->rangeEnd() >= d.endNs());
+        QCOMPARE(chart->visibleSteps().first, st.front().index - 0.5);
+        QVERIFY(!chart->title().contains("showing steps"));
     }
 
     void clickingAHostInTheTopologySelectsItsRanks() {

@@ -252,7 +252,7 @@ void MainWindow::createWorkspace() {
     m_timeline = new TimelineView(m_state, centreTop);
     centreLayout->addWidget(m_timeline, 1);
     m_vsplit->addWidget(centreTop);
-    m_notes = new NotesPanel(m_state, m_timeline);
+    m_notes = new NotesPanel(m_state);
     m_leftSplit->addWidget(titled(tr("Notes"), m_notes, m_leftSplit));
     m_leftSplit->setStretchFactor(2, 1);
     connect(m_notes, &NotesPanel::notesChanged, this, [this] {

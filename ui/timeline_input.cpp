@@ -86,8 +86,7 @@ void TimelineView::wheelEvent(QWheelEvent* event) {
     }
     if (delta.y() == 0) return;
     // One undo entry per wheel gesture, not per notch.
-    if (!m_lastWheel.isValid() || m_lastWheel.elapsed() > 600) pushUndo();
-    m_lastWheel.restart();
+    m_zoom->pushGestureUndo();
     const double base = (mods & Qt::ControlModifier) ? 1.05 : (mods & Qt::ShiftModifier) ? 2.0 : 1.25;
     zoomAt(pos.x(), std::pow(base, double(delta.y()) / 120.0));
     event->accept();
@@ -96,8 +95,8 @@ void TimelineView::wheelEvent(QWheelEvent* event) {
 void TimelineView::mousePressEvent(QMouseEvent* event) {
     setFocus();
     m_pressPos = event->position().toPoint();
-    m_pressT0 = m_t0;
-    m_pressT1 = m_t1;
+    m_pressT0 = rangeStart();
+    m_pressT1 = rangeEnd();
     m_pressScroll = m_scrollY;
     const bool onAxis =
         (axisRect().contains(m_pressPos) || stepLaneRect().contains(m_pressPos)) && m_pressPos.x() >= plotRect().left();
@@ -185,11 +184,11 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
     }
     switch (event->key()) {
     case Qt::Key_W:
-        pushUndo();
+        m_zoom->pushUndo();
         zoomAt(cx, zoomStep);
         return;
     case Qt::Key_S:
-        pushUndo();
+        m_zoom->pushUndo();
         zoomAt(cx, 1.0 / zoomStep);
         return;
     case Qt::Key_A: panBy(-panStep); return;
@@ -276,7 +275,7 @@ void TimelineView::showContextMenu(const QPoint& globalPos) {
         fitAll();
     });
     QAction* undo = menu.addAction(tr("Undo Zoom\tBackspace"), this, [this] { undoZoom(); });
-    undo->setEnabled(!m_undo.empty());
+    undo->setEnabled(m_zoom->undoDepth() > 0);
     menu.addSeparator();
     menu.addAction(tr("Collapse All Groups"), this, [this] { setAllCollapsed(true); });
     menu.addAction(tr("Expand All Groups"), this, [this] { setAllCollapsed(false); });

@@ -14,11 +14,11 @@
 namespace prism::ui {
 
 namespace {
-constexpr std::int64_t kMinSpanNs = 100; // deepest zoom: 100 ns across the view
 qint64 groupKey(int stage, int group) { return (qint64(stage) << 32) | qint64(std::uint32_t(group + 1)); }
 } // namespace
 
-TimelineView::TimelineView(ViewState* state, QWidget* parent) : QWidget(parent), m_state(state) {
+TimelineView::TimelineView(ViewState* state, QWidget* parent)
+    : QWidget(parent), m_state(state), m_zoom(state ? state->zoom() : new ZoomControl(this)) {
     setObjectName("timelineView");
     setFocusPolicy(Qt::StrongFocus);
     setMouseTracking(true);
@@ -58,7 +58,7 @@ TimelineView::TimelineView(ViewState* state, QWidget* parent) : QWidget(parent),
         connect(m_state, &ViewState::jobChanged, this, [this] { setJobData(m_state->jobData()); });
         connect(m_state, &ViewState::selectionChanged, this, &TimelineView::onSelectionChanged);
     }
-    m_lastWheel.invalidate();
+    connect(m_zoom, &ZoomControl::rangeChanged, this, qOverload<>(&QWidget::update));
 }
 
 TimelineView::~TimelineView() = default;
@@ -66,7 +66,6 @@ TimelineView::~TimelineView() = default;
 void TimelineView::setJobData(const JobDataPtr& data) {
     m_data = data;
     m_collapsed.clear();
-    m_undo.clear();
     m_index.reset();
     m_hoverRank = m_hoverSegment = -1;
     m_searchHit = -1;
@@ -97,27 +96,9 @@ void TimelineView::setJobData(const JobDataPtr& data) {
         for (int r = 0; r < m_data->rankCount(); ++r) w = std::max(w, fm.horizontalAdvance(m_data->rankLabel(r)) + 44);
     m_labelWidth = std::clamp(w, 120, 320);
     rebuildLayout();
-    m_t0 = jobStart();
-    m_t1 = std::max(jobEnd(), m_t0 + kMinSpanNs);
-    fitAll();
-    m_undo.clear();
+    if (!m_state) m_zoom->reset(jobStart(), jobEnd()); // with a ViewState, it resets the shared range
     setScroll(0);
     invalidate();
-}
-
-std::int64_t TimelineView::jobStart() const {
-    if (!m_data) return 0;
-    const JobTimeline& tl = m_data->timeline();
-    if (tl.endNs > tl.startNs) return tl.startNs;
-    return m_data->info().startNs;
-}
-
-std::int64_t TimelineView::jobEnd() const {
-    if (!m_data) return 1;
-    const JobTimeline& tl = m_data->timeline();
-    std::int64_t e = tl.endNs > tl.startNs ? tl.endNs : m_data->info().endNs;
-    if (!m_data->steps().empty()) e = std::max(e, m_data->steps().back().endNs);
-    return std::max(e, jobStart() + 1);
 }
 
 // ---- layout ---------------------------------------------------------------------------------------------
@@ -294,70 +275,21 @@ void TimelineView::invalidate() {
 
 // ---- time range -----------------------------------------------------------------------------------------
 
-std::int64_t TimelineView::clampSpan(std::int64_t span) const {
-    const std::int64_t full = jobEnd() - jobStart();
-    return std::clamp<std::int64_t>(span, kMinSpanNs, std::max<std::int64_t>(kMinSpanNs, full * 2));
-}
-
-void TimelineView::pushUndo() {
-    if (!m_undo.empty() && m_undo.back() == std::pair(m_t0, m_t1)) return;
-    m_undo.emplace_back(m_t0, m_t1);
-    if (m_undo.size() > 200) m_undo.erase(m_undo.begin());
-}
-
-void TimelineView::setRange(std::int64_t t0, std::int64_t t1, bool push) {
-    if (t1 < t0) std::swap(t0, t1);
-    std::int64_t span = clampSpan(t1 - t0);
-    std::int64_t mid = t0 + (t1 - t0) / 2;
-    t0 = mid - span / 2;
-    t1 = t0 + span;
-    // Keep some of the job in view: the range may pass the job's ends by at most half a view.
-    const std::int64_t lo = jobStart() - span / 2, hi = jobEnd() + span / 2;
-    if (t0 < lo) {
-        t1 += lo - t0;
-        t0 = lo;
-    }
-    if (t1 > hi) {
-        t0 -= t1 - hi;
-        t1 = hi;
-    }
-    if (t0 == m_t0 && t1 == m_t1) return;
-    if (push) pushUndo();
-    m_t0 = t0;
-    m_t1 = t1;
-    update();
-    emit rangeChanged(m_t0, m_t1);
-}
-
 void TimelineView::zoomAt(double x, double factor) {
     if (factor <= 0) return;
     const QRect plot = plotRect();
     x = std::clamp(x, double(plot.left()), double(plot.right() + 1));
     const double frac = (x - plot.left()) / std::max(1, plot.width());
     const std::int64_t anchor = timeAtX(x);
-    const std::int64_t span = clampSpan(std::int64_t(double(m_t1 - m_t0) / factor));
+    const std::int64_t span = m_zoom->clampSpan(std::int64_t(double(m_zoom->span()) / factor));
     const std::int64_t t0 = anchor - std::int64_t(frac * double(span));
     setRange(t0, t0 + span, false);
 }
 
 void TimelineView::panBy(double dxPx) {
-    const double nsPerPx = double(m_t1 - m_t0) / std::max(1, plotRect().width());
+    const double nsPerPx = double(m_zoom->span()) / std::max(1, plotRect().width());
     const std::int64_t d = std::int64_t(dxPx * nsPerPx);
-    setRange(m_t0 + d, m_t1 + d, false);
-}
-
-void TimelineView::fitAll() {
-    const std::int64_t a = jobStart(), b = jobEnd();
-    const std::int64_t margin = std::max<std::int64_t>(1, (b - a) / 100);
-    setRange(a - margin, b + margin, true);
-}
-
-bool TimelineView::undoZoom() {
-    if (m_undo.empty()) return false;
-    auto [a, b] = m_undo.back();
-    m_undo.pop_back();
-    setRange(a, b, false);
-    return true;
+    setRange(rangeStart() + d, rangeEnd() + d, false);
 }
 
 void TimelineView::zoomToSteps(int first, int last) {
@@ -395,12 +327,13 @@ void TimelineView::revealRank(int rank) {
 
 double TimelineView::xOfTime(std::int64_t t) const {
     const QRect plot = plotRect();
-    return plot.left() + double(t - m_t0) * double(plot.width()) / double(std::max<std::int64_t>(1, m_t1 - m_t0));
+    return plot.left() +
+           double(t - rangeStart()) * double(plot.width()) / double(std::max<std::int64_t>(1, m_zoom->span()));
 }
 
 std::int64_t TimelineView::timeAtX(double x) const {
     const QRect plot = plotRect();
-    return m_t0 + std::int64_t((x - plot.left()) * double(m_t1 - m_t0) / double(std::max(1, plot.width())));
+    return rangeStart() + std::int64_t((x - plot.left()) * double(m_zoom->span()) / double(std::max(1, plot.width())));
 }
 
 int TimelineView::stepAtX(double x) const {
@@ -427,9 +360,9 @@ void TimelineView::onSelectionChanged(const Selection& s, bool reveal) {
         const auto& st = m_data->steps();
         if (s.step < 0 || s.step >= int(st.size())) break;
         const StepInfo& step = st[std::size_t(s.step)];
-        const bool inside = step.startNs >= m_t0 && step.endNs <= m_t1;
+        const bool inside = step.startNs >= rangeStart() && step.endNs <= rangeEnd();
         // Zoom to the step and its neighbours unless it already fills a good part of the view.
-        if (!inside || double(step.durationNs()) < 0.25 * double(m_t1 - m_t0))
+        if (!inside || double(step.durationNs()) < 0.25 * double(m_zoom->span()))
             zoomToSteps(std::max(0, s.step - 1), std::min(int(st.size()) - 1, s.step + 1));
         break;
     }
@@ -439,8 +372,8 @@ void TimelineView::onSelectionChanged(const Selection& s, bool reveal) {
         const auto& segs = m_data->timeline().ranks.at(std::size_t(s.rank)).segments;
         if (s.segment >= 0 && s.segment < int(segs.size())) {
             const Segment& seg = segs[std::size_t(s.segment)];
-            if (seg.endNs < m_t0 || seg.startNs > m_t1) {
-                const std::int64_t span = m_t1 - m_t0, mid = seg.startNs + (seg.endNs - seg.startNs) / 2;
+            if (seg.endNs < rangeStart() || seg.startNs > rangeEnd()) {
+                const std::int64_t span = m_zoom->span(), mid = seg.startNs + (seg.endNs - seg.startNs) / 2;
                 setRange(mid - span / 2, mid + span / 2, true);
             }
         }
@@ -466,7 +399,7 @@ int TimelineView::hitSegment(int rank, double x, int* segmentOut) const {
     *segmentOut = -1;
     if (!m_data || rank < 0) return -1;
     const JobTimeline& tl = m_data->timeline();
-    const double nsPerPx = double(m_t1 - m_t0) / std::max(1, plotRect().width());
+    const double nsPerPx = double(m_zoom->span()) / std::max(1, plotRect().width());
     const std::int64_t t = timeAtX(x);
     const std::int64_t slack = std::int64_t(nsPerPx * 2);
     auto [a, b] = tl.visible(std::size_t(rank), t - slack, t + slack + 1);
@@ -591,8 +524,8 @@ QString TimelineView::exportTitle() const {
     const QString capture = QFileInfo(m_data->session().source).fileName();
     return tr("%1 — %2 — %3 … %4 (%5 shown)")
         .arg(capture.isEmpty() ? m_data->session().source : capture, m_data->title(),
-             formatNsAtStep(m_t0 - jobStart(), (m_t1 - m_t0) / 100 + 1),
-             formatNsAtStep(m_t1 - jobStart(), (m_t1 - m_t0) / 100 + 1), formatNs(m_t1 - m_t0));
+             formatNsAtStep(rangeStart() - jobStart(), (m_zoom->span()) / 100 + 1),
+             formatNsAtStep(rangeEnd() - jobStart(), (m_zoom->span()) / 100 + 1), formatNs(m_zoom->span()));
 }
 
 } // namespace prism::ui
