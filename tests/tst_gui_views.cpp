@@ -5,6 +5,7 @@
 #include "capture_loader.h"
 #include "details_panel.h"
 #include "export.h"
+#include "list_models.h"
 #include "main_window.h"
 #include "notes_panel.h"
 #include "rank_chart.h"
@@ -19,6 +20,7 @@
 #include <QChartView>
 #include <QClipboard>
 #include <QFile>
+#include <QHeaderView>
 #include <QMessageBox>
 #include <QProcess>
 #include <QSet>
@@ -26,7 +28,7 @@
 #include <QSvgRenderer>
 #include <QTabWidget>
 #include <QTemporaryDir>
-#include <QTreeWidget>
+#include <QTreeView>
 #include <QtTest>
 
 using namespace prism;
@@ -116,27 +118,43 @@ private slots:
         w.openPath(m_capture);
         QVERIFY(done.wait(120000));
         const auto& jobs = w.session()->report().jobs;
-        QCOMPARE(w.jobList()->topLevelItemCount(), int(jobs.size()));
-        for (int i = 0; i < w.jobList()->topLevelItemCount(); ++i) {
-            QTreeWidgetItem* item = w.jobList()->topLevelItem(i);
-            const JobInfo& j = jobs.at(std::size_t(item->data(0, Qt::UserRole).toInt()));
-            QCOMPARE(item->text(0), QString::fromStdString(j.id));
-            QCOMPARE(item->text(1).toInt(), int(j.gpus.size()));
-            QCOMPARE(item->text(2).toInt(), int(j.hosts.size()));
-            QCOMPARE(item->text(3), QString("%1×%2×%3").arg(j.tp).arg(j.pp).arg(j.dp));
-            QCOMPARE(item->text(4).toInt(), int(j.steps.size()));
-            QCOMPARE(item->text(6).toInt(), int(j.findings.size()));
-            if (!j.steps.empty()) QVERIFY(item->text(5).contains("s")); // a duration with its unit
+        const QAbstractItemModel* list = w.jobList()->model();
+        QCOMPARE(list->rowCount(), int(jobs.size()));
+        for (int i = 0; i < list->rowCount(); ++i) {
+            auto text = [&](int column) { return list->index(i, column).data().toString(); };
+            const JobInfo& j = jobs.at(std::size_t(list->index(i, 0).data(JobTableModel::JobRole).toInt()));
+            QCOMPARE(text(0), QString::fromStdString(j.id));
+            QCOMPARE(text(1).toInt(), int(j.gpus.size()));
+            QCOMPARE(text(2).toInt(), int(j.hosts.size()));
+            QCOMPARE(text(3), QString("%1×%2×%3").arg(j.tp).arg(j.pp).arg(j.dp));
+            QCOMPARE(text(4).toInt(), int(j.steps.size()));
+            QCOMPARE(text(6).toInt(), int(j.findings.size()));
+            if (!j.steps.empty()) QVERIFY(text(5).contains("s")); // a duration with its unit
         }
         // Selecting another job drives the other views.
         if (jobs.size() > 1) {
-            QTreeWidgetItem* second = w.jobList()->topLevelItem(1);
-            second->setSelected(true);
-            w.jobList()->setCurrentItem(second);
-            const int job = second->data(0, Qt::UserRole).toInt();
+            const QModelIndex second = list->index(1, 0);
+            w.jobList()->selectionModel()->select(second,
+                                                  QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+            w.jobList()->setCurrentIndex(second);
+            const int job = second.data(JobTableModel::JobRole).toInt();
             QCOMPARE(w.viewState()->job(), job);
             QCOMPARE(w.timeline()->jobData()->jobIndex(), job);
             QVERIFY(w.detailsPanel()->text().contains(QString::fromStdString(jobs[std::size_t(job)].id)));
+            // A click on a header sorts by that column's numbers; the shown job stays selected.
+            QTest::mouseClick(w.jobList()->header()->viewport(), Qt::LeftButton, {},
+                              QPoint(w.jobList()->header()->sectionViewportPosition(JobTableModel::MedianStep) + 5,
+                                     w.jobList()->header()->height() / 2));
+            QCOMPARE(w.jobList()->header()->sortIndicatorSection(), int(JobTableModel::MedianStep));
+            const double sign = w.jobList()->header()->sortIndicatorOrder() == Qt::AscendingOrder ? 1 : -1;
+            auto median = [&](int row) {
+                return list->index(row, JobTableModel::MedianStep).data(JobTableModel::SortRole).toDouble();
+            };
+            for (int i = 1; i < list->rowCount(); ++i) QVERIFY(sign * median(i - 1) <= sign * median(i));
+            const QModelIndexList selected = w.jobList()->selectionModel()->selectedRows();
+            QCOMPARE(selected.size(), 1);
+            QCOMPARE(selected.first().data(JobTableModel::JobRole).toInt(), job);
+            QCOMPARE(w.viewState()->job(), job);
         }
     }
 
@@ -188,13 +206,13 @@ private slots:
         if (job < 0) QSKIP("the engine raised no finding on this capture (re-run once diagnosis lands)");
         auto w = window();
         w->viewState()->setJob(job);
-        QTreeWidget* list = w->findingsList();
-        QCOMPARE(list->topLevelItemCount(), int(m_session->report().jobs[std::size_t(job)].findings.size()));
-        for (int i = 0; i < list->topLevelItemCount(); ++i) {
-            QTreeWidgetItem* item = list->topLevelItem(i);
-            const int f = item->data(0, Qt::UserRole).toInt();
+        QTreeView* list = w->findingsList();
+        QCOMPARE(list->model()->rowCount(), int(m_session->report().jobs[std::size_t(job)].findings.size()));
+        for (int i = 0; i < list->model()->rowCount(); ++i) {
+            const QModelIndex item = list->model()->index(i, 0);
+            const int f = item.data(FindingTableModel::FindingRole).toInt();
             w->timeline()->fitAll();
-            const QRect r = list->visualItemRect(item);
+            const QRect r = list->visualRect(item);
             click(list->viewport(), r.center());
             QCOMPARE(int(w->viewState()->selection().kind), int(Selection::Kind::Finding));
             QCOMPARE(w->viewState()->selection().finding, f);

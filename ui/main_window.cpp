@@ -1,10 +1,9 @@
 #include "main_window.h"
 
-#include "analysis/stats.h"
-
 #include "capture_loader.h"
 #include "details_panel.h"
 #include "export.h"
+#include "list_models.h"
 #include "model/units.h"
 #include "notes_panel.h"
 #include "session_file.h"
@@ -34,12 +33,13 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
+#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
-#include <QTreeWidget>
+#include <QTreeView>
 #include <QVBoxLayout>
 
 // The resources live in the static ui library; Q_INIT_RESOURCE must be called outside any namespace.
@@ -47,25 +47,8 @@ static void initResources() { Q_INIT_RESOURCE(llmprism); }
 
 namespace prism::ui {
 
-static constexpr int kMaxRecent = 10;
-static constexpr int kSortRole = Qt::UserRole + 1;
-
 namespace {
-
-// Sorts by a number stored under kSortRole when there is one, else by text.
-class SortItem : public QTreeWidgetItem {
-public:
-    using QTreeWidgetItem::QTreeWidgetItem;
-    bool operator<(const QTreeWidgetItem& other) const override {
-        const int col = treeWidget() ? treeWidget()->sortColumn() : 0;
-        const QVariant a = data(col, kSortRole), b = other.data(col, kSortRole);
-        if (a.isValid() && b.isValid()) return a.toDouble() < b.toDouble();
-        return text(col) < other.text(col);
-    }
-};
-
 QString q(const std::string& s) { return QString::fromStdString(s); }
-
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -208,24 +191,13 @@ void MainWindow::createWorkspace() {
         l->addWidget(w);
         return box;
     };
-    m_jobList = new QTreeWidget;
-    m_jobList->setObjectName("jobList");
-    m_jobList->setHeaderLabels(
-        {tr("Job"), tr("GPUs"), tr("Hosts"), tr("TP×PP×DP"), tr("Steps"), tr("Median"), tr("Finds")});
-    m_jobList->headerItem()->setToolTip(5, tr("Median step time"));
-    m_jobList->headerItem()->setToolTip(6, tr("Findings: slow steps, ranks, links, switches"));
-    m_jobList->setRootIsDecorated(false);
-    m_jobList->setUniformRowHeights(true);
-    m_jobList->setSortingEnabled(true);
+    m_jobModel = new JobTableModel(this);
+    m_jobList = createList(m_jobModel, "jobList");
     m_jobList->setAlternatingRowColors(true);
     m_jobList->header()->setStretchLastSection(false);
     m_leftSplit->addWidget(titled(tr("Jobs"), m_jobList, m_leftSplit));
-    m_findings = new QTreeWidget;
-    m_findings->setObjectName("findingsList");
-    m_findings->setHeaderLabels({tr("Finding"), tr("Where"), tr("Steps"), tr("Score")});
-    m_findings->setRootIsDecorated(false);
-    m_findings->setUniformRowHeights(true);
-    m_findings->setSortingEnabled(true);
+    m_findingModel = new FindingTableModel(this);
+    m_findings = createList(m_findingModel, "findingsList");
     m_findings->setToolTip(tr("Click a finding to zoom the timeline to its place and steps"));
     m_leftSplit->addWidget(titled(tr("Findings"), m_findings, m_leftSplit));
     m_leftSplit->setStretchFactor(0, 1);
@@ -310,18 +282,32 @@ void MainWindow::createWorkspace() {
     m_hsplit->setSizes({390, 900, 290});
     m_vsplit->setSizes({560, 300});
 
-    connect(m_jobList, &QTreeWidget::itemSelectionChanged, this, [this] {
+    connect(m_jobList->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         if (m_filling) return;
-        const auto items = m_jobList->selectedItems();
-        if (!items.isEmpty()) m_state->setJob(items.first()->data(0, Qt::UserRole).toInt());
+        const QModelIndexList rows = m_jobList->selectionModel()->selectedRows();
+        if (!rows.isEmpty()) m_state->setJob(rows.first().data(JobTableModel::JobRole).toInt());
     });
-    connect(m_findings, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
-        m_state->select(Selection::ofFinding(item->data(0, Qt::UserRole).toInt()), true);
-    });
-    connect(m_findings, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
-        m_state->select(Selection::ofFinding(item->data(0, Qt::UserRole).toInt()), true);
-    });
+    auto showFinding = [this](const QModelIndex& index) {
+        const QVariant f = index.data(FindingTableModel::FindingRole); // none on the "no findings" row
+        if (f.isValid()) m_state->select(Selection::ofFinding(f.toInt()), true);
+    };
+    connect(m_findings, &QTreeView::clicked, this, showFinding);
+    connect(m_findings, &QTreeView::activated, this, showFinding);
     m_stack->addWidget(work);
+}
+
+// A list of the model's rows as QTreeWidget showed them, sorted by a proxy on the model's SortRole.
+QTreeView* MainWindow::createList(QAbstractItemModel* model, const QString& name) {
+    auto* proxy = new QSortFilterProxyModel(this);
+    proxy->setSourceModel(model);
+    proxy->setSortRole(JobTableModel::SortRole);
+    auto* view = new QTreeView;
+    view->setObjectName(name);
+    view->setModel(proxy);
+    view->setRootIsDecorated(false);
+    view->setUniformRowHeights(true);
+    view->setSortingEnabled(true);
+    return view;
 }
 
 // ---- loading --------------------------------------------------------------------------------------------
@@ -380,87 +366,26 @@ bool MainWindow::selectJob(const QString& id) {
 
 void MainWindow::fillJobs() {
     m_filling = true;
-    m_jobList->setSortingEnabled(false);
-    m_jobList->clear();
-    if (m_session) {
-        const auto& jobs = m_session->report().jobs;
-        for (int j = 0; j < int(jobs.size()); ++j) {
-            const JobInfo& info = jobs[std::size_t(j)];
-            std::vector<std::int64_t> d;
-            for (const auto& st : info.steps) d.push_back(st.durationNs());
-            const std::int64_t median = upperMedian(std::move(d));
-            auto* item = new SortItem(m_jobList);
-            item->setData(0, Qt::UserRole, j);
-            item->setData(0, kSortRole, double(j));
-            item->setText(0, info.restartOf.empty() ? q(info.id) : tr("%1 (restart)").arg(q(info.id)));
-            item->setText(1, QString::number(info.gpuTotal()));
-            item->setData(1, kSortRole, double(info.gpuTotal()));
-            item->setText(2, QString::number(info.hosts.size()));
-            item->setData(2, kSortRole, double(info.hosts.size()));
-            item->setText(3, QString("%1×%2×%3").arg(info.tp).arg(info.pp).arg(info.dp));
-            item->setText(4, QString::number(info.steps.size()));
-            item->setData(4, kSortRole, double(info.steps.size()));
-            item->setText(5, median ? formatNs(median) : QString("–"));
-            item->setData(5, kSortRole, double(median));
-            item->setText(6, QString::number(info.findings.size()));
-            item->setData(6, kSortRole, double(info.findings.size()));
-            for (int c = 1; c < 7; ++c) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
-            if (!info.findings.empty()) item->setForeground(6, QColor(0xd6, 0x28, 0x2f));
-            QString tip = tr("%1: %2 GPUs on %3 hosts, TP %4 × PP %5 × DP %6")
-                              .arg(q(info.id))
-                              .arg(info.gpuTotal())
-                              .arg(info.hosts.size())
-                              .arg(info.tp)
-                              .arg(info.pp)
-                              .arg(info.dp);
-            if (!info.restartOf.empty())
-                tip += tr("\nRestart of %1: the same GPUs on new connections after it ended").arg(q(info.restartOf));
-            for (const auto& n : info.notes) tip += "\n• " + q(n);
-            for (int c = 0; c < 7; ++c) item->setToolTip(c, tip);
-        }
-        for (int c = 0; c < 7; ++c) m_jobList->resizeColumnToContents(c);
-    }
+    m_jobList->setSortingEnabled(false); // columns sized without room for a sort indicator in each
+    m_jobModel->setSession(m_session);
+    if (m_session)
+        for (int c = 0; c < JobTableModel::ColumnCount; ++c) m_jobList->resizeColumnToContents(c);
     m_jobList->setSortingEnabled(true);
-    m_jobList->sortByColumn(0, Qt::AscendingOrder);
-    for (int i = 0; i < m_jobList->topLevelItemCount(); ++i)
-        if (m_jobList->topLevelItem(i)->data(0, Qt::UserRole).toInt() == m_state->job())
-            m_jobList->topLevelItem(i)->setSelected(true);
+    m_jobList->sortByColumn(JobTableModel::Job, Qt::AscendingOrder);
     m_filling = false;
+    onSelectionChanged(); // the shown job's row
 }
 
 void MainWindow::fillFindings() {
     m_filling = true;
     m_findings->setSortingEnabled(false);
-    m_findings->clear();
-    const JobDataPtr& d = m_state->jobData();
-    if (d) {
-        const auto& fs = d->info().findings;
-        for (int f = 0; f < int(fs.size()); ++f) {
-            const Finding& fd = fs[std::size_t(f)];
-            auto* item = new SortItem(m_findings);
-            item->setData(0, Qt::UserRole, f);
-            item->setText(0, q(fd.kind).replace('_', ' '));
-            item->setIcon(0, style()->standardIcon(QStyle::SP_MessageBoxWarning));
-            item->setText(1, d->place(f).where);
-            item->setText(2,
-                          fd.firstStep == fd.lastStep ? QString::number(fd.firstStep)
-                                                      : QString("%1–%2").arg(fd.firstStep).arg(fd.lastStep));
-            item->setData(2, kSortRole, double(fd.firstStep));
-            item->setText(3, QString::number(fd.score, 'f', 2));
-            item->setData(3, kSortRole, fd.score);
-            for (int c = 0; c < 4; ++c) item->setToolTip(c, q(fd.message));
-        }
-        for (int c = 0; c < 4; ++c) m_findings->resizeColumnToContents(c);
-        if (fs.empty()) {
-            auto* none = new QTreeWidgetItem(
-                m_findings,
-                {d->steps().empty() ? tr("No findings (no steps detected).") : tr("No findings: nothing slow.")});
-            none->setFlags(Qt::NoItemFlags);
-            none->setFirstColumnSpanned(true);
-        }
-    }
+    m_findingModel->setJob(m_state->jobData());
+    // "No findings": one row across the columns (a spanned row does not widen the first column).
+    if (m_findingModel->hasPlaceholder()) m_findings->setFirstColumnSpanned(0, {}, true);
+    if (m_state->jobData())
+        for (int c = 0; c < FindingTableModel::ColumnCount; ++c) m_findings->resizeColumnToContents(c);
     m_findings->setSortingEnabled(true);
-    m_findings->sortByColumn(2, Qt::AscendingOrder);
+    m_findings->sortByColumn(FindingTableModel::Steps, Qt::AscendingOrder);
     m_filling = false;
 }
 
@@ -490,16 +415,17 @@ void MainWindow::fillProblems() {
 void MainWindow::onSelectionChanged() {
     // Keep the job list and the findings list in step with the shared selection.
     m_filling = true;
-    for (int i = 0; i < m_jobList->topLevelItemCount(); ++i) {
-        QTreeWidgetItem* it = m_jobList->topLevelItem(i);
-        it->setSelected(it->data(0, Qt::UserRole).toInt() == m_state->job());
-    }
+    auto selectRow = [](QTreeView* view, int role, int value) {
+        const QAbstractItemModel* m = view->model();
+        const QModelIndexList hit = value < 0 || m->rowCount() == 0
+                                        ? QModelIndexList()
+                                        : m->match(m->index(0, 0), role, value, 1, Qt::MatchExactly);
+        const auto rows = QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows;
+        hit.isEmpty() ? view->selectionModel()->clearSelection() : view->selectionModel()->select(hit.first(), rows);
+    };
+    selectRow(m_jobList, JobTableModel::JobRole, m_state->job());
     const Selection& s = m_state->selection();
-    for (int i = 0; i < m_findings->topLevelItemCount(); ++i) {
-        QTreeWidgetItem* it = m_findings->topLevelItem(i);
-        it->setSelected(s.kind == Selection::Kind::Finding && it->data(0, Qt::UserRole).toInt() == s.finding &&
-                        (it->flags() & Qt::ItemIsEnabled));
-    }
+    selectRow(m_findings, FindingTableModel::FindingRole, s.kind == Selection::Kind::Finding ? s.finding : -1);
     m_filling = false;
 }
 
