@@ -285,9 +285,9 @@ void StepChart::updateSelection() {
     if (!d || s.kind != Selection::Kind::Step || s.step < 0 || s.step >= int(d->steps().size())) return;
     const StepInfo& st = d->steps()[std::size_t(s.step)];
     if (st.index < m_x->min() || st.index > m_x->max()) { // selected elsewhere: bring it into view (a pan)
-        const ZoomControl* z = m_state->zoom();
-        const std::int64_t mid = st.startNs + st.durationNs() / 2;
-        m_state->zoom()->setRange(mid - z->span() / 2, mid - z->span() / 2 + z->span(), false);
+        ZoomControl* z = m_state->zoom();
+        const std::int64_t span = z->span(), from = st.startNs + st.durationNs() / 2 - span / 2;
+        z->setRange(from, from + span, false);
     }
     m_selected->append(st.index, double(st.durationNs()) / m_unitNs);
 }
@@ -361,8 +361,9 @@ bool StepChart::eventFilter(QObject* watched, QEvent* event) {
             if (m_panning && d && d.get() == m_built && !d->steps().empty()) {
                 // Moves the shared range by the steps dragged over, keeping its width in time.
                 const auto [t0, t1] = m_panFrom;
-                const std::int64_t mid = timeAtX(xOfTime(t0 + (t1 - t0) / 2) - dx * m_panPerPx);
-                m_state->zoom()->setRange(mid - (t1 - t0) / 2, mid - (t1 - t0) / 2 + (t1 - t0), false);
+                const std::int64_t span = t1 - t0;
+                const std::int64_t from = timeAtX(xOfTime(t0 + span / 2) - dx * m_panPerPx) - span / 2;
+                m_state->zoom()->setRange(from, from + span, false);
             }
             return m_panning;
         } else if (event->type() == QEvent::MouseButtonRelease && m_pressX >= 0) {
