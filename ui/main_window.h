@@ -80,11 +80,9 @@ public:
     TopologyView* topologyView() const { return m_topology; }
     DetailsPanel* detailsPanel() const { return m_details; }
     SummaryView* summaryView() const { return m_summary; }
-    // The lists show their models through a sorting proxy: view->model() is the proxy.
+    // The lists show their models (list_models.h) through a sorting proxy: view->model() is the proxy.
     QTreeView* jobList() const { return m_jobList; }
     QTreeView* findingsList() const { return m_findings; }
-    JobTableModel* jobModel() const { return m_jobModel; }
-    FindingTableModel* findingModel() const { return m_findingModel; }
     QListWidget* problemsList() const { return m_problems; }
     QTabWidget* bottomTabs() const { return m_tabs; }
     QString lastError() const { return m_lastError; }
