@@ -1,10 +1,13 @@
 // The main window's views working together on a simulated `anomalies` capture: the job list, the details of a
-// clicked step, the step chart driving the timeline, findings zooming the timeline, the topology selecting
-// ranks, the per-rank chart, export (PNG, SVG, clipboard), headless screenshots, persistence, bad input.
+// clicked step, the step chart driving the timeline, findings zooming the timeline, the visible range the
+// timeline, step chart and notes share, the topology selecting ranks, the per-rank chart, export (PNG, SVG,
+// clipboard), headless screenshots, persistence, bad input.
 #include "capture_loader.h"
 #include "details_panel.h"
 #include "export.h"
+#include "list_models.h"
 #include "main_window.h"
+#include "notes_panel.h"
 #include "rank_chart.h"
 #include "step_chart.h"
 #include "timeline_view.h"
@@ -17,6 +20,7 @@
 #include <QChartView>
 #include <QClipboard>
 #include <QFile>
+#include <QHeaderView>
 #include <QMessageBox>
 #include <QProcess>
 #include <QSet>
@@ -24,7 +28,7 @@
 #include <QSvgRenderer>
 #include <QTabWidget>
 #include <QTemporaryDir>
-#include <QTreeWidget>
+#include <QTreeView>
 #include <QtTest>
 
 using namespace prism;
@@ -114,27 +118,43 @@ private slots:
         w.openPath(m_capture);
         QVERIFY(done.wait(120000));
         const auto& jobs = w.session()->report().jobs;
-        QCOMPARE(w.jobList()->topLevelItemCount(), int(jobs.size()));
-        for (int i = 0; i < w.jobList()->topLevelItemCount(); ++i) {
-            QTreeWidgetItem* item = w.jobList()->topLevelItem(i);
-            const JobInfo& j = jobs.at(std::size_t(item->data(0, Qt::UserRole).toInt()));
-            QCOMPARE(item->text(0), QString::fromStdString(j.id));
-            QCOMPARE(item->text(1).toInt(), int(j.gpus.size()));
-            QCOMPARE(item->text(2).toInt(), int(j.hosts.size()));
-            QCOMPARE(item->text(3), QString("%1×%2×%3").arg(j.tp).arg(j.pp).arg(j.dp));
-            QCOMPARE(item->text(4).toInt(), int(j.steps.size()));
-            QCOMPARE(item->text(6).toInt(), int(j.findings.size()));
-            if (!j.steps.empty()) QVERIFY(item->text(5).contains("s")); // a duration with its unit
+        const QAbstractItemModel* list = w.jobList()->model();
+        QCOMPARE(list->rowCount(), int(jobs.size()));
+        for (int i = 0; i < list->rowCount(); ++i) {
+            auto text = [&](int column) { return list->index(i, column).data().toString(); };
+            const JobInfo& j = jobs.at(std::size_t(list->index(i, 0).data(JobTableModel::JobRole).toInt()));
+            QCOMPARE(text(0), QString::fromStdString(j.id));
+            QCOMPARE(text(1).toInt(), int(j.gpus.size()));
+            QCOMPARE(text(2).toInt(), int(j.hosts.size()));
+            QCOMPARE(text(3), QString("%1×%2×%3").arg(j.tp).arg(j.pp).arg(j.dp));
+            QCOMPARE(text(4).toInt(), int(j.steps.size()));
+            QCOMPARE(text(6).toInt(), int(j.findings.size()));
+            if (!j.steps.empty()) QVERIFY(text(5).contains("s")); // a duration with its unit
         }
         // Selecting another job drives the other views.
         if (jobs.size() > 1) {
-            QTreeWidgetItem* second = w.jobList()->topLevelItem(1);
-            second->setSelected(true);
-            w.jobList()->setCurrentItem(second);
-            const int job = second->data(0, Qt::UserRole).toInt();
+            const QModelIndex second = list->index(1, 0);
+            w.jobList()->selectionModel()->select(second,
+                                                  QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+            w.jobList()->setCurrentIndex(second);
+            const int job = second.data(JobTableModel::JobRole).toInt();
             QCOMPARE(w.viewState()->job(), job);
             QCOMPARE(w.timeline()->jobData()->jobIndex(), job);
             QVERIFY(w.detailsPanel()->text().contains(QString::fromStdString(jobs[std::size_t(job)].id)));
+            // A click on a header sorts by that column's numbers; the shown job stays selected.
+            QTest::mouseClick(w.jobList()->header()->viewport(), Qt::LeftButton, {},
+                              QPoint(w.jobList()->header()->sectionViewportPosition(JobTableModel::MedianStep) + 5,
+                                     w.jobList()->header()->height() / 2));
+            QCOMPARE(w.jobList()->header()->sortIndicatorSection(), int(JobTableModel::MedianStep));
+            const double sign = w.jobList()->header()->sortIndicatorOrder() == Qt::AscendingOrder ? 1 : -1;
+            auto median = [&](int row) {
+                return list->index(row, JobTableModel::MedianStep).data(JobTableModel::SortRole).toDouble();
+            };
+            for (int i = 1; i < list->rowCount(); ++i) QVERIFY(sign * median(i - 1) <= sign * median(i));
+            const QModelIndexList selected = w.jobList()->selectionModel()->selectedRows();
+            QCOMPARE(selected.size(), 1);
+            QCOMPARE(selected.first().data(JobTableModel::JobRole).toInt(), job);
+            QCOMPARE(w.viewState()->job(), job);
         }
     }
 
@@ -186,13 +206,13 @@ private slots:
         if (job < 0) QSKIP("the engine raised no finding on this capture (re-run once diagnosis lands)");
         auto w = window();
         w->viewState()->setJob(job);
-        QTreeWidget* list = w->findingsList();
-        QCOMPARE(list->topLevelItemCount(), int(m_session->report().jobs[std::size_t(job)].findings.size()));
-        for (int i = 0; i < list->topLevelItemCount(); ++i) {
-            QTreeWidgetItem* item = list->topLevelItem(i);
-            const int f = item->data(0, Qt::UserRole).toInt();
+        QTreeView* list = w->findingsList();
+        QCOMPARE(list->model()->rowCount(), int(m_session->report().jobs[std::size_t(job)].findings.size()));
+        for (int i = 0; i < list->model()->rowCount(); ++i) {
+            const QModelIndex item = list->model()->index(i, 0);
+            const int f = item.data(FindingTableModel::FindingRole).toInt();
             w->timeline()->fitAll();
-            const QRect r = list->visualItemRect(item);
+            const QRect r = list->visualRect(item);
             click(list->viewport(), r.center());
             QCOMPARE(int(w->viewState()->selection().kind), int(Selection::Kind::Finding));
             QCOMPARE(w->viewState()->selection().finding, f);
@@ -206,6 +226,60 @@ private slots:
             }
             QVERIFY(w->detailsPanel()->text().contains(place.where));
         }
+    }
+
+    // One visible range for the timeline, the step chart and the notes: a zoom in one shows in the others, and
+    // the timeline's Backspace undoes a zoom made in the chart.
+    void theTimelineTheStepChartAndTheNotesShareTheVisibleRange() {
+        auto w = window();
+        const JobData& d = *w->viewState()->jobData();
+        const auto& st = d.steps();
+        if (st.size() < 20) QSKIP("the engine found fewer than 20 steps (re-run once step division lands)");
+        w->showView(MainWindow::View::Steps);
+        QApplication::processEvents();
+        TimelineView* tl = w->timeline();
+        StepChart* chart = w->stepChart();
+        QCOMPARE(tl->zoom(), w->viewState()->zoom());
+        // The timeline on steps 10-12: the chart shows them (and their neighbours: at least 8 steps).
+        tl->zoomToSteps(10, 12);
+        const auto [lo, hi] = chart->visibleSteps();
+        QVERIFY2(lo <= st[10].index - 0.5 && hi >= st[12].index + 0.5 && hi - lo < 8.01,
+                 qPrintable(QString("%1..%2").arg(lo).arg(hi)));
+        QVERIFY(chart->title().contains("showing steps"));
+        // A note on what is shown takes that range.
+        w->viewState()->clearSelection();
+        Note n;
+        QVERIFY(w->notesPanel()->noteForSelection(&n));
+        QCOMPARE(n.target, NoteTarget::Range);
+        QCOMPARE(n.startNs, tl->rangeStart());
+        QCOMPARE(n.endNs, tl->rangeEnd());
+        // The wheel over the chart zooms the timeline out; one Backspace in the timeline undoes the gesture.
+        const std::int64_t z0 = tl->rangeStart(), z1 = tl->rangeEnd();
+        QWidget* vp = chart->chartView()->viewport();
+        const QPoint at = chart->viewportPointOfStep(11);
+        for (int i = 0; i < 3; ++i) {
+            QWheelEvent wheel(QPointF(at), QPointF(vp->mapToGlobal(at)), QPoint(), QPoint(0, -120), Qt::NoButton,
+                              Qt::NoModifier, Qt::NoScrollPhase, false);
+            QApplication::sendEvent(vp, &wheel);
+        }
+        QVERIFY(tl->rangeEnd() - tl->rangeStart() > (z1 - z0) * 3 / 2);
+        QVERIFY(chart->visibleSteps().second - chart->visibleSteps().first > hi - lo);
+        tl->setFocus();
+        QTest::keyClick(tl, Qt::Key_Backspace);
+        QCOMPARE(tl->rangeStart(), z0);
+        QCOMPARE(tl->rangeEnd(), z1);
+        // A drag to the left in the chart brings later steps into the timeline, at the same width.
+        const QPoint mid = vp->rect().center();
+        sendMouse(vp, QEvent::MouseButtonPress, mid, Qt::LeftButton, Qt::LeftButton);
+        sendMouse(vp, QEvent::MouseMove, mid - QPoint(100, 0), Qt::NoButton, Qt::LeftButton);
+        sendMouse(vp, QEvent::MouseButtonRelease, mid - QPoint(100, 0), Qt::LeftButton, Qt::NoButton);
+        QVERIFY(tl->rangeStart() > z0);
+        QCOMPARE(tl->rangeEnd() - tl->rangeStart(), z1 - z0);
+        // A double-click in the chart shows every step, in the timeline too.
+        sendMouse(vp, QEvent::MouseButtonDblClick, mid, Qt::LeftButton, Qt::LeftButton);
+        QVERIFY(tl->rangeStart() <= d.startNs() && tl->rangeEnd() >= d.endNs());
+        QCOMPARE(chart->visibleSteps().first, st.front().index - 0.5);
+        QVERIFY(!chart->title().contains("showing steps"));
     }
 
     void clickingAHostInTheTopologySelectsItsRanks() {

@@ -94,6 +94,18 @@ const std::vector<StepInfo>& JobData::steps() const {
     return tl.steps.empty() ? info().steps : tl.steps;
 }
 
+std::int64_t JobData::startNs() const {
+    const JobTimeline& tl = timeline();
+    return tl.endNs > tl.startNs ? tl.startNs : info().startNs;
+}
+
+std::int64_t JobData::endNs() const {
+    const JobTimeline& tl = timeline();
+    std::int64_t e = tl.endNs > tl.startNs ? tl.endNs : info().endNs;
+    if (!steps().empty()) e = std::max(e, steps().back().endNs);
+    return std::max(e, startNs() + 1);
+}
+
 int JobData::stepPosition(int stepIndex) const {
     auto it = m_stepPos.find(stepIndex);
     return it == m_stepPos.end() ? -1 : it->second;

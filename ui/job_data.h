@@ -42,6 +42,10 @@ public:
     const ParallelismResult* parallelism() const; // null when the analysis has none for this job
     const Topology& topology() const { return m_session->capture.topology; }
 
+    // The job's time span: its timeline's (the report's without one), through the end of its last step.
+    std::int64_t startNs() const;
+    std::int64_t endNs() const; // > startNs()
+
     int rankCount() const { return int(timeline().ranks.size()); }
     QString rankLabel(int rank) const;
     int rankByIp(const std::string& ip) const; // -1 when the address is not a rank of this job

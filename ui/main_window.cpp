@@ -1,10 +1,9 @@
 #include "main_window.h"
 
-#include "analysis/stats.h"
-
 #include "capture_loader.h"
 #include "details_panel.h"
 #include "export.h"
+#include "list_models.h"
 #include "model/units.h"
 #include "notes_panel.h"
 #include "session_file.h"
@@ -17,7 +16,6 @@
 #include "view_style.h"
 
 #include <QAction>
-#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -29,50 +27,28 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
-#include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QPalette>
-#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
+#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
-#include <QStyleFactory>
 #include <QTabWidget>
-#include <QToolBar>
-#include <QTreeWidget>
+#include <QTreeView>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 // The resources live in the static ui library; Q_INIT_RESOURCE must be called outside any namespace.
 static void initResources() { Q_INIT_RESOURCE(llmprism); }
 
 namespace prism::ui {
 
-static constexpr int kMaxRecent = 10;
-static constexpr int kSortRole = Qt::UserRole + 1;
-
 namespace {
-
-// Sorts by a number stored under kSortRole when there is one, else by text.
-class SortItem : public QTreeWidgetItem {
-public:
-    using QTreeWidgetItem::QTreeWidgetItem;
-    bool operator<(const QTreeWidgetItem& other) const override {
-        const int col = treeWidget() ? treeWidget()->sortColumn() : 0;
-        const QVariant a = data(col, kSortRole), b = other.data(col, kSortRole);
-        if (a.isValid() && b.isValid()) return a.toDouble() < b.toDouble();
-        return text(col) < other.text(col);
-    }
-};
-
 QString q(const std::string& s) { return QString::fromStdString(s); }
-
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -215,24 +191,13 @@ void MainWindow::createWorkspace() {
         l->addWidget(w);
         return box;
     };
-    m_jobList = new QTreeWidget;
-    m_jobList->setObjectName("jobList");
-    m_jobList->setHeaderLabels(
-        {tr("Job"), tr("GPUs"), tr("Hosts"), tr("TP×PP×DP"), tr("Steps"), tr("Median"), tr("Finds")});
-    m_jobList->headerItem()->setToolTip(5, tr("Median step time"));
-    m_jobList->headerItem()->setToolTip(6, tr("Findings: slow steps, ranks, links, switches"));
-    m_jobList->setRootIsDecorated(false);
-    m_jobList->setUniformRowHeights(true);
-    m_jobList->setSortingEnabled(true);
+    m_jobModel = new JobTableModel(this);
+    m_jobList = createList(m_jobModel, "jobList");
     m_jobList->setAlternatingRowColors(true);
     m_jobList->header()->setStretchLastSection(false);
     m_leftSplit->addWidget(titled(tr("Jobs"), m_jobList, m_leftSplit));
-    m_findings = new QTreeWidget;
-    m_findings->setObjectName("findingsList");
-    m_findings->setHeaderLabels({tr("Finding"), tr("Where"), tr("Steps"), tr("Score")});
-    m_findings->setRootIsDecorated(false);
-    m_findings->setUniformRowHeights(true);
-    m_findings->setSortingEnabled(true);
+    m_findingModel = new FindingTableModel(this);
+    m_findings = createList(m_findingModel, "findingsList");
     m_findings->setToolTip(tr("Click a finding to zoom the timeline to its place and steps"));
     m_leftSplit->addWidget(titled(tr("Findings"), m_findings, m_leftSplit));
     m_leftSplit->setStretchFactor(0, 1);
@@ -259,7 +224,7 @@ void MainWindow::createWorkspace() {
     m_timeline = new TimelineView(m_state, centreTop);
     centreLayout->addWidget(m_timeline, 1);
     m_vsplit->addWidget(centreTop);
-    m_notes = new NotesPanel(m_state, m_timeline);
+    m_notes = new NotesPanel(m_state);
     m_leftSplit->addWidget(titled(tr("Notes"), m_notes, m_leftSplit));
     m_leftSplit->setStretchFactor(2, 1);
     connect(m_notes, &NotesPanel::notesChanged, this, [this] {
@@ -317,194 +282,32 @@ void MainWindow::createWorkspace() {
     m_hsplit->setSizes({390, 900, 290});
     m_vsplit->setSizes({560, 300});
 
-    connect(m_jobList, &QTreeWidget::itemSelectionChanged, this, [this] {
+    connect(m_jobList->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         if (m_filling) return;
-        const auto items = m_jobList->selectedItems();
-        if (!items.isEmpty()) m_state->setJob(items.first()->data(0, Qt::UserRole).toInt());
+        const QModelIndexList rows = m_jobList->selectionModel()->selectedRows();
+        if (!rows.isEmpty()) m_state->setJob(rows.first().data(JobTableModel::JobRole).toInt());
     });
-    connect(m_findings, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
-        m_state->select(Selection::ofFinding(item->data(0, Qt::UserRole).toInt()), true);
-    });
-    connect(m_findings, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
-        m_state->select(Selection::ofFinding(item->data(0, Qt::UserRole).toInt()), true);
-    });
+    auto showFinding = [this](const QModelIndex& index) {
+        const QVariant f = index.data(FindingTableModel::FindingRole); // none on the "no findings" row
+        if (f.isValid()) m_state->select(Selection::ofFinding(f.toInt()), true);
+    };
+    connect(m_findings, &QTreeView::clicked, this, showFinding);
+    connect(m_findings, &QTreeView::activated, this, showFinding);
     m_stack->addWidget(work);
 }
 
-void MainWindow::createActions() {
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* openFolder =
-        file->addAction(style()->standardIcon(QStyle::SP_DirOpenIcon), tr("&Open Capture Folder…"), this, [this] {
-            QString dir = QFileDialog::getExistingDirectory(this, tr("Open capture folder"),
-                                                            QSettings().value("paths/lastFolder").toString());
-            if (!dir.isEmpty()) openPath(dir);
-        });
-    openFolder->setShortcut(QKeySequence::Open);
-    QAction* openFile = file->addAction(tr("Open &File…"), this, [this] {
-        // Several files may be picked: flow data of any kinds (pcap, IPFIX, CSV) and a topology.json, merged.
-        const QStringList paths = QFileDialog::getOpenFileNames(
-            this, tr("Open capture files or a session"), QSettings().value("paths/lastFolder").toString(),
-            tr("Captures: flow data of any kind, topology.json, sessions (*)"));
-        if (!paths.isEmpty()) openPaths(paths);
-    });
-    openFile->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
-    m_recentMenu = file->addMenu(tr("Open &Recent"));
-    rebuildRecentMenu();
-    m_reloadAction = file->addAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("&Reload"), this, [this] {
-        if (m_session) m_session->sources.size() > 1 ? openPaths(m_session->sources) : openPath(m_session->source);
-    });
-    m_reloadAction->setShortcut(QKeySequence::Refresh);
-    m_reloadAction->setEnabled(false);
-    file->addSeparator();
-    QAction* saveSessionAction = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton),
-                                                 tr("&Save Session"), this, [this] { saveSessionInteractive(false); });
-    saveSessionAction->setShortcut(QKeySequence::Save);
-    saveSessionAction->setToolTip(tr("Save the capture, its analysis and your notes as a .prism session that "
-                                     "reopens instantly (only the notes when the session is already a file)"));
-    QAction* saveSessionAsAction =
-        file->addAction(tr("Save Session &As…"), this, [this] { saveSessionInteractive(true); });
-    saveSessionAsAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
-    m_sessionActions << saveSessionAction << saveSessionAsAction;
-    file->addSeparator();
-    QAction* exportCurrent = file->addAction(style()->standardIcon(QStyle::SP_FileIcon), tr("&Export View…"),
-                                             this, [this] { exportViewDialog(m_currentView); });
-    exportCurrent->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-    exportCurrent->setToolTip(tr("Save the view you last clicked into as PNG or SVG, with a title line"));
-    QAction* copyCurrent = file->addAction(tr("&Copy View to Clipboard"), this, [this] { copyView(m_currentView); });
-    copyCurrent->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
-    QMenu* exportMenu = file->addMenu(tr("Export &As"));
-    const QList<QPair<QString, View>> views{{tr("Timeline…"), View::Timeline},
-                                            {tr("Step Chart…"), View::Steps},
-                                            {tr("Time per Rank…"), View::Ranks},
-                                            {tr("Topology…"), View::Topology}};
-    for (const auto& [name, v] : views)
-        m_sessionActions << exportMenu->addAction(name, this, [this, v = v] { exportViewDialog(v); });
-    m_sessionActions << exportCurrent << copyCurrent;
-    file->addSeparator();
-    m_strictAction = file->addAction(tr("&Strict Input Checking"));
-    m_strictAction->setCheckable(true);
-    m_strictAction->setToolTip(tr("Stop at the first bad row instead of skipping bad rows"));
-    file->addSeparator();
-    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
-
-    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-    QAction* addNote = edit->addAction(tr("Add &Note…"), this, [this] { m_notes->addForSelectionInteractive(); });
-    addNote->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
-    addNote->setToolTip(tr("Note on the selected step, rank or finding, or on the visible time range"));
-    addNote->setProperty("inContextMenu", true);
-    m_timeline->addAction(addNote); // also in the timeline's context menu
-    m_sessionActions << addNote;
-
-    QMenu* view = menuBar()->addMenu(tr("&View"));
-    // Timeline actions: their shortcuts act while the timeline has focus (single keys must not fire while
-    // typing elsewhere); the menu lists them so they can be found.
-    auto timelineAction = [&](const QString& text, const QKeySequence& key, auto fn) {
-        QAction* a = view->addAction(text, this, fn);
-        a->setShortcut(key);
-        a->setShortcutContext(Qt::WidgetShortcut);
-        m_timeline->addAction(a);
-        m_sessionActions << a;
-        return a;
-    };
-    timelineAction(tr("&Fit All"), QKeySequence(Qt::Key_F), [this] { m_timeline->fitAll(); });
-    timelineAction(tr("Fit All &Rows"), QKeySequence(Qt::SHIFT | Qt::Key_F), [this] {
-        m_timeline->fitRows();
-        m_timeline->fitAll();
-    });
-    timelineAction(tr("&Undo Zoom"), QKeySequence(Qt::Key_Backspace), [this] { m_timeline->undoZoom(); });
-    QAction* find = view->addAction(tr("&Find Rank, Host or Step…"), this, [this] {
-        m_timeline->setFocus();
-        m_timeline->openSearch();
-    });
-    find->setShortcut(QKeySequence::Find);
-    m_sessionActions << find;
-    view->addSeparator();
-    m_sessionActions << view->addAction(tr("&Collapse All Groups"), this,
-                                        [this] { m_timeline->setAllCollapsed(true); });
-    m_sessionActions << view->addAction(tr("E&xpand All Groups"), this, [this] { m_timeline->setAllCollapsed(false); });
-    QMenu* rows = view->addMenu(tr("Row &Height"));
-    auto* rowGroup = new QActionGroup(this);
-    const int savedRow = QSettings().value("view/rowHeight", 18).toInt();
-    for (auto [name, px] : {std::pair{tr("Compact"), 6}, std::pair{tr("Normal"), 18}, std::pair{tr("Large"), 26}}) {
-        QAction* a = rows->addAction(name, this, [this, px = px] {
-            m_timeline->setRowHeight(px);
-            QSettings().setValue("view/rowHeight", px);
-        });
-        a->setCheckable(true);
-        a->setChecked(px == savedRow);
-        rowGroup->addAction(a);
-    }
-    m_timeline->setRowHeight(savedRow);
-    m_absoluteAction = view->addAction(tr("&Absolute Time"), this, [this](bool on) {
-        m_timeline->setAbsoluteTime(on);
-        QSettings().setValue("view/absoluteTime", on);
-    });
-    m_absoluteAction->setCheckable(true);
-    m_absoluteAction->setChecked(QSettings().value("view/absoluteTime", false).toBool());
-    m_timeline->setAbsoluteTime(m_absoluteAction->isChecked());
-    view->addSeparator();
-    for (auto [name, v, key] : {std::tuple{tr("&Step Chart"), View::Steps, Qt::Key_1},
-                                std::tuple{tr("Time per &Rank"), View::Ranks, Qt::Key_2},
-                                std::tuple{tr("&Topology"), View::Topology, Qt::Key_3}}) {
-        QAction* a = view->addAction(name, this, [this, v = v] { showView(v); });
-        a->setShortcut(QKeySequence(Qt::ALT | key));
-    }
-    view->addSeparator();
-    QMenu* theme = view->addMenu(tr("T&heme"));
-    auto* group = new QActionGroup(this);
-    const QList<QPair<QString, Theme>> themes{
-        {tr("&System"), Theme::System}, {tr("&Light"), Theme::Light}, {tr("&Dark"), Theme::Dark}};
-    const int current = QSettings().value("view/theme", int(Theme::System)).toInt();
-    for (const auto& [name, t] : themes) {
-        QAction* a = theme->addAction(name, this, [this, t = t] {
-            setTheme(t);
-            QSettings().setValue("view/theme", int(t));
-        });
-        a->setCheckable(true);
-        a->setChecked(int(t) == current);
-        group->addAction(a);
-    }
-
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Timeline Keys and Mouse"), this, [this] {
-        QMessageBox::information(
-            this, tr("Timeline keys and mouse"),
-            tr("<table cellpadding='2'>"
-               "<tr><td><b>Wheel</b></td><td>zoom around the cursor (Ctrl: finer, Shift: faster)</td></tr>"
-               "<tr><td><b>Drag</b></td><td>pan (left/right in time, up/down through the ranks)</td></tr>"
-               "<tr><td><b>Right-drag, Shift+drag, drag on the time axis</b></td><td>zoom to the range</td></tr>"
-               "<tr><td><b>W / S</b></td><td>zoom in / out</td></tr>"
-               "<tr><td><b>A / D</b></td><td>pan left / right</td></tr>"
-               "<tr><td><b>F</b>, <b>Shift+F</b></td><td>fit all; fit all rows too</td></tr>"
-               "<tr><td><b>Backspace</b></td><td>undo zoom</td></tr>"
-               "<tr><td><b>Ctrl+F</b></td><td>find a rank (host:gpu), host, address or step</td></tr>"
-               "<tr><td><b>Left / Right</b></td><td>previous / next step when a step is selected</td></tr>"
-               "<tr><td><b>Click</b></td><td>select (segment, rank label, step in the step lane, group header "
-               "collapses)</td></tr>"
-               "<tr><td><b>Double-click</b></td><td>zoom to the step</td></tr>"
-               "<tr><td><b>Alt+wheel</b></td><td>row height</td></tr>"
-               "<tr><td><b>Esc</b></td><td>clear the selection</td></tr></table>"));
-    });
-    help->addAction(tr("&About LLMPrism"), this, [this] {
-        QMessageBox::about(this, tr("About LLMPrism"),
-                           tr("<h3>LLMPrism %1</h3><p>Black-box performance diagnosis of LLM training jobs "
-                              "from network flow captures: jobs, parallelism, steps and stragglers.</p>")
-                               .arg(QStringLiteral(LLMPRISM_VERSION)));
-    });
-
-    QToolBar* bar = addToolBar(tr("Main"));
-    bar->setObjectName("mainToolBar");
-    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    bar->addAction(openFolder);
-    bar->addAction(m_reloadAction);
-    bar->addAction(saveSessionAction);
-    bar->addSeparator();
-    bar->addAction(exportCurrent);
-    QAction* copyTool = bar->addAction(style()->standardIcon(QStyle::SP_FileDialogDetailedView), tr("Copy"), this,
-                                       [this] { copyView(m_currentView); });
-    copyTool->setToolTip(tr("Copy the view you last clicked into to the clipboard (Ctrl+Shift+C)"));
-    m_sessionActions << copyTool;
-    for (QAction* a : m_sessionActions) a->setEnabled(false);
+// A list of the model's rows as QTreeWidget showed them, sorted by a proxy on the model's SortRole.
+QTreeView* MainWindow::createList(QAbstractItemModel* model, const QString& name) {
+    auto* proxy = new QSortFilterProxyModel(this);
+    proxy->setSourceModel(model);
+    proxy->setSortRole(JobTableModel::SortRole);
+    auto* view = new QTreeView;
+    view->setObjectName(name);
+    view->setModel(proxy);
+    view->setRootIsDecorated(false);
+    view->setUniformRowHeights(true);
+    view->setSortingEnabled(true);
+    return view;
 }
 
 // ---- loading --------------------------------------------------------------------------------------------
@@ -563,87 +366,26 @@ bool MainWindow::selectJob(const QString& id) {
 
 void MainWindow::fillJobs() {
     m_filling = true;
-    m_jobList->setSortingEnabled(false);
-    m_jobList->clear();
-    if (m_session) {
-        const auto& jobs = m_session->report().jobs;
-        for (int j = 0; j < int(jobs.size()); ++j) {
-            const JobInfo& info = jobs[std::size_t(j)];
-            std::vector<std::int64_t> d;
-            for (const auto& st : info.steps) d.push_back(st.durationNs());
-            const std::int64_t median = upperMedian(std::move(d));
-            auto* item = new SortItem(m_jobList);
-            item->setData(0, Qt::UserRole, j);
-            item->setData(0, kSortRole, double(j));
-            item->setText(0, info.restartOf.empty() ? q(info.id) : tr("%1 (restart)").arg(q(info.id)));
-            item->setText(1, QString::number(info.gpuTotal()));
-            item->setData(1, kSortRole, double(info.gpuTotal()));
-            item->setText(2, QString::number(info.hosts.size()));
-            item->setData(2, kSortRole, double(info.hosts.size()));
-            item->setText(3, QString("%1×%2×%3").arg(info.tp).arg(info.pp).arg(info.dp));
-            item->setText(4, QString::number(info.steps.size()));
-            item->setData(4, kSortRole, double(info.steps.size()));
-            item->setText(5, median ? formatNs(median) : QString("–"));
-            item->setData(5, kSortRole, double(median));
-            item->setText(6, QString::number(info.findings.size()));
-            item->setData(6, kSortRole, double(info.findings.size()));
-            for (int c = 1; c < 7; ++c) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
-            if (!info.findings.empty()) item->setForeground(6, QColor(0xd6, 0x28, 0x2f));
-            QString tip = tr("%1: %2 GPUs on %3 hosts, TP %4 × PP %5 × DP %6")
-                              .arg(q(info.id))
-                              .arg(info.gpuTotal())
-                              .arg(info.hosts.size())
-                              .arg(info.tp)
-                              .arg(info.pp)
-                              .arg(info.dp);
-            if (!info.restartOf.empty())
-                tip += tr("\nRestart of %1: the same GPUs on new connections after it ended").arg(q(info.restartOf));
-            for (const auto& n : info.notes) tip += "\n• " + q(n);
-            for (int c = 0; c < 7; ++c) item->setToolTip(c, tip);
-        }
-        for (int c = 0; c < 7; ++c) m_jobList->resizeColumnToContents(c);
-    }
+    m_jobList->setSortingEnabled(false); // columns sized without room for a sort indicator in each
+    m_jobModel->setSession(m_session);
+    if (m_session)
+        for (int c = 0; c < JobTableModel::ColumnCount; ++c) m_jobList->resizeColumnToContents(c);
     m_jobList->setSortingEnabled(true);
-    m_jobList->sortByColumn(0, Qt::AscendingOrder);
-    for (int i = 0; i < m_jobList->topLevelItemCount(); ++i)
-        if (m_jobList->topLevelItem(i)->data(0, Qt::UserRole).toInt() == m_state->job())
-            m_jobList->topLevelItem(i)->setSelected(true);
+    m_jobList->sortByColumn(JobTableModel::Job, Qt::AscendingOrder);
     m_filling = false;
+    onSelectionChanged(); // the shown job's row
 }
 
 void MainWindow::fillFindings() {
     m_filling = true;
     m_findings->setSortingEnabled(false);
-    m_findings->clear();
-    const JobDataPtr& d = m_state->jobData();
-    if (d) {
-        const auto& fs = d->info().findings;
-        for (int f = 0; f < int(fs.size()); ++f) {
-            const Finding& fd = fs[std::size_t(f)];
-            auto* item = new SortItem(m_findings);
-            item->setData(0, Qt::UserRole, f);
-            item->setText(0, q(fd.kind).replace('_', ' '));
-            item->setIcon(0, style()->standardIcon(QStyle::SP_MessageBoxWarning));
-            item->setText(1, d->place(f).where);
-            item->setText(2,
-                          fd.firstStep == fd.lastStep ? QString::number(fd.firstStep)
-                                                      : QString("%1–%2").arg(fd.firstStep).arg(fd.lastStep));
-            item->setData(2, kSortRole, double(fd.firstStep));
-            item->setText(3, QString::number(fd.score, 'f', 2));
-            item->setData(3, kSortRole, fd.score);
-            for (int c = 0; c < 4; ++c) item->setToolTip(c, q(fd.message));
-        }
-        for (int c = 0; c < 4; ++c) m_findings->resizeColumnToContents(c);
-        if (fs.empty()) {
-            auto* none = new QTreeWidgetItem(
-                m_findings,
-                {d->steps().empty() ? tr("No findings (no steps detected).") : tr("No findings: nothing slow.")});
-            none->setFlags(Qt::NoItemFlags);
-            none->setFirstColumnSpanned(true);
-        }
-    }
+    m_findingModel->setJob(m_state->jobData());
+    // "No findings": one row across the columns (a spanned row does not widen the first column).
+    if (m_findingModel->hasPlaceholder()) m_findings->setFirstColumnSpanned(0, {}, true);
+    if (m_state->jobData())
+        for (int c = 0; c < FindingTableModel::ColumnCount; ++c) m_findings->resizeColumnToContents(c);
     m_findings->setSortingEnabled(true);
-    m_findings->sortByColumn(2, Qt::AscendingOrder);
+    m_findings->sortByColumn(FindingTableModel::Steps, Qt::AscendingOrder);
     m_filling = false;
 }
 
@@ -673,16 +415,17 @@ void MainWindow::fillProblems() {
 void MainWindow::onSelectionChanged() {
     // Keep the job list and the findings list in step with the shared selection.
     m_filling = true;
-    for (int i = 0; i < m_jobList->topLevelItemCount(); ++i) {
-        QTreeWidgetItem* it = m_jobList->topLevelItem(i);
-        it->setSelected(it->data(0, Qt::UserRole).toInt() == m_state->job());
-    }
+    auto selectRow = [](QTreeView* view, int role, int value) {
+        const QAbstractItemModel* m = view->model();
+        const QModelIndexList hit = value < 0 || m->rowCount() == 0
+                                        ? QModelIndexList()
+                                        : m->match(m->index(0, 0), role, value, 1, Qt::MatchExactly);
+        const auto rows = QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows;
+        hit.isEmpty() ? view->selectionModel()->clearSelection() : view->selectionModel()->select(hit.first(), rows);
+    };
+    selectRow(m_jobList, JobTableModel::JobRole, m_state->job());
     const Selection& s = m_state->selection();
-    for (int i = 0; i < m_findings->topLevelItemCount(); ++i) {
-        QTreeWidgetItem* it = m_findings->topLevelItem(i);
-        it->setSelected(s.kind == Selection::Kind::Finding && it->data(0, Qt::UserRole).toInt() == s.finding &&
-                        (it->flags() & Qt::ItemIsEnabled));
-    }
+    selectRow(m_findings, FindingTableModel::FindingRole, s.kind == Selection::Kind::Finding ? s.finding : -1);
     m_filling = false;
 }
 
@@ -746,7 +489,7 @@ void MainWindow::copyView(View view) {
                              4000);
 }
 
-// ---- errors, busy state, recent files -------------------------------------------------------------------
+// ---- errors, busy state, layout, drag and drop ----------------------------------------------------------
 
 void MainWindow::showError(const QString& path, const QString& message) {
     m_lastError = message;
@@ -766,63 +509,6 @@ void MainWindow::setBusy(bool busy) {
     m_progress->setVisible(busy);
     m_cancel->setVisible(busy);
     if (busy) m_progress->setValue(0);
-}
-
-QStringList MainWindow::recentFiles() const { return QSettings().value("paths/recent").toStringList(); }
-
-void MainWindow::addRecent(const QString& path) {
-    QString abs = QFileInfo(path).absoluteFilePath();
-    QStringList recent = recentFiles();
-    recent.removeAll(abs);
-    recent.prepend(abs);
-    while (recent.size() > kMaxRecent) recent.removeLast();
-    QSettings().setValue("paths/recent", recent);
-    rebuildRecentMenu();
-}
-
-void MainWindow::rebuildRecentMenu() {
-    m_recentMenu->clear();
-    const QStringList recent = recentFiles();
-    for (const QString& path : recent) m_recentMenu->addAction(path, this, [this, path] { openPath(path); });
-    m_recentMenu->setEnabled(!recent.isEmpty());
-    if (m_welcomeRecent) {
-        m_welcomeRecent->clear();
-        m_welcomeRecent->addItems(recent);
-        m_welcomeRecent->setVisible(!recent.isEmpty());
-    }
-}
-
-void MainWindow::setTheme(Theme theme) {
-    static const QPalette systemPalette = QApplication::palette();
-    if (theme == Theme::System) {
-        QApplication::setPalette(systemPalette);
-        return;
-    }
-    QApplication::setStyle(QStyleFactory::create("Fusion"));
-    QPalette p;
-    if (theme == Theme::Dark) {
-        const QColor window(0x2b, 0x2d, 0x31), base(0x1e, 0x1f, 0x22), text(0xdf, 0xe1, 0xe5);
-        p.setColor(QPalette::Window, window);
-        p.setColor(QPalette::WindowText, text);
-        p.setColor(QPalette::Base, base);
-        p.setColor(QPalette::AlternateBase, QColor(0x25, 0x27, 0x2b));
-        p.setColor(QPalette::ToolTipBase, base);
-        p.setColor(QPalette::ToolTipText, text);
-        p.setColor(QPalette::Text, text);
-        p.setColor(QPalette::Button, window);
-        p.setColor(QPalette::ButtonText, text);
-        p.setColor(QPalette::Mid, QColor(0x45, 0x48, 0x4e));
-        p.setColor(QPalette::Highlight, QColor(0x3e, 0x7b, 0xd6));
-        p.setColor(QPalette::HighlightedText, Qt::white);
-        p.setColor(QPalette::Link, QColor(0x6c, 0xb4, 0xff));
-        p.setColor(QPalette::PlaceholderText, QColor(0x8a, 0x8f, 0x98));
-        p.setColor(QPalette::Disabled, QPalette::Text, QColor(0x80, 0x80, 0x80));
-        p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x80, 0x80, 0x80));
-        p.setColor(QPalette::Disabled, QPalette::WindowText, QColor(0x80, 0x80, 0x80));
-    } else {
-        p = QApplication::style()->standardPalette();
-    }
-    QApplication::setPalette(p);
 }
 
 void MainWindow::saveLayout() const {
@@ -870,160 +556,6 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     m_loader->cancel();
     saveLayout();
     QMainWindow::closeEvent(event);
-}
-
-// ---- session files ---------------------------------------------------------------------------------------
-
-void MainWindow::updateNoteMarks() {
-    std::vector<TimelineView::NoteMark> marks;
-    const JobDataPtr& d = m_state->jobData();
-    if (m_session && d) {
-        for (const Note& n : m_notes->notes()) {
-            if (n.jobId != d->info().id) continue;
-            const NotePlace place = notePlace(n, m_session->report());
-            TimelineView::NoteMark m;
-            m.id = n.id;
-            m.where = m_notes->describe(n);
-            m.text = QString::fromStdString(n.text);
-            // A rank note marks where the view was when it was written (its place is the whole job).
-            m.startNs = n.target == NoteTarget::Rank && n.endNs > n.startNs ? n.startNs : place.startNs;
-            m.endNs = n.target == NoteTarget::Rank && n.endNs > n.startNs ? n.endNs : place.endNs;
-            marks.push_back(std::move(m));
-        }
-    }
-    m_timeline->setNoteMarks(std::move(marks));
-}
-
-QString MainWindow::shownPath() const {
-    if (!m_session) return {};
-    return m_sessionPath.isEmpty() ? m_session->source : m_sessionPath;
-}
-
-bool MainWindow::hasUnsavedNotes() const { return m_session && m_notes->isDirty(); }
-
-void MainWindow::updateTitle() {
-    if (!m_session) {
-        setWindowTitle(tr("LLMPrism"));
-        setWindowModified(false);
-        return;
-    }
-    const QString name = QFileInfo(shownPath()).fileName();
-    setWindowTitle(tr("%1[*] — LLMPrism").arg(name));
-    setWindowModified(m_notes->isDirty());
-}
-
-bool MainWindow::saveSessionAs(const QString& path, QString* error) {
-    if (!m_session) {
-        if (error) *error = tr("no capture is open");
-        return false;
-    }
-    try {
-        writeSessionFile(path, *m_session, m_notes->notes());
-    } catch (const std::exception& e) {
-        if (error) *error = CaptureLoader::describeError(e);
-        return false;
-    }
-    m_sessionPath = QFileInfo(path).absoluteFilePath();
-    m_notes->markSaved();
-    addRecent(m_sessionPath);
-    updateTitle();
-    return true;
-}
-
-void MainWindow::saveSessionInteractive(bool askPath) {
-    if (!m_session || m_saving) return;
-    if (!askPath && !m_sessionPath.isEmpty()) {
-        // The flows and the analysis are in the file already: write the notes in place (one transaction).
-        try {
-            writeNotes(m_sessionPath.toStdString(), m_notes->notes());
-        } catch (const std::exception& e) {
-            QMessageBox::warning(this, tr("Could not save the notes"),
-                                 tr("%1\n\nUse File ▸ Save Session As to save a copy elsewhere.")
-                                     .arg(CaptureLoader::describeError(e)));
-            return;
-        }
-        m_notes->markSaved();
-        updateTitle();
-        statusBar()->showMessage(tr("Saved %1 notes in %2").arg(m_notes->notes().size()).arg(m_sessionPath), 6000);
-        return;
-    }
-    QSettings settings;
-    QString base = QFileInfo(shownPath()).completeBaseName();
-    if (base.isEmpty()) base = "session";
-    const QString dir =
-        settings.value("paths/lastSession", settings.value("paths/lastFolder").toString()).toString();
-    QString path = QFileDialog::getSaveFileName(this, tr("Save session"), dir + "/" + base + ".prism",
-                                                tr("LLMPrism session (*.prism)"));
-    if (path.isEmpty()) return;
-    if (QFileInfo(path).suffix().isEmpty()) path += ".prism";
-    settings.setValue("paths/lastSession", QFileInfo(path).absolutePath());
-
-    // In the background: a large capture takes a second or two (the window stays responsive).
-    m_saving = true;
-    setBusy(true);
-    m_cancel->setVisible(false);
-    m_statusLabel->setText(tr("Saving %1…").arg(QFileInfo(path).fileName()));
-    const SessionPtr session = m_session;
-    const std::vector<Note> notes = m_notes->notes();
-    QPointer<MainWindow> self(this);
-    (void)QtConcurrent::run([self, session, notes, path] {
-        QString error;
-        try {
-            writeSessionFile(path, *session, notes, [self](double f) {
-                if (self)
-                    QMetaObject::invokeMethod(
-                    self.data(), [self, f] { if (self) self->m_progress->setValue(int(f * 1000)); },
-                    Qt::QueuedConnection);
-                return true;
-            });
-        } catch (const std::exception& e) {
-            error = CaptureLoader::describeError(e);
-        }
-        if (!self) return;
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, session, notes, path, error] {
-                if (!self) return;
-                self->m_saving = false;
-                self->setBusy(false);
-                if (!error.isEmpty()) {
-                    self->m_statusLabel->setText(tr("Could not save %1").arg(QFileInfo(path).fileName()));
-                    QMessageBox::warning(self, tr("Could not save the session"), error);
-                    return;
-                }
-                if (self->m_session != session) return; // another capture was opened meanwhile
-                self->m_sessionPath = QFileInfo(path).absoluteFilePath();
-                if (self->m_notes->notes() == notes) self->m_notes->markSaved();
-                self->addRecent(self->m_sessionPath);
-                self->updateTitle();
-                self->m_statusLabel->setText(tr("Saved %1").arg(self->m_sessionPath));
-            },
-            Qt::QueuedConnection);
-    });
-}
-
-bool MainWindow::maybeKeepNotes() {
-    if (!hasUnsavedNotes()) return true;
-    const auto answer = QMessageBox::question(
-        this, tr("Unsaved notes"),
-        tr("The notes on %1 are not saved. Save them in a session file?")
-            .arg(QFileInfo(shownPath()).fileName()),
-        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
-    if (answer == QMessageBox::Cancel) return false;
-    if (answer == QMessageBox::Discard) return true;
-    if (!m_sessionPath.isEmpty()) {
-        saveSessionInteractive(false);
-        return !m_notes->isDirty();
-    }
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save session"), QString(),
-                                                      tr("LLMPrism session (*.prism)"));
-    if (path.isEmpty()) return false;
-    QString error;
-    if (!saveSessionAs(QFileInfo(path).suffix().isEmpty() ? path + ".prism" : path, &error)) {
-        QMessageBox::warning(this, tr("Could not save the session"), error);
-        return false;
-    }
-    return true;
 }
 
 } // namespace prism::ui

@@ -3,20 +3,24 @@
 // timeline in the centre with the step chart, per-rank chart, topology, capture summary and input problems
 // in tabs below, the details of the selection on the right. Every view follows one ViewState. Loading runs
 // in a CaptureLoader worker with progress and Cancel; window state, splitters, theme and recent files persist.
+// The job and finding lists are item models (list_models.h) in sorting proxies. Menus and actions are in
+// main_window_actions.cpp, session files and notes in main_window_session.cpp.
 #include "analysis_session.h"
 
 #include <QMainWindow>
 
+class QAbstractItemModel;
 class QAction;
 class QLabel;
 class QListWidget;
 class QMenu;
 class QProgressBar;
 class QPushButton;
+class QSortFilterProxyModel;
 class QSplitter;
 class QStackedWidget;
 class QTabWidget;
-class QTreeWidget;
+class QTreeView;
 class QComboBox;
 
 namespace prism::ui {
@@ -24,6 +28,8 @@ namespace prism::ui {
 class CaptureLoader;
 class DetailsPanel;
 class ExportableView;
+class FindingTableModel;
+class JobTableModel;
 class NotesPanel;
 class RankChart;
 class StepChart;
@@ -74,8 +80,9 @@ public:
     TopologyView* topologyView() const { return m_topology; }
     DetailsPanel* detailsPanel() const { return m_details; }
     SummaryView* summaryView() const { return m_summary; }
-    QTreeWidget* jobList() const { return m_jobList; }
-    QTreeWidget* findingsList() const { return m_findings; }
+    // The lists show their models (list_models.h) through a sorting proxy: view->model() is the proxy.
+    QTreeView* jobList() const { return m_jobList; }
+    QTreeView* findingsList() const { return m_findings; }
     QListWidget* problemsList() const { return m_problems; }
     QTabWidget* bottomTabs() const { return m_tabs; }
     QString lastError() const { return m_lastError; }
@@ -91,8 +98,10 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
-    void createActions();
+    void createActions(); // main_window_actions.cpp
+    void showTimelineHelp();
     void createWorkspace();
+    QTreeView* createList(QAbstractItemModel* model, const QString& name);
     QWidget* createWelcome();
     void addRecent(const QString& path);
     void rebuildRecentMenu();
@@ -126,8 +135,10 @@ private:
     DetailsPanel* m_details = nullptr;
     NotesPanel* m_notes = nullptr;
     SummaryView* m_summary = nullptr;
-    QTreeWidget* m_jobList = nullptr;
-    QTreeWidget* m_findings = nullptr;
+    QTreeView* m_jobList = nullptr;
+    QTreeView* m_findings = nullptr;
+    JobTableModel* m_jobModel = nullptr;
+    FindingTableModel* m_findingModel = nullptr;
     QListWidget* m_problems = nullptr;
     QTabWidget* m_tabs = nullptr;
     QMenu* m_recentMenu = nullptr;

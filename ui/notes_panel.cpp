@@ -1,6 +1,5 @@
 #include "notes_panel.h"
 
-#include "timeline_view.h"
 #include "view_style.h"
 
 #include <QDateTime>
@@ -20,8 +19,7 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 constexpr int kIdRole = Qt::UserRole;
 } // namespace
 
-NotesPanel::NotesPanel(ViewState* state, TimelineView* timeline, QWidget* parent)
-    : QWidget(parent), m_state(state), m_timeline(timeline) {
+NotesPanel::NotesPanel(ViewState* state, QWidget* parent) : QWidget(parent), m_state(state) {
     setObjectName("notesPanel");
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -110,8 +108,8 @@ bool NotesPanel::noteForSelection(Note* note) const {
     case Selection::Kind::Segment:
         n.target = NoteTarget::Rank;
         n.ip = rankIp(s.rank);
-        n.startNs = m_timeline->rangeStart();
-        n.endNs = m_timeline->rangeEnd();
+        n.startNs = m_state->zoom()->start();
+        n.endNs = m_state->zoom()->end();
         break;
     case Selection::Kind::Finding:
         n.target = NoteTarget::Finding;
@@ -123,8 +121,8 @@ bool NotesPanel::noteForSelection(Note* note) const {
         break;
     default:
         n.target = NoteTarget::Range;
-        n.startNs = m_timeline->rangeStart();
-        n.endNs = m_timeline->rangeEnd();
+        n.startNs = m_state->zoom()->start();
+        n.endNs = m_state->zoom()->end();
         break;
     }
     *note = n;
@@ -227,14 +225,14 @@ bool NotesPanel::jumpTo(std::int64_t id) {
     case NoteTarget::Finding: m_state->select(Selection::ofFinding(n->finding), true); break;
     case NoteTarget::Rank:
         m_state->select(Selection::ofRank(rank), true);
-        if (n->endNs > n->startNs) m_timeline->setRange(n->startNs, n->endNs);
+        if (n->endNs > n->startNs) m_state->zoom()->setRange(n->startNs, n->endNs);
         break;
     case NoteTarget::Range:
         if (rank >= 0)
             m_state->select(Selection::ofRank(rank), true);
         else
             m_state->clearSelection();
-        m_timeline->setRange(place.startNs, place.endNs);
+        m_state->zoom()->setRange(place.startNs, place.endNs);
         break;
     }
     return true;

@@ -1,6 +1,6 @@
 #pragma once
 // Notes panel: the user's notes on the session (a step, a rank, a finding or a time range of a job), listed
-// with where they point; activating one jumps there (job, selection and timeline range). The panel owns the
+// with where they point; activating one jumps there (job, selection and the shared visible range). The panel owns the
 // editable list; the main window saves it with the session (.prism) and asks before unsaved notes are lost.
 #include "store/notes.h"
 #include "view_state.h"
@@ -14,12 +14,10 @@ class QTreeWidgetItem;
 
 namespace prism::ui {
 
-class TimelineView;
-
 class NotesPanel : public QWidget {
     Q_OBJECT
 public:
-    NotesPanel(ViewState* state, TimelineView* timeline, QWidget* parent = nullptr);
+    explicit NotesPanel(ViewState* state, QWidget* parent = nullptr);
 
     // Takes the session's stored notes (none for a capture); the list is then clean.
     void setSession(const SessionPtr& session);
@@ -28,7 +26,7 @@ public:
     void markSaved();
 
     // A note on what is selected: a step, a rank (or a segment's rank), a finding; with nothing selected, the
-    // timeline's visible time range. Text empty; false when there is no job.
+    // visible time range (ViewState::zoom()). Text empty; false when there is no job.
     bool noteForSelection(Note* note) const;
     // One line saying where a note points ("job-0 · step 12", "job-0 · rank host-3:5", ...).
     QString describe(const Note& note) const;
@@ -54,7 +52,6 @@ private:
     void editInteractive(std::int64_t id);
 
     ViewState* m_state;
-    TimelineView* m_timeline;
     QTreeWidget* m_list = nullptr;
     QLabel* m_empty = nullptr;
     QPushButton* m_add = nullptr;

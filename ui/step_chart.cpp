@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <span>
+#include <tuple>
 
 namespace prism::ui {
 
@@ -67,6 +68,7 @@ StepChart::StepChart(ViewState* state, QWidget* parent) : QWidget(parent), m_sta
     });
     connect(m_state, &ViewState::jobChanged, this, &StepChart::rebuild);
     connect(m_state, &ViewState::selectionChanged, this, &StepChart::updateSelection);
+    connect(m_state->zoom(), &ZoomControl::rangeChanged, this, &StepChart::followRange);
     rebuild();
 }
 
@@ -106,6 +108,7 @@ void StepChart::changeEvent(QEvent* event) {
 void StepChart::rebuild() {
     m_lineWidth = -1;
     const JobDataPtr& d = m_state->jobData();
+    m_built = d.get();
     m_median->clear();
     m_usual->clear();
     m_usualNs = 0;
@@ -167,8 +170,7 @@ void StepChart::rebuild() {
                       .arg(formatNs(d->medianStepNs()))
                       .arg(usualText)
                       .arg(slow.size());
-    const auto [lo, hi] = fullRange();
-    setVisibleSteps(lo, hi);
+    followRange();
     updateSelection();
 }
 
@@ -179,14 +181,44 @@ std::pair<double, double> StepChart::fullRange() const {
     return {first - 0.5, std::max(first + 1, last + 0.5)};
 }
 
+std::pair<double, double> StepChart::clampSteps(double lo, double hi) const {
+    const auto [flo, fhi] = fullRange();
+    // At least 8 steps wide (around the middle), never beyond the job's steps.
+    const double span = std::clamp(hi - lo, std::min(8.0, fhi - flo), fhi - flo);
+    lo = std::clamp((lo + hi - span) / 2, flo, fhi - span);
+    return {lo, lo + span};
+}
+
+double StepChart::xOfTime(std::int64_t t) const {
+    const auto& st = m_state->jobData()->steps();
+    auto it = std::upper_bound(st.begin(), st.end(), t, [](std::int64_t v, const StepInfo& s) { return v < s.endNs; });
+    if (it == st.end()) return st.back().index + 0.5;
+    if (t <= it->startNs) return it->index - 0.5;
+    return it->index - 0.5 + double(t - it->startNs) / double(std::max<std::int64_t>(1, it->durationNs()));
+}
+
+std::int64_t StepChart::timeAtX(double x) const {
+    const auto& st = m_state->jobData()->steps();
+    auto it = std::upper_bound(st.begin(), st.end(), x, [](double v, const StepInfo& s) { return v < s.index + 0.5; });
+    if (it == st.end()) return st.back().endNs;
+    if (x <= it->index - 0.5) return it->startNs;
+    return it->startNs + std::llround((x - (it->index - 0.5)) * double(it->durationNs()));
+}
+
 void StepChart::setVisibleSteps(double lo, double hi) {
     const JobDataPtr& d = m_state->jobData();
-    if (!d || d->steps().empty()) return;
+    if (!d || d.get() != m_built || d->steps().empty()) return;
+    std::tie(lo, hi) = clampSteps(lo, hi);
+    m_state->zoom()->setRange(timeAtX(lo), timeAtX(hi), false);
+}
+
+void StepChart::followRange() {
+    const JobDataPtr& d = m_state->jobData();
+    if (!d || d.get() != m_built || d->steps().empty()) return;
     const auto [flo, fhi] = fullRange();
-    // At least 8 steps wide, never beyond the job's steps.
-    const double span = std::clamp(hi - lo, std::min(8.0, fhi - flo), fhi - flo);
-    lo = std::clamp(lo, flo, fhi - span);
-    hi = lo + span;
+    const auto [lo, hi] = clampSteps(xOfTime(m_state->zoom()->start()), xOfTime(m_state->zoom()->end()));
+    const double span = hi - lo;
+    if (lo == m_x->min() && hi == m_x->max() && m_lineWidth >= 0) return;
     m_x->setRange(lo, hi);
     double interval = std::pow(10.0, std::floor(std::log10(std::max(1.0, span) / 5)));
     if (span / interval > 12) interval *= 2;
@@ -252,9 +284,10 @@ void StepChart::updateSelection() {
     const Selection& s = m_state->selection();
     if (!d || s.kind != Selection::Kind::Step || s.step < 0 || s.step >= int(d->steps().size())) return;
     const StepInfo& st = d->steps()[std::size_t(s.step)];
-    if (st.index < m_x->min() || st.index > m_x->max()) { // selected elsewhere: bring it into view
-        const double span = m_x->max() - m_x->min();
-        setVisibleSteps(st.index - span / 2, st.index + span / 2);
+    if (st.index < m_x->min() || st.index > m_x->max()) { // selected elsewhere: bring it into view (a pan)
+        ZoomControl* z = m_state->zoom();
+        const std::int64_t span = z->span(), from = st.startNs + st.durationNs() / 2 - span / 2;
+        z->setRange(from, from + span, false);
     }
     m_selected->append(st.index, double(st.durationNs()) / m_unitNs);
 }
@@ -316,7 +349,8 @@ bool StepChart::eventFilter(QObject* watched, QEvent* event) {
             if (me->button() == Qt::LeftButton) {
                 // A click selects (on release, unless the mouse moved: then it was a pan).
                 m_pressX = me->position().x();
-                m_panFrom = visibleSteps();
+                m_panPerPx = (m_x->max() - m_x->min()) / std::max(1.0, m_chart->plotArea().width());
+                m_panFrom = {m_state->zoom()->start(), m_state->zoom()->end()};
                 m_panning = false;
                 return true;
             }
@@ -324,9 +358,12 @@ bool StepChart::eventFilter(QObject* watched, QEvent* event) {
             auto* me = static_cast<QMouseEvent*>(event);
             const double dx = me->position().x() - m_pressX;
             if (std::abs(dx) > 4) m_panning = true;
-            if (m_panning && d) {
-                const double perPx = (m_panFrom.second - m_panFrom.first) / std::max(1.0, m_chart->plotArea().width());
-                setVisibleSteps(m_panFrom.first - dx * perPx, m_panFrom.second - dx * perPx);
+            if (m_panning && d && d.get() == m_built && !d->steps().empty()) {
+                // Moves the shared range by the steps dragged over, keeping its width in time.
+                const auto [t0, t1] = m_panFrom;
+                const std::int64_t span = t1 - t0;
+                const std::int64_t from = timeAtX(xOfTime(t0 + span / 2) - dx * m_panPerPx) - span / 2;
+                m_state->zoom()->setRange(from, from + span, false);
             }
             return m_panning;
         } else if (event->type() == QEvent::MouseButtonRelease && m_pressX >= 0) {
@@ -337,8 +374,7 @@ bool StepChart::eventFilter(QObject* watched, QEvent* event) {
             if (click && selectAt(me->position().toPoint()) >= 0) return true;
             return true;
         } else if (event->type() == QEvent::MouseButtonDblClick) {
-            const auto [lo, hi] = fullRange();
-            setVisibleSteps(lo, hi);
+            m_state->zoom()->fitAll();
             return true;
         } else if (event->type() == QEvent::Wheel && d && !d->steps().empty()) {
             auto* we = static_cast<QWheelEvent*>(event);
@@ -347,6 +383,9 @@ bool StepChart::eventFilter(QObject* watched, QEvent* event) {
             const QPointF scene = m_view->mapToScene(we->position().toPoint());
             const double at = std::clamp(m_chart->mapToValue(scene, m_line).x(), m_x->min(), m_x->max());
             const double factor = std::pow(1.25, -notches); // wheel up: zoom in
+            const auto [flo, fhi] = fullRange();
+            if (factor < 1 && m_x->max() - m_x->min() <= std::min(8.0, fhi - flo) + 1e-9) return true; // deepest
+            m_state->zoom()->pushGestureUndo();
             setVisibleSteps(at - (at - m_x->min()) * factor, at + (m_x->max() - at) * factor);
             return true;
         } else if (event->type() == QEvent::ToolTip) {

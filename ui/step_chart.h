@@ -1,8 +1,9 @@
 #pragma once
 // Step-duration chart (Qt Charts): the time of each step of the selected job, the median as a dashed line,
 // slow steps as red markers, the selected step highlighted. Long series are reduced to min/max per pixel
-// column of the visible range (Qt Charts costs about 37 ms per 100k points). A click selects the nearest
-// step; the wheel zooms, a drag pans, a double-click shows every step.
+// column of the visible range (Qt Charts costs about 37 ms per 100k points). It shows the steps of the
+// visible time range the views share (ViewState::zoom(), at least 8 steps); a click selects the nearest
+// step; the wheel zooms, a drag pans, a double-click shows every step — in the timeline too.
 #include "export.h"
 #include "view_state.h"
 
@@ -34,6 +35,7 @@ public:
     int selectAt(const QPoint& viewportPos);
     // The step range on the x axis (step indices; ±0.5 around the first and last shown). Long jobs (thousands
     // of steps) are read by zooming: the wheel zooms around the pointer, a drag pans, a double-click shows all.
+    // Setting it sets the shared visible range to the time of those steps (at least 8, within the job's).
     void setVisibleSteps(double lo, double hi);
     std::pair<double, double> visibleSteps() const;
 
@@ -48,13 +50,20 @@ protected:
 
 private:
     void rebuild();
+    void followRange(); // the x axis from the shared visible range
     void fillLine();
     void updateSelection();
     void applyColors();
     double unitNs() const { return m_unitNs; }
     std::pair<double, double> fullRange() const;
+    std::pair<double, double> clampSteps(double lo, double hi) const; // at least 8 steps, within the job's
+    // The step axis against time: a step covers [index - 0.5, index + 0.5] on the axis and its own time;
+    // time between steps sits on their boundary, time before or after the steps on the first or last edge.
+    double xOfTime(std::int64_t t) const;
+    std::int64_t timeAtX(double x) const;
 
     ViewState* m_state;
+    const JobData* m_built = nullptr; // the job the series were built for
     QChart* m_chart = nullptr;
     QChartView* m_view = nullptr;
     QLineSeries* m_line = nullptr;
@@ -71,7 +80,8 @@ private:
     QString m_baseTitle;  // the title without the zoom range
     double m_pressX = -1; // left button down at this viewport x (-1: up)
     bool m_panning = false;
-    std::pair<double, double> m_panFrom{0, 1};
+    double m_panPerPx = 0;                           // steps per pixel when the drag started
+    std::pair<std::int64_t, std::int64_t> m_panFrom; // the shared range then
 };
 
 } // namespace prism::ui

@@ -44,8 +44,8 @@ TimelineView::Frame TimelineView::frame(const QSize& size) const {
     const int top = axisH + laneH;
     f.plot =
         QRect(m_labelWidth, top, std::max(1, size.width() - m_labelWidth), std::max(1, size.height() - top - legendH));
-    f.t0 = m_t0;
-    f.t1 = std::max(m_t1, m_t0 + 1);
+    f.t0 = rangeStart();
+    f.t1 = std::max(rangeEnd(), f.t0 + 1);
     f.nsPerPx = double(f.t1 - f.t0) / double(f.plot.width());
     f.scrollY = std::clamp(m_scrollY, 0, std::max(0, m_contentHeight - f.plot.height()));
     auto first =

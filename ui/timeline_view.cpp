@@ -1,33 +1,24 @@
-// TimelineView: layout of the rows, navigation, selection and search. Painting is in timeline_paint.cpp.
+// TimelineView: the job shown, layout of the rows, scrolling, zooming to steps and findings, revealing the
+// selection, descriptions. Input (mouse, keys, search) is in timeline_input.cpp, painting in timeline_paint.cpp.
 #include "timeline_view.h"
 
-#include <QApplication>
 #include <QAction>
 #include <QCompleter>
-#include <QContextMenuEvent>
+#include <QEvent>
 #include <QFileInfo>
-#include <QHelpEvent>
-#include <QKeyEvent>
 #include <QLineEdit>
-#include <QMenu>
-#include <QMouseEvent>
-#include <QPainter>
-#include <QRegularExpression>
 #include <QScrollBar>
-#include <QStringListModel>
-#include <QToolTip>
-#include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
 
 namespace prism::ui {
 
 namespace {
-constexpr std::int64_t kMinSpanNs = 100; // deepest zoom: 100 ns across the view
 qint64 groupKey(int stage, int group) { return (qint64(stage) << 32) | qint64(std::uint32_t(group + 1)); }
 } // namespace
 
-TimelineView::TimelineView(ViewState* state, QWidget* parent) : QWidget(parent), m_state(state) {
+TimelineView::TimelineView(ViewState* state, QWidget* parent)
+    : QWidget(parent), m_state(state), m_zoom(state ? state->zoom() : new ZoomControl(this)) {
     setObjectName("timelineView");
     setFocusPolicy(Qt::StrongFocus);
     setMouseTracking(true);
@@ -67,7 +58,7 @@ TimelineView::TimelineView(ViewState* state, QWidget* parent) : QWidget(parent),
         connect(m_state, &ViewState::jobChanged, this, [this] { setJobData(m_state->jobData()); });
         connect(m_state, &ViewState::selectionChanged, this, &TimelineView::onSelectionChanged);
     }
-    m_lastWheel.invalidate();
+    connect(m_zoom, &ZoomControl::rangeChanged, this, qOverload<>(&QWidget::update));
 }
 
 TimelineView::~TimelineView() = default;
@@ -75,7 +66,6 @@ TimelineView::~TimelineView() = default;
 void TimelineView::setJobData(const JobDataPtr& data) {
     m_data = data;
     m_collapsed.clear();
-    m_undo.clear();
     m_index.reset();
     m_hoverRank = m_hoverSegment = -1;
     m_searchHit = -1;
@@ -106,27 +96,9 @@ void TimelineView::setJobData(const JobDataPtr& data) {
         for (int r = 0; r < m_data->rankCount(); ++r) w = std::max(w, fm.horizontalAdvance(m_data->rankLabel(r)) + 44);
     m_labelWidth = std::clamp(w, 120, 320);
     rebuildLayout();
-    m_t0 = jobStart();
-    m_t1 = std::max(jobEnd(), m_t0 + kMinSpanNs);
-    fitAll();
-    m_undo.clear();
+    if (!m_state) m_zoom->reset(jobStart(), jobEnd()); // with a ViewState, it resets the shared range
     setScroll(0);
     invalidate();
-}
-
-std::int64_t TimelineView::jobStart() const {
-    if (!m_data) return 0;
-    const JobTimeline& tl = m_data->timeline();
-    if (tl.endNs > tl.startNs) return tl.startNs;
-    return m_data->info().startNs;
-}
-
-std::int64_t TimelineView::jobEnd() const {
-    if (!m_data) return 1;
-    const JobTimeline& tl = m_data->timeline();
-    std::int64_t e = tl.endNs > tl.startNs ? tl.endNs : m_data->info().endNs;
-    if (!m_data->steps().empty()) e = std::max(e, m_data->steps().back().endNs);
-    return std::max(e, jobStart() + 1);
 }
 
 // ---- layout ---------------------------------------------------------------------------------------------
@@ -303,70 +275,21 @@ void TimelineView::invalidate() {
 
 // ---- time range -----------------------------------------------------------------------------------------
 
-std::int64_t TimelineView::clampSpan(std::int64_t span) const {
-    const std::int64_t full = jobEnd() - jobStart();
-    return std::clamp<std::int64_t>(span, kMinSpanNs, std::max<std::int64_t>(kMinSpanNs, full * 2));
-}
-
-void TimelineView::pushUndo() {
-    if (!m_undo.empty() && m_undo.back() == std::pair(m_t0, m_t1)) return;
-    m_undo.emplace_back(m_t0, m_t1);
-    if (m_undo.size() > 200) m_undo.erase(m_undo.begin());
-}
-
-void TimelineView::setRange(std::int64_t t0, std::int64_t t1, bool push) {
-    if (t1 < t0) std::swap(t0, t1);
-    std::int64_t span = clampSpan(t1 - t0);
-    std::int64_t mid = t0 + (t1 - t0) / 2;
-    t0 = mid - span / 2;
-    t1 = t0 + span;
-    // Keep some of the job in view: the range may pass the job's ends by at most half a view.
-    const std::int64_t lo = jobStart() - span / 2, hi = jobEnd() + span / 2;
-    if (t0 < lo) {
-        t1 += lo - t0;
-        t0 = lo;
-    }
-    if (t1 > hi) {
-        t0 -= t1 - hi;
-        t1 = hi;
-    }
-    if (t0 == m_t0 && t1 == m_t1) return;
-    if (push) pushUndo();
-    m_t0 = t0;
-    m_t1 = t1;
-    update();
-    emit rangeChanged(m_t0, m_t1);
-}
-
 void TimelineView::zoomAt(double x, double factor) {
     if (factor <= 0) return;
     const QRect plot = plotRect();
     x = std::clamp(x, double(plot.left()), double(plot.right() + 1));
     const double frac = (x - plot.left()) / std::max(1, plot.width());
     const std::int64_t anchor = timeAtX(x);
-    const std::int64_t span = clampSpan(std::int64_t(double(m_t1 - m_t0) / factor));
+    const std::int64_t span = m_zoom->clampSpan(std::int64_t(double(m_zoom->span()) / factor));
     const std::int64_t t0 = anchor - std::int64_t(frac * double(span));
     setRange(t0, t0 + span, false);
 }
 
 void TimelineView::panBy(double dxPx) {
-    const double nsPerPx = double(m_t1 - m_t0) / std::max(1, plotRect().width());
+    const double nsPerPx = double(m_zoom->span()) / std::max(1, plotRect().width());
     const std::int64_t d = std::int64_t(dxPx * nsPerPx);
-    setRange(m_t0 + d, m_t1 + d, false);
-}
-
-void TimelineView::fitAll() {
-    const std::int64_t a = jobStart(), b = jobEnd();
-    const std::int64_t margin = std::max<std::int64_t>(1, (b - a) / 100);
-    setRange(a - margin, b + margin, true);
-}
-
-bool TimelineView::undoZoom() {
-    if (m_undo.empty()) return false;
-    auto [a, b] = m_undo.back();
-    m_undo.pop_back();
-    setRange(a, b, false);
-    return true;
+    setRange(rangeStart() + d, rangeEnd() + d, false);
 }
 
 void TimelineView::zoomToSteps(int first, int last) {
@@ -404,12 +327,13 @@ void TimelineView::revealRank(int rank) {
 
 double TimelineView::xOfTime(std::int64_t t) const {
     const QRect plot = plotRect();
-    return plot.left() + double(t - m_t0) * double(plot.width()) / double(std::max<std::int64_t>(1, m_t1 - m_t0));
+    return plot.left() +
+           double(t - rangeStart()) * double(plot.width()) / double(std::max<std::int64_t>(1, m_zoom->span()));
 }
 
 std::int64_t TimelineView::timeAtX(double x) const {
     const QRect plot = plotRect();
-    return m_t0 + std::int64_t((x - plot.left()) * double(m_t1 - m_t0) / double(std::max(1, plot.width())));
+    return rangeStart() + std::int64_t((x - plot.left()) * double(m_zoom->span()) / double(std::max(1, plot.width())));
 }
 
 int TimelineView::stepAtX(double x) const {
@@ -436,9 +360,9 @@ void TimelineView::onSelectionChanged(const Selection& s, bool reveal) {
         const auto& st = m_data->steps();
         if (s.step < 0 || s.step >= int(st.size())) break;
         const StepInfo& step = st[std::size_t(s.step)];
-        const bool inside = step.startNs >= m_t0 && step.endNs <= m_t1;
+        const bool inside = step.startNs >= rangeStart() && step.endNs <= rangeEnd();
         // Zoom to the step and its neighbours unless it already fills a good part of the view.
-        if (!inside || double(step.durationNs()) < 0.25 * double(m_t1 - m_t0))
+        if (!inside || double(step.durationNs()) < 0.25 * double(m_zoom->span()))
             zoomToSteps(std::max(0, s.step - 1), std::min(int(st.size()) - 1, s.step + 1));
         break;
     }
@@ -448,8 +372,8 @@ void TimelineView::onSelectionChanged(const Selection& s, bool reveal) {
         const auto& segs = m_data->timeline().ranks.at(std::size_t(s.rank)).segments;
         if (s.segment >= 0 && s.segment < int(segs.size())) {
             const Segment& seg = segs[std::size_t(s.segment)];
-            if (seg.endNs < m_t0 || seg.startNs > m_t1) {
-                const std::int64_t span = m_t1 - m_t0, mid = seg.startNs + (seg.endNs - seg.startNs) / 2;
+            if (seg.endNs < rangeStart() || seg.startNs > rangeEnd()) {
+                const std::int64_t span = m_zoom->span(), mid = seg.startNs + (seg.endNs - seg.startNs) / 2;
                 setRange(mid - span / 2, mid + span / 2, true);
             }
         }
@@ -475,7 +399,7 @@ int TimelineView::hitSegment(int rank, double x, int* segmentOut) const {
     *segmentOut = -1;
     if (!m_data || rank < 0) return -1;
     const JobTimeline& tl = m_data->timeline();
-    const double nsPerPx = double(m_t1 - m_t0) / std::max(1, plotRect().width());
+    const double nsPerPx = double(m_zoom->span()) / std::max(1, plotRect().width());
     const std::int64_t t = timeAtX(x);
     const std::int64_t slack = std::int64_t(nsPerPx * 2);
     auto [a, b] = tl.visible(std::size_t(rank), t - slack, t + slack + 1);
@@ -496,107 +420,6 @@ int TimelineView::hitSegment(int rank, double x, int* segmentOut) const {
     return best;
 }
 
-void TimelineView::clickAt(const QPoint& pos, Qt::KeyboardModifiers) {
-    if (!m_data || !m_state) return;
-    const QRect plot = plotRect();
-    if (const int mark = noteMarkAt(pos); mark >= 0) {
-        emit noteMarkClicked(m_noteMarks[std::size_t(mark)].id);
-        return;
-    }
-    if (stepLaneRect().contains(pos) && pos.x() >= plot.left()) {
-        int s = stepAtX(pos.x());
-        if (s >= 0)
-            selectStep(s, false);
-        else
-            m_state->clearSelection();
-        return;
-    }
-    const int rowIndex = rowIndexAtY(pos.y());
-    if (rowIndex < 0) {
-        if (axisRect().contains(pos)) return;
-        m_state->clearSelection();
-        return;
-    }
-    const Row& row = m_rows[std::size_t(rowIndex)];
-    if (pos.x() < plot.left()) {
-        if (row.type == Row::Rank)
-            m_state->select(Selection::ofRank(row.first), false);
-        else
-            setGroupCollapsed(row.stage, row.type == Row::Stage ? -1 : row.group, !row.collapsed);
-        return;
-    }
-    if (row.type != Row::Rank) {
-        setGroupCollapsed(row.stage, row.type == Row::Stage ? -1 : row.group, !row.collapsed);
-        return;
-    }
-    int seg = -1;
-    hitSegment(row.first, pos.x(), &seg);
-    if (seg >= 0)
-        m_state->select(Selection::ofSegment(row.first, seg), false);
-    else
-        m_state->select(Selection::ofRank(row.first), false);
-}
-
-// ---- search ---------------------------------------------------------------------------------------------
-
-void TimelineView::openSearch() {
-    const QRect plot = plotRect();
-    const int w = std::min(320, plot.width() - 8);
-    m_search->setGeometry(plot.right() - w - 4, plot.top() + 4, w, m_search->sizeHint().height());
-    m_search->show();
-    m_search->raise();
-    m_search->setFocus();
-    m_search->selectAll();
-}
-
-bool TimelineView::search(const QString& rawText) {
-    if (!m_data || !m_state) return false;
-    const QString text = rawText.trimmed();
-    if (text.isEmpty()) return false;
-    if (text != m_lastSearch) m_searchHit = -1;
-    m_lastSearch = text;
-
-    // A step: "12", "#12", "step 12".
-    QString stepText = text;
-    stepText.remove(QRegularExpression("^(step\\s*|#)", QRegularExpression::CaseInsensitiveOption));
-    bool isNumber = false;
-    const int stepIndex = stepText.toInt(&isNumber);
-    if (isNumber && !text.contains('.') && !text.contains(':')) {
-        int pos = m_data->stepPosition(stepIndex);
-        if (pos < 0) return false;
-        m_state->select(Selection::ofStep(pos), true);
-        return true;
-    }
-    // A host: select the host (its ranks light up).
-    if (auto h = m_data->topology().hostByName(text.toStdString())) {
-        if (!m_data->ranksOfHost(*h).empty()) {
-            m_state->select(Selection::ofHost(*h), true);
-            return true;
-        }
-    }
-    // A rank: exact label or address first, then the next label containing the text.
-    const int n = m_data->rankCount();
-    for (int r = 0; r < n; ++r) {
-        if (m_data->rankLabel(r).compare(text, Qt::CaseInsensitive) == 0 ||
-            QString::fromStdString(m_data->timeline().ranks[std::size_t(r)].ip) == text) {
-            m_searchHit = r;
-            m_state->select(Selection::ofRank(r), true);
-            return true;
-        }
-    }
-    for (int k = 1; k <= n; ++k) {
-        int r = (m_searchHit + k) % n;
-        if (r < 0) r += n;
-        if (m_data->rankLabel(r).contains(text, Qt::CaseInsensitive) ||
-            QString::fromStdString(m_data->timeline().ranks[std::size_t(r)].ip).startsWith(text)) {
-            m_searchHit = r;
-            m_state->select(Selection::ofRank(r), true);
-            return true;
-        }
-    }
-    return false;
-}
-
 // ---- events ---------------------------------------------------------------------------------------------
 
 void TimelineView::resizeEvent(QResizeEvent*) {
@@ -608,174 +431,6 @@ void TimelineView::resizeEvent(QResizeEvent*) {
     invalidate();
 }
 
-void TimelineView::wheelEvent(QWheelEvent* event) {
-    if (!m_data) return;
-    const QPoint pos = event->position().toPoint();
-    QPoint delta = event->angleDelta();
-    const auto mods = event->modifiers();
-    if (mods & Qt::AltModifier) {
-        // Alt+wheel: row height (some platforms report Alt+wheel as horizontal).
-        int d = delta.y() ? delta.y() : delta.x();
-        setRowHeight(m_rowHeight + (d > 0 ? 1 : -1) * std::max(1, m_rowHeight / 6));
-        event->accept();
-        return;
-    }
-    if (pos.x() < plotRect().left() && delta.y() != 0) {
-        setScroll(m_scrollY - delta.y() * std::max(1, m_rowHeight) * 3 / 120);
-        event->accept();
-        return;
-    }
-    if (delta.y() == 0 && delta.x() != 0) {
-        panBy(-double(delta.x()) / 120.0 * plotRect().width() * 0.1);
-        event->accept();
-        return;
-    }
-    if (delta.y() == 0) return;
-    // One undo entry per wheel gesture, not per notch.
-    if (!m_lastWheel.isValid() || m_lastWheel.elapsed() > 600) pushUndo();
-    m_lastWheel.restart();
-    const double base = (mods & Qt::ControlModifier) ? 1.05 : (mods & Qt::ShiftModifier) ? 2.0 : 1.25;
-    zoomAt(pos.x(), std::pow(base, double(delta.y()) / 120.0));
-    event->accept();
-}
-
-void TimelineView::mousePressEvent(QMouseEvent* event) {
-    setFocus();
-    m_pressPos = event->position().toPoint();
-    m_pressT0 = m_t0;
-    m_pressT1 = m_t1;
-    m_pressScroll = m_scrollY;
-    const bool onAxis =
-        (axisRect().contains(m_pressPos) || stepLaneRect().contains(m_pressPos)) && m_pressPos.x() >= plotRect().left();
-    if (event->button() == Qt::RightButton || event->button() == Qt::LeftButton) {
-        m_drag = Drag::Pending;
-        m_rangeFromAxis = event->button() == Qt::RightButton || (event->modifiers() & Qt::ShiftModifier) || onAxis;
-        m_rangeX0 = m_rangeX1 = m_pressPos.x();
-        if (event->button() == Qt::RightButton) m_rangeFromAxis = true;
-    }
-    event->accept();
-}
-
-void TimelineView::mouseMoveEvent(QMouseEvent* event) {
-    const QPoint pos = event->position().toPoint();
-    m_mouse = pos;
-    if (m_drag == Drag::Pending && (pos - m_pressPos).manhattanLength() > QApplication::startDragDistance())
-        m_drag = m_rangeFromAxis ? Drag::Range : Drag::Pan;
-    if (m_drag == Drag::Pan) {
-        const double nsPerPx = double(m_pressT1 - m_pressT0) / std::max(1, plotRect().width());
-        const std::int64_t d = std::int64_t(double(m_pressPos.x() - pos.x()) * nsPerPx);
-        setRange(m_pressT0 + d, m_pressT1 + d, false);
-        setScroll(m_pressScroll + (m_pressPos.y() - pos.y()));
-        setCursor(Qt::ClosedHandCursor);
-        return;
-    }
-    if (m_drag == Drag::Range) {
-        const QRect plot = plotRect();
-        m_rangeX1 = std::clamp(pos.x(), plot.left(), plot.right() + 1);
-        update();
-        return;
-    }
-    // Hover: outline the segment under the cursor.
-    int rank = rankAtY(pos.y());
-    int seg = -1;
-    if (rank >= 0 && pos.x() >= plotRect().left()) hitSegment(rank, pos.x(), &seg);
-    if (rank != m_hoverRank || seg != m_hoverSegment) {
-        m_hoverRank = rank;
-        m_hoverSegment = seg;
-        update();
-    }
-}
-
-void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
-    const QPoint pos = event->position().toPoint();
-    unsetCursor();
-    if (m_drag == Drag::Range) {
-        const int a = std::min(m_rangeX0, m_rangeX1), b = std::max(m_rangeX0, m_rangeX1);
-        m_drag = Drag::None;
-        if (b - a >= 3) {
-            setRange(timeAtX(a), timeAtX(b), true);
-        }
-        update();
-        return;
-    }
-    const bool wasClick = m_drag == Drag::Pending && event->button() == Qt::LeftButton;
-    const bool menuClick = m_drag == Drag::Pending && event->button() == Qt::RightButton;
-    m_drag = Drag::None;
-    if (wasClick) clickAt(pos, event->modifiers());
-    if (menuClick) showContextMenu(event->globalPosition().toPoint());
-    update();
-}
-
-void TimelineView::mouseDoubleClickEvent(QMouseEvent* event) {
-    const QPoint pos = event->position().toPoint();
-    if (pos.x() >= plotRect().left() && (stepLaneRect().contains(pos) || rowIndexAtY(pos.y()) >= 0)) {
-        int s = stepAtX(pos.x());
-        if (s >= 0) {
-            zoomToSteps(s, s);
-            selectStep(s, false);
-        }
-    }
-}
-
-void TimelineView::keyPressEvent(QKeyEvent* event) {
-    const auto mods = event->modifiers();
-    const QRect plot = plotRect();
-    const double cx = plot.contains(m_mouse) ? m_mouse.x() : plot.center().x();
-    const double zoomStep = (mods & Qt::ShiftModifier) ? 2.0 : (mods & Qt::ControlModifier) ? 1.1 : 1.4;
-    const double panStep = plot.width() * ((mods & Qt::ShiftModifier) ? 0.5 : 0.15);
-    if (event->matches(QKeySequence::Find)) {
-        openSearch();
-        return;
-    }
-    switch (event->key()) {
-    case Qt::Key_W:
-        pushUndo();
-        zoomAt(cx, zoomStep);
-        return;
-    case Qt::Key_S:
-        pushUndo();
-        zoomAt(cx, 1.0 / zoomStep);
-        return;
-    case Qt::Key_A: panBy(-panStep); return;
-    case Qt::Key_D: panBy(panStep); return;
-    case Qt::Key_F:
-        if (mods & Qt::ShiftModifier) fitRows();
-        fitAll();
-        return;
-    case Qt::Key_Backspace: undoZoom(); return;
-    case Qt::Key_Escape:
-        if (m_search->isVisible()) m_search->hide();
-        if (m_state) m_state->clearSelection();
-        return;
-    case Qt::Key_Up: setScroll(m_scrollY - std::max(1, m_rowHeight)); return;
-    case Qt::Key_Down: setScroll(m_scrollY + std::max(1, m_rowHeight)); return;
-    case Qt::Key_PageUp: setScroll(m_scrollY - plot.height() * 9 / 10); return;
-    case Qt::Key_PageDown: setScroll(m_scrollY + plot.height() * 9 / 10); return;
-    case Qt::Key_Home: setScroll(0); return;
-    case Qt::Key_End: setScroll(m_contentHeight); return;
-    case Qt::Key_Left:
-    case Qt::Key_Right:
-        // Step through steps when one is selected.
-        if (m_state && m_data && m_state->selection().kind == Selection::Kind::Step) {
-            int s = m_state->selection().step + (event->key() == Qt::Key_Left ? -1 : 1);
-            if (s >= 0 && s < int(m_data->steps().size())) selectStep(s, true);
-        } else {
-            panBy(event->key() == Qt::Key_Left ? -panStep : panStep);
-        }
-        return;
-    default: break;
-    }
-    QWidget::keyPressEvent(event);
-}
-
-void TimelineView::leaveEvent(QEvent*) {
-    m_mouse = {-1, -1};
-    if (m_hoverRank >= 0) {
-        m_hoverRank = m_hoverSegment = -1;
-        update();
-    }
-}
-
 void TimelineView::changeEvent(QEvent* event) {
     if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) {
         m_colors = ViewColors::from(palette());
@@ -784,69 +439,6 @@ void TimelineView::changeEvent(QEvent* event) {
         setJobData(m_data);
     }
     QWidget::changeEvent(event);
-}
-
-bool TimelineView::event(QEvent* event) {
-    if (event->type() == QEvent::ToolTip) {
-        auto* help = static_cast<QHelpEvent*>(event);
-        const QString text = describeAt(help->pos());
-        if (text.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(help->globalPos(), text, this);
-        return true;
-    }
-    if (event->type() == QEvent::ShortcutOverride) {
-        // Let the view's single-key navigation win over application shortcuts while it has focus.
-        auto* key = static_cast<QKeyEvent*>(event);
-        if (key->modifiers() == Qt::NoModifier || key->modifiers() == Qt::ShiftModifier) {
-            switch (key->key()) {
-            case Qt::Key_W:
-            case Qt::Key_A:
-            case Qt::Key_S:
-            case Qt::Key_D:
-            case Qt::Key_F:
-            case Qt::Key_Backspace:
-            case Qt::Key_Escape: event->accept(); return true;
-            default: break;
-            }
-        }
-    }
-    return QWidget::event(event);
-}
-
-void TimelineView::contextMenuEvent(QContextMenuEvent* event) {
-    // Right-drag zooms to a range, so the mouse menu opens on the release of a right click without a drag
-    // (mouseReleaseEvent); the keyboard's menu key opens it here.
-    if (event->reason() == QContextMenuEvent::Mouse) return;
-    showContextMenu(event->globalPos());
-}
-
-void TimelineView::showContextMenu(const QPoint& globalPos) {
-    QMenu menu(this);
-    menu.addAction(tr("Fit All\tF"), this, &TimelineView::fitAll);
-    menu.addAction(tr("Fit All Rows\tShift+F"), this, [this] {
-        fitRows();
-        fitAll();
-    });
-    QAction* undo = menu.addAction(tr("Undo Zoom\tBackspace"), this, [this] { undoZoom(); });
-    undo->setEnabled(!m_undo.empty());
-    menu.addSeparator();
-    menu.addAction(tr("Collapse All Groups"), this, [this] { setAllCollapsed(true); });
-    menu.addAction(tr("Expand All Groups"), this, [this] { setAllCollapsed(false); });
-    QAction* abs = menu.addAction(tr("Absolute Time"), this, [this](bool on) { setAbsoluteTime(on); });
-    abs->setCheckable(true);
-    abs->setChecked(m_absolute);
-    menu.addAction(tr("Find…\tCtrl+F"), this, &TimelineView::openSearch);
-    // Actions the window lends to this menu (e.g. Add Note).
-    bool separated = false;
-    for (QAction* a : actions()) {
-        if (!a->property("inContextMenu").toBool()) continue;
-        if (!separated) menu.addSeparator();
-        separated = true;
-        menu.addAction(a);
-    }
-    menu.exec(globalPos);
 }
 
 // ---- descriptions ---------------------------------------------------------------------------------------
@@ -932,8 +524,8 @@ QString TimelineView::exportTitle() const {
     const QString capture = QFileInfo(m_data->session().source).fileName();
     return tr("%1 — %2 — %3 … %4 (%5 shown)")
         .arg(capture.isEmpty() ? m_data->session().source : capture, m_data->title(),
-             formatNsAtStep(m_t0 - jobStart(), (m_t1 - m_t0) / 100 + 1),
-             formatNsAtStep(m_t1 - jobStart(), (m_t1 - m_t0) / 100 + 1), formatNs(m_t1 - m_t0));
+             formatNsAtStep(rangeStart() - jobStart(), (m_zoom->span()) / 100 + 1),
+             formatNsAtStep(rangeEnd() - jobStart(), (m_zoom->span()) / 100 + 1), formatNs(m_zoom->span()));
 }
 
 } // namespace prism::ui

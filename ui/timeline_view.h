@@ -8,15 +8,15 @@
 // layout, palette); hover and selection repaint only overlays on top of that image. Export to SVG takes a
 // vector path instead (one fillRect per run of equal columns).
 //
-// Navigation: wheel zooms around the cursor (Ctrl finer, Shift faster), drag pans, right-drag / Shift-drag
-// or a drag on the time axis zooms to a range, W/S zoom, A/D pan, F fits, Shift+F fits all rows,
-// Backspace undoes a zoom, Ctrl+F searches a rank, host or step, Esc clears the selection.
+// Navigation (see timeline_input.cpp): wheel zooms around the cursor (Ctrl finer, Shift faster), drag pans,
+// right-drag / Shift-drag or a drag on the time axis zooms to a range, W/S zoom, A/D pan, F fits, Shift+F
+// fits all rows, Backspace undoes a zoom, Ctrl+F searches a rank, host or step, Esc clears the selection.
+// The visible time range and its undo live in the ViewState's ZoomControl, shared with the other views.
 #include "export.h"
 #include "timeline_index.h"
 #include "view_state.h"
 #include "view_style.h"
 
-#include <QElapsedTimer>
 #include <QImage>
 #include <QSet>
 #include <QWidget>
@@ -39,16 +39,17 @@ public:
     void setJobData(const JobDataPtr& data);
     const JobDataPtr& jobData() const { return m_data; }
 
-    // Visible time range [t0, t1) in ns (absolute, as in the capture).
-    std::int64_t rangeStart() const { return m_t0; }
-    std::int64_t rangeEnd() const { return m_t1; }
-    void setRange(std::int64_t t0, std::int64_t t1, bool pushUndo = true);
+    // The visible time range: the ViewState's (its own without one). The shortcuts below act on it.
+    ZoomControl* zoom() const { return m_zoom; }
+    std::int64_t rangeStart() const { return m_zoom->start(); }
+    std::int64_t rangeEnd() const { return m_zoom->end(); }
+    void setRange(std::int64_t t0, std::int64_t t1, bool pushUndo = true) { m_zoom->setRange(t0, t1, pushUndo); }
+    void fitAll() { m_zoom->fitAll(); }
+    bool undoZoom() { return m_zoom->undo(); }
+    int undoDepth() const { return m_zoom->undoDepth(); }
     void zoomAt(double x, double factor); // factor > 1 zooms in, keeping the time under widget x in place
     void panBy(double dxPx);              // positive: later times come into view
-    void fitAll();
-    void fitRows(); // row height so that every row fits (down to 1 px)
-    bool undoZoom();
-    int undoDepth() const { return int(m_undo.size()); }
+    void fitRows();                       // row height so that every row fits (down to 1 px)
     void zoomToSteps(int first, int last); // positions in JobData::steps(), with a small margin
     void zoomToFinding(int finding);
     void revealRank(int rank);
@@ -103,7 +104,6 @@ public:
     int noteMarkAt(const QPoint& pos) const; // index into noteMarks(), -1 when none
 
 signals:
-    void rangeChanged(std::int64_t t0, std::int64_t t1);
     void noteMarkClicked(qint64 id);
 
 protected:
@@ -155,16 +155,15 @@ private:
     void updateScrollBar();
     void setScroll(int y);
     void invalidate();
-    void pushUndo();
-    std::int64_t clampSpan(std::int64_t span) const;
     int rowIndexAtY(int y) const;
     int hitSegment(int rank, double x, int* segmentOut) const;
     void clickAt(const QPoint& pos, Qt::KeyboardModifiers mods);
     void selectStep(int step, bool reveal);
-    std::int64_t jobStart() const;
-    std::int64_t jobEnd() const;
+    std::int64_t jobStart() const { return m_data ? m_data->startNs() : 0; }
+    std::int64_t jobEnd() const { return m_data ? m_data->endNs() : 1; }
 
     ViewState* m_state = nullptr;
+    ZoomControl* m_zoom = nullptr;
     JobDataPtr m_data;
     std::shared_ptr<const TimelineIndex> m_index; // the session's, or built here when it has none
     std::vector<Row> m_rows;
@@ -175,10 +174,7 @@ private:
     int m_rowHeight = 18;
     int m_labelWidth = 160;
     bool m_absolute = false;
-    std::int64_t m_t0 = 0, m_t1 = 1;
     std::vector<NoteMark> m_noteMarks; // sorted by start
-    std::vector<std::pair<std::int64_t, std::int64_t>> m_undo;
-    QElapsedTimer m_lastWheel;
     ViewColors m_colors;
 
     // Rows image cache.

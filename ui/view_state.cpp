@@ -4,7 +4,7 @@
 
 namespace prism::ui {
 
-ViewState::ViewState(QObject* parent) : QObject(parent) {}
+ViewState::ViewState(QObject* parent) : QObject(parent), m_zoom(new ZoomControl(this)) {}
 
 void ViewState::setSession(const SessionPtr& session) {
     m_session = session;
@@ -20,6 +20,7 @@ void ViewState::setJob(int job) {
     m_job = job;
     m_jobData = job >= 0 ? std::make_shared<const JobData>(m_session, job) : nullptr;
     m_selection = {};
+    m_zoom->reset(m_jobData ? m_jobData->startNs() : 0, m_jobData ? m_jobData->endNs() : 1);
     emit jobChanged(job);
     emit selectionChanged(m_selection, false);
 }

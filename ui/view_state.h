@@ -1,7 +1,9 @@
 #pragma once
-// What every view shows: the session, the selected job (with its derived JobData) and the current
-// selection. Views read it and call select(); one signal per change keeps them in step.
+// What every view shows: the session, the selected job (with its derived JobData), the current selection
+// and the visible time range (zoom()). Views read it and call select(); one signal per change keeps them
+// in step.
 #include "job_data.h"
+#include "zoom_control.h"
 
 #include <QObject>
 
@@ -75,6 +77,9 @@ public:
     void setJob(int job); // -1: no job
     int job() const { return m_job; }
     const JobDataPtr& jobData() const { return m_jobData; }
+    // The job's visible time range and its undo, reset to the whole job when the job changes (before
+    // jobChanged is emitted).
+    ZoomControl* zoom() const { return m_zoom; }
 
     // `reveal`: views that can scroll or zoom bring the selection into sight (a click in the step chart
     // shows the step in the timeline; a click inside the timeline does not move it).
@@ -94,6 +99,7 @@ private:
     int m_job = -1;
     JobDataPtr m_jobData;
     Selection m_selection;
+    ZoomControl* m_zoom;
 };
 
 } // namespace prism::ui
