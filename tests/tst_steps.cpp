@@ -530,8 +530,8 @@ private slots:
         };
         auto hasNote = [&](const Report& r) { return noted(r, "runs all through each step"); };
         auto toldApart = [&](const Report& r) { return noted(r, "is told from the gradient sync"); };
-        // (moe seed 13: in 7 of its 20 steps a ring's last chunks open a round with the next step's first
-        // exchanges, which hides the optimizer's quiet inside that round.)
+        // (moe seed 13: in 7 of its 20 steps a ring's last chunks opened a round with the next step's first
+        // exchanges, which hid the optimizer's quiet inside that round, while the exchanges were in the series.)
         for (const char* preset : {"moe", "moe-ep-lt-dp", "fsdp"})
             for (int seed : {1, 2, 3, 13}) {
                 sim::SimResult sim = sim::simulate(presetConfig(preset, seed));
@@ -668,8 +668,8 @@ private slots:
 
     // With EP < DP each EP group runs on its own clock; a slow GPU (2x) and a slow link (4x) in one job
     // made the usual gap between bursts 2.2 ms instead of 1.7, and the rounds formed on it two per step:
-    // every step was found as two (46 + 7 ms). The rounds of the first pass, one each time a group repeats,
-    // divide evenly and give the steps back. Clean runs of either MoE preset keep their division.
+    // every step was found as two (46 + 7 ms). With the exchanges told from the ring the steps are the
+    // ring's syncs. Clean runs of either MoE preset keep their division.
     void expertSubgroupsOnTheirOwnClocksKeepTheirSteps() {
         sim::SimConfig config = presetConfig("moe-ep-lt-dp", 9);
         config.anomalies.clear();

@@ -1,5 +1,6 @@
 #include "analysis/parallelism.h"
 
+#include "analysis/exchanges.h"
 #include "analysis/steps.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <span>
 #include <unordered_map>
 
@@ -279,6 +281,42 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     // boundaries are the long silences of the two endpoints' combined activity.
     std::vector<std::vector<std::int64_t>> burstEnds(n);
     {
+        // Expert all-to-all among the DP peers of a group (exchanges.h) leaves the DP series: a node's bursts
+        // are then its ring's syncs, at step ends (with the exchanges in, its bursts end mid-step and vote
+        // nothing, and the coarse rhythm below had to find the syncs). In such a group every node takes the
+        // group's ring records: a member whose two hops both lie on expert pairs (EP 4 in DP 8: members 1, 2,
+        // 5, 6) keeps none of its own, and a ring's members sync together.
+        std::vector<char> exchange(m, 0); // per position in byDir
+        std::map<int, std::vector<std::uint32_t>> ringOf; // groups with exchanges: their other records, by start
+        {
+            std::vector<DpRecord> recs;
+            std::vector<std::uint32_t> at;
+            for (std::size_t p = 0; p < pairs; ++p) {
+                const auto [a, b] = pairEnds[p];
+                if (res.pairs[p].kind != PairKind::DP || comp[a] != comp[b]) continue;
+                for (std::uint32_t dir = 0; dir < 2; ++dir)
+                    for (std::uint32_t q = byDir.off[p * 2 + dir]; q < byDir.off[p * 2 + dir + 1]; ++q) {
+                        recs.push_back({byDir.startNs[q], byDir.endNs[q], std::int32_t(dir ? b : a),
+                                        std::int32_t(dir ? a : b), comp[a]});
+                        at.push_back(q);
+                    }
+            }
+            std::vector<std::uint32_t> order(recs.size());
+            std::iota(order.begin(), order.end(), 0u);
+            std::stable_sort(order.begin(), order.end(),
+                             [&](std::uint32_t x, std::uint32_t y) { return recs[x].s < recs[y].s; });
+            std::vector<DpRecord> sorted;
+            sorted.reserve(recs.size());
+            for (std::uint32_t i : order) sorted.push_back(recs[i]);
+            const std::vector<char> flag = expertExchanges(sorted, n, params.exchangeWindowNs);
+            for (std::size_t i = 0; i < order.size(); ++i)
+                if (flag[i]) {
+                    exchange[at[order[i]]] = 1;
+                    ringOf[sorted[i].group];
+                }
+            for (std::size_t i = 0; i < order.size(); ++i)
+                if (!flag[i] && ringOf.count(sorted[i].group)) ringOf[sorted[i].group].push_back(at[order[i]]);
+        }
         // DP records of each node, in start order: its records (job-local indices) on DP pairs.
         // (Merging the few sorted DP pair lists of a node is cache-friendly; filtering its records is not.)
         std::vector<std::vector<std::uint32_t>> dpRecs(n);
@@ -291,6 +329,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                     const std::uint32_t first = byDir.off[p * 2 + dir], last = byDir.off[p * 2 + dir + 1];
                     auto it = dpRecs[v].begin();
                     for (std::uint32_t q = first; q < last; ++q) { // merge positions by start time
+                        if (exchange[q]) continue;
                         while (it != dpRecs[v].end() && byDir.startNs[*it] <= byDir.startNs[q]) merged.push_back(*it++);
                         merged.push_back(q);
                     }
@@ -298,6 +337,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                     dpRecs[v].swap(merged);
                 }
         }
+        for (std::size_t v = 0; v < n; ++v)
+            if (auto it = ringOf.find(comp[v]); it != ringOf.end()) dpRecs[v] = it->second;
         for (std::size_t v = 0; v < n; ++v) {
             auto& recs = dpRecs[v];
             if (recs.empty()) continue;

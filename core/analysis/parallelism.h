@@ -20,6 +20,7 @@ struct ParallelismParams {
     std::int64_t overlapToleranceNs = 50'000; // clock skew allowance when comparing start times
     double boundaryGapFactor = 3.0;     // a silence this many times the median gap on a pair is a step boundary
     std::size_t windowRecords = 1 << 20; // records of the job's middle read for the signatures (0 = all)
+    std::int64_t exchangeWindowNs = 20'000; // a member's sends of one expert all-to-all start this close
 };
 
 enum class PairKind { DP, PP };

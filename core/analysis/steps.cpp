@@ -1,8 +1,9 @@
 #include "analysis/steps.h"
 
+#include "analysis/exchanges.h"
+
 #include <algorithm>
 #include <optional>
-#include <unordered_set>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -19,70 +20,13 @@ std::uint64_t pairKey(std::uint32_t a, std::uint32_t b) {
     return (std::uint64_t(std::min(a, b)) << 32) | std::max(a, b);
 }
 
-// One record of the series the steps are cut from.
-struct SyncRec {
-    std::int64_t s, e;
-    std::int32_t src, dst; // local indices of the sender and the receiver
-    std::int32_t group;
-};
+// One record of the series the steps are cut from (sender and receiver: job-local indices).
+using SyncRec = DpRecord;
 
-// Expert all-to-all among DP peers (mixture of experts) is told from the ring's sync, and returned (it leaves
-// the series; the ring's hops among it rejoin their burst later, when they start inside one):
-//  - by direction: an exchange sends both ways on a pair, a ring's hops go one way. In a DP group that has both
-//    kinds of pair (EP smaller than DP, or a ring ordered across the EP groups) the one-way pairs carry the
-//    ring alone, and the records of the both-ways pairs leave the series;
-//  - by fan-out, where every pair of a group of three or more goes both ways (EP = DP): an exchange posts a
-//    member's sends to its peers at once, a ring's hop goes to one peer. A member's sends that start within
-//    exchangeWindowNs of each other to at least two peers and half the others of its group leave the series.
-// A two-member group (a ring both ways) keeps everything.
+// The expert exchanges leave the series and are returned (the ring's hops among them rejoin their burst later,
+// when they start inside one).
 std::vector<SyncRec> ringHopsOnly(std::vector<SyncRec>& dp, std::size_t nics, std::int64_t exchangeWindowNs) {
-    std::unordered_set<std::uint64_t> sent; // ordered (src, dst)
-    for (const SyncRec& r : dp) sent.insert(std::uint64_t(r.src) * nics + std::uint64_t(r.dst));
-    auto bothWays = [&](const SyncRec& r) { return sent.count(std::uint64_t(r.dst) * nics + std::uint64_t(r.src)) > 0; };
-    struct Kinds {
-        bool oneWay = false, bothWays = false;
-        std::unordered_set<int> members;
-    };
-    std::unordered_map<int, Kinds> kinds;
-    for (const SyncRec& r : dp) {
-        Kinds& k = kinds[r.group];
-        (bothWays(r) ? k.bothWays : k.oneWay) = true;
-        k.members.insert(r.src);
-        k.members.insert(r.dst);
-    }
-    std::vector<char> exchange(dp.size(), 0);
-    std::vector<std::vector<std::size_t>> bySender(nics); // fan-out groups only, in start order
-    for (std::size_t i = 0; i < dp.size(); ++i) {
-        const Kinds& k = kinds[dp[i].group];
-        if (k.oneWay && k.bothWays) exchange[i] = bothWays(dp[i]);
-        else if (!k.oneWay && k.members.size() >= 3) bySender[std::size_t(dp[i].src)].push_back(i);
-    }
-    for (const auto& v : bySender)
-        for (std::size_t i = 0; i < v.size();) {
-            std::size_t j = i;
-            std::unordered_set<int> peers;
-            while (j < v.size() && dp[v[j]].s - dp[v[i]].s <= exchangeWindowNs) peers.insert(dp[v[j++]].dst);
-            const std::size_t size = kinds[dp[v[i]].group].members.size();
-            if (peers.size() >= std::max<std::size_t>(2, size / 2))
-                for (std::size_t x = i; x < j; ++x) exchange[v[x]] = 1;
-            i = j;
-        }
-    // A ring's hops start together (its members wait for the last one); a send left alone by the rule above (an
-    // exchange that lost its other records) has no other member's send beside it: an exchange too.
-    std::unordered_map<int, std::vector<std::size_t>> left; // fan-out groups: the records kept, in start order
-    for (const auto& v : bySender)
-        for (std::size_t i : v)
-            if (!exchange[i]) left[dp[i].group].push_back(i);
-    for (auto& [g, v] : left) {
-        std::sort(v.begin(), v.end());
-        for (std::size_t x = 0, lo = 0; x < v.size(); ++x) {
-            while (dp[v[lo]].s < dp[v[x]].s - exchangeWindowNs) ++lo;
-            bool together = false;
-            for (std::size_t y = lo; y < v.size() && dp[v[y]].s <= dp[v[x]].s + exchangeWindowNs && !together; ++y)
-                together = dp[v[y]].src != dp[v[x]].src;
-            if (!together) exchange[v[x]] = 2;
-        }
-    }
+    const std::vector<char> exchange = expertExchanges(dp, nics, exchangeWindowNs);
     std::vector<SyncRec> out, kept;
     for (std::size_t i = 0; i < dp.size(); ++i) (exchange[i] ? out : kept).push_back(dp[i]);
     if (!out.empty()) dp = std::move(kept);
@@ -509,7 +453,7 @@ std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const Step
     return cuts;
 }
 
-std::vector<std::size_t> chooseCoarseCuts(const std::vector<Piece>& pieces, const StepParams& p, bool* even) {
+std::vector<std::size_t> chooseCoarseCuts(const std::vector<Piece>& pieces, const StepParams& p) {
     const std::size_t n = pieces.size();
     if (n < 8) return {};
     // Candidates: the c longest quiet gaps, where the gap size drops (as chooseCuts), coarsest first. A step
@@ -544,15 +488,7 @@ std::vector<std::size_t> chooseCoarseCuts(const std::vector<Piece>& pieces, cons
         if (evenlyHeld(counts, median, p.regularBand, slowed)) break;
         cuts.clear();
     }
-    if (even) *even = !cuts.empty();
-    if (cuts.empty()) {
-        // No even division (a step's optimizer quiet filled in some steps, by another stage's traffic): the
-        // division with the most time in regular steps over active spans, when it puts 3 or more pieces in a step.
-        cuts = chooseCuts(pieces, p, 1.0, true);
-        if (cuts.empty()) return {};
-        const std::vector<double> counts = piecesPerStep(cuts, n);
-        if (medianOf(std::vector<double>(counts.begin(), counts.end() - 1)) < 3) return {}; // steps before the last
-    }
+    if (cuts.empty()) return {};
     // Periodic pauses (checkpoints, evaluation) group steps of one sync each, which are alike: the intervals
     // between piece ends inside the coarse steps then spread little (a step's jitter, a few slow steps). DP
     // traffic in the forward and backward passes comes at the pace of the passes (forward, backward, warm-up,
@@ -681,39 +617,6 @@ std::vector<std::size_t> choosePipelineCuts(const std::vector<Piece>& pieces, co
     for (std::size_t& c : cuts) c = lastPiece[c];
     if (scanOut) *scanOut = std::move(scan);
     return cuts;
-}
-
-// Rounds as pieces (each from the job's first activity after the previous round to the round's end), split at
-// each job-wide quiet gap inside one that is longer than the median gap between rounds: the part before ends
-// where the job's activity does (its end and sync start), the rest keeps the round's.
-static void splitAtQuiet(const std::vector<Piece>& jobPieces, std::int64_t minGapNs, std::vector<Piece>& rounds,
-                         std::vector<std::int64_t>& ends, std::vector<std::int64_t>& starts) {
-    std::vector<double> between;
-    for (std::size_t i = 1; i < rounds.size(); ++i) between.push_back(double(rounds[i].first - rounds[i - 1].second));
-    const double splitGap = std::max(double(minGapNs), medianOf(between));
-    std::vector<Piece> split;
-    std::vector<std::int64_t> splitEnds, splitStarts;
-    for (std::size_t i = 0; i < rounds.size(); ++i) {
-        std::int64_t s0 = rounds[i].first;
-        auto it = std::upper_bound(jobPieces.begin(), jobPieces.end(), s0,
-                                   [](std::int64_t v, const Piece& x) { return v < x.first; });
-        if (it != jobPieces.begin()) --it;
-        for (; it != jobPieces.end() && it->second < rounds[i].second; ++it) {
-            const auto nx = std::next(it);
-            if (it->second < s0 || nx == jobPieces.end() || nx->first >= rounds[i].second) continue;
-            if (double(nx->first - it->second) <= splitGap) continue;
-            split.push_back({s0, it->second});
-            splitEnds.push_back(it->second);
-            splitStarts.push_back(std::min(starts[i], it->second));
-            s0 = nx->first;
-        }
-        split.push_back({s0, rounds[i].second});
-        splitEnds.push_back(ends[i]);
-        splitStarts.push_back(starts[i]);
-    }
-    rounds = std::move(split);
-    ends = std::move(splitEnds);
-    starts = std::move(splitStarts);
 }
 
 StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
@@ -932,7 +835,6 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         return gaps;
     };
     const double quiet = medianOf(formRounds(0));
-    const std::vector<std::uint32_t> firstRoundOf = roundOf; // a round each time a group repeats (for 4b)
     if (quiet >= double(params.minBoundaryGapNs)) formRounds(quiet);
     std::size_t rounds = 0;
     for (std::uint32_t r : roundOf) rounds = std::max<std::size_t>(rounds, r + 1);
@@ -1093,15 +995,16 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         syncStarts.pop_back();
     }
 
-    // 4b. DP traffic all through the step (expert-parallel all-to-all between DP peers in every forward and
-    // backward, ZeRO-3 / FSDP parameter all-gathers and gradient reduce-scatters per layer group): the rounds
+    // 4b. DP traffic all through the step (ZeRO-3 / FSDP parameter all-gathers and gradient reduce-scatters per
+    // layer group; expert all-to-all between DP peers where it could not be told from the ring): the rounds
     // above follow that traffic's micro-batch or layer rhythm, and the step is a coarser rhythm over them. A
     // step ends with the job-wide quiet of the optimizer: after the last sync no record of the job is in
     // flight until the next step's first transfer. So each round is taken as a piece from the job's first
     // activity after the previous round end to its own end (the gap between pieces is the job-wide quiet that
     // follows a round), and chooseCoarseCuts keeps the rounds that end steps, or all of them.
-    std::vector<std::int64_t> fineEnds = ends, fineStarts = syncStarts;
-    if (out.source == StepSource::DataParallel && fineEnds.size() >= 4) {
+    if (out.source == StepSource::DataParallel && ends.size() >= 4) {
+        const std::vector<std::int64_t>& fineEnds = ends; // the rounds, until the coarse steps replace them
+        const std::vector<std::int64_t>& fineStarts = syncStarts;
         std::vector<Piece> act;
         act.reserve(job.records.size());
         for (std::uint32_t r : job.records) {
@@ -1129,56 +1032,8 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             }
             return out;
         };
-        std::vector<Piece> roundPieces = piecesOf(fineEnds);
-        // A round can hold the optimizer's quiet: a ring's last chunks, cut from its burst, open a round with the
-        // next step's first exchanges (7 of 20 steps of a clean moe run: no even division). When the rounds
-        // divide unevenly, they are split at the job-wide quiet inside them (splitAtQuiet), and that division is
-        // taken if it is even and puts two or more rounds in a step on average. (Not always, and not the other
-        // way: the compute gaps of a pipeline inside the rounds of a plain DP job are as long as its optimizer's
-        // quiet. Split there, its steps fall into pieces whose even coarse rhythm is the rounds themselves.)
-        bool even = false;
-        std::vector<std::size_t> cuts = chooseCoarseCuts(roundPieces, params, &even);
-        // Another division of the rounds, taken when even with two or more of its pieces in a step on average.
-        auto tryPieces = [&](std::vector<Piece>& pieces, std::vector<std::int64_t>& pieceEnds,
-                             std::vector<std::int64_t>& pieceStarts, std::size_t against) {
-            bool fits = false;
-            std::vector<std::size_t> found = chooseCoarseCuts(pieces, params, &fits);
-            if (!fits || 2 * (found.size() + 1) > against) return;
-            cuts = std::move(found);
-            roundPieces = std::move(pieces);
-            fineEnds = std::move(pieceEnds);
-            fineStarts = std::move(pieceStarts);
-            even = true;
-        };
-        if (!even) {
-            std::vector<Piece> split = roundPieces;
-            std::vector<std::int64_t> splitEnds = fineEnds, splitStarts = fineStarts;
-            splitAtQuiet(jobPieces, params.minBoundaryGapNs, split, splitEnds, splitStarts);
-            tryPieces(split, splitEnds, splitStarts, roundPieces.size());
-        }
-        // Expert-parallel groups smaller than their DP group run on their own clocks, and the rounds above,
-        // formed on the job's usual gap between bursts, can then span most of a step (a slow GPU and a slow
-        // link together made the usual gap 2.2 ms instead of 1.7: two rounds per step, each step found as two).
-        // With expert exchanges in the job (DP peers with traffic both ways in a DP group of three or more: a
-        // ring's hops go one way, and a DP group of two is a ring both ways), the rounds of the first pass (a new
-        // one each time a group repeats) are tried last, kept when even. (Not first: with EP = DP, 4 of 20 clean
-        // moe runs broke.)
-        auto expertExchanges = [&] {
-            std::unordered_map<int, int> groupSize;
-            for (std::size_t l = 0; l < nics; ++l)
-                if (ix.dpGroup(int(l)) >= 0) ++groupSize[ix.dpGroup(int(l))];
-            const std::vector<int> experts = expertGroups(flows, job, ix);
-            for (std::size_t l = 0; l < nics; ++l)
-                if (experts[l] >= 0 && groupSize[ix.dpGroup(int(l))] >= 3) return true;
-            return false;
-        };
-        if (!even && expertExchanges()) {
-            std::vector<std::int64_t> firstEnds, firstStarts;
-            roundBounds(firstRoundOf, firstEnds, firstStarts);
-            std::vector<Piece> first = piecesOf(firstEnds);
-            const std::size_t count = first.size();
-            tryPieces(first, firstEnds, firstStarts, count);
-        }
+        const std::vector<Piece> roundPieces = piecesOf(fineEnds);
+        const std::vector<std::size_t> cuts = chooseCoarseCuts(roundPieces, params);
         if (!cuts.empty()) {
             std::vector<std::int64_t> coarseEnds, coarseSync;
             for (std::size_t c : cuts) {

@@ -129,8 +129,8 @@ std::vector<std::size_t> chooseCuts(const std::vector<std::pair<std::int64_t, st
                                     const StepParams& params = {}, double lengthExponent = 1.0,
                                     bool activeSpans = false, bool clearGapWins = false);
 
-// The coarser rhythm over sync bursts when DP traffic runs all through the step (expert all-to-all in every
-// forward and backward, ZeRO-3 parameter gathers per layer group): pieces are bursts, each from the first
+// The coarser rhythm over sync bursts when DP traffic runs all through the step (ZeRO-3 parameter gathers per
+// layer group; expert all-to-all where it cannot be told from the ring): pieces are bursts, each from the first
 // activity after the previous burst to its end. Candidates are the c longest quiet gaps (where the gap size
 // drops); the coarsest whose steps hold 3 or more pieces (median) and where steps of about that count hold
 // three quarters of all pieces is the step rhythm (a step repeats its passes: anomalies change its times, not
@@ -139,10 +139,10 @@ std::vector<std::size_t> chooseCuts(const std::vector<std::pair<std::int64_t, st
 // than twice the usual interval of activity (a pause adds quiet, not activity); else nothing: the pieces are
 // the steps (a pure-DP job with periodic pauses has even counts, alike intervals and ordinary bursts after
 // its pauses). Steps cut apart by quiet inside them (a slow GPU among expert-parallel peers) are put back
-// together first (mergeFragments). *even tells whether the division held its pieces evenly (else it is the
-// fallback: the one with the most time in regular steps). Exposed for parallelism inference and tests.
+// together first (mergeFragments). No division holds the pieces evenly: nothing. Exposed for parallelism
+// inference and tests.
 std::vector<std::size_t> chooseCoarseCuts(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
-                                          const StepParams& params = {}, bool* even = nullptr);
+                                          const StepParams& params = {});
 
 // One record on a pipeline link (a NIC pair of adjacent stages) for the drain test: its times, the link (any
 // dense id, one per unordered NIC pair), its direction (+1 forward: from the lower stage; -1 backward) and
