@@ -254,7 +254,15 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             } else if (t.kind == SegmentKind::PpRecv) {
                 pending.push_back({t.e, st, t.microBatch, upstream(t.peer), false});
             } else if (t.kind == SegmentKind::DpSync) {
-                // An expert exchange is no sync: it neither starts nor ends the step's DP sync.
+                // An expert exchange is no sync: it neither starts nor ends the step's DP sync. It is posted
+                // from inside an op (dispatch before the experts, combine after them): the rank computed from
+                // its last event (an input, its last send or exchange) to it. Else the time before each
+                // exchange read as waiting (80% of a MoE step).
+                if (segments && t.exchange) {
+                    std::int64_t lastIn = std::max({lastSend, lastDownEnd, lastUpEnd});
+                    const std::int64_t anchor = std::max({stepStart, lastIn, lastDpEnd});
+                    if (anchor < t.s) busy[k].push_back({anchor, t.s, lastIn < anchor}); // a lead: see below
+                }
                 if (st != kNoIndex && !t.exchange) {
                     RankStepStats& ss = rt.stepStats[st];
                     if (ss.dpStartNs == RankStepStats::kNoTime) {
