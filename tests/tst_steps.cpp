@@ -1,8 +1,11 @@
 // Engine stages 3-4: step division (DP sync bursts, PP rhythm, clock alignment, BOCD) and the per-rank
 // timeline, measured against the simulator's ground truth.
 #include "test_util.h"
+#include "analysis/drains.h"
 #include "analysis/evaluate.h"
 #include "analysis/pipeline.h"
+#include "analysis/rhythm.h"
+#include "analysis/stats.h"
 #include "analysis/steps.h"
 #include "analysis/timeline.h"
 #include "sim/simulator.h"

@@ -1,5 +1,8 @@
 #include "analysis/diagnosis.h"
 
+#include "analysis/job_index.h"
+#include "analysis/stats.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>

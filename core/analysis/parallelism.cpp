@@ -1,6 +1,8 @@
 #include "analysis/parallelism.h"
 
-#include "analysis/steps.h"
+#include "analysis/drains.h"
+#include "analysis/rhythm.h"
+#include "analysis/stats.h"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>

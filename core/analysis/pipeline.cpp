@@ -1,5 +1,6 @@
 #include "analysis/pipeline.h"
 
+#include "analysis/job_index.h"
 #include "analysis/resolution.h"
 
 namespace prism {
