@@ -277,7 +277,7 @@ private slots:
         sim::SimResult sim = sim::simulate(presetConfig("two-jobs", 4));
         Capture c = captureOf(sim);
         Analysis a = runAnalysis(c);
-        QCOMPARE(a.steps.size(), a.report.jobs.size());
+        QCOMPARE(a.jobs.size(), a.report.jobs.size());
         for (std::size_t j = 0; j < a.report.jobs.size(); ++j) {
             const auto& steps = a.report.jobs[j].steps;
             QVERIFY(!steps.empty());
@@ -288,16 +288,16 @@ private slots:
             }
             // Step 0 starts at the job's first record, in the aligned clock: within the skew bound of it.
             QVERIFY(std::llabs(steps[0].startNs - a.recognition.jobs[j].startNs) <= 40'000);
-            QCOMPARE(a.steps[j].source, StepSource::DataParallel);
-            QCOMPARE(a.steps[j].firstActivityNs.size(), steps.size());
+            QCOMPARE(a.jobs[j].division->source, StepSource::DataParallel);
+            QCOMPARE(a.jobs[j].division->firstActivityNs.size(), steps.size());
         }
     }
 
     void aJobWithoutDpTrafficIsDividedByItsPipelineRhythm() {
         sim::SimResult sim = sim::simulate(presetConfig("pure-pp", 2));
         Analysis a = runAnalysis(captureOf(sim));
-        QCOMPARE(a.steps.size(), std::size_t(1));
-        QCOMPARE(a.steps[0].source, StepSource::Pipeline);
+        QCOMPARE(a.jobs.size(), std::size_t(1));
+        QCOMPARE(a.jobs[0].division->source, StepSource::Pipeline);
         const StepScore s = stepScore(a.report, sim.truth);
         QVERIFY(s.exact());
         const auto& notes = a.report.jobs[0].notes;
@@ -326,7 +326,7 @@ private slots:
                     hi = std::max(hi, d);
                 }
                 (align ? alignedSpread : rawSpread) = std::max(align ? alignedSpread : rawSpread, hi - lo);
-                QCOMPARE(a.steps[0].clockOffsetNs.empty(), !align);
+                QCOMPARE(a.jobs[0].division->clockOffsetNs.empty(), !align);
             }
         }
         QVERIFY2(alignedSpread <= 5'000, qPrintable(QString::number(alignedSpread)));
@@ -338,7 +338,7 @@ private slots:
         config.maxSkewNs = 0;
         sim::SimResult sim = sim::simulate(config);
         Analysis a = runAnalysis(captureOf(sim));
-        for (std::int64_t off : a.steps[0].clockOffsetNs) QVERIFY(std::llabs(off) <= 2'000);
+        for (std::int64_t off : a.jobs[0].division->clockOffsetNs) QVERIFY(std::llabs(off) <= 2'000);
         QVERIFY(stepScore(a.report, sim.truth).exact());
     }
 
@@ -353,7 +353,7 @@ private slots:
         const auto& steps = a.report.jobs[0].steps;
         QCOMPARE(steps.size(), std::size_t(10));
         for (std::size_t k = 0; k < steps.size(); ++k) QVERIFY(std::llabs(steps[k].endNs - truth[k].endNs) < 50'000);
-        QVERIFY(a.steps[0].lastStepCut);
+        QVERIFY(a.jobs[0].division->lastStepCut);
         const auto& notes = a.report.jobs[0].notes;
         QVERIFY(std::any_of(notes.begin(), notes.end(),
                             [](const std::string& n) { return n.find("does not finish") != std::string::npos; }));
@@ -369,7 +369,7 @@ private slots:
         QCOMPARE(a.report.jobs.size(), std::size_t(1));
         const auto& steps = a.report.jobs[0].steps;
         QCOMPARE(steps.size(), truth.size() - 4);
-        QVERIFY(a.steps[0].firstStepCut);
+        QVERIFY(a.jobs[0].division->firstStepCut);
         QVERIFY(steps[0].durationNs() < truth[4].durationNs());
         for (std::size_t k = 1; k < steps.size(); ++k) {
             const double err = std::fabs(double(steps[k].durationNs() - truth[k + 4].durationNs())) /
@@ -393,12 +393,12 @@ private slots:
             QCOMPARE(head.report.jobs[0].steps.size(), std::size_t(10));
             for (std::size_t k = 0; k < 10; ++k)
                 QVERIFY(std::llabs(head.report.jobs[0].steps[k].endNs - truth[k].endNs) < 50'000);
-            QCOMPARE(head.steps[0].lastStepCut, at > 0.15); // 0.1: the capture ends in the quiet gap
+            QCOMPARE(head.jobs[0].division->lastStepCut, at > 0.15); // 0.1: the capture ends in the quiet gap
 
             Analysis tail = runAnalysis(captureOf(window(sim.flows, cut, INT64_MAX), sim.topology));
             const auto& steps = tail.report.jobs[0].steps;
             QCOMPARE(steps.size(), truth.size() - 10);
-            QCOMPARE(tail.steps[0].firstStepCut, at > 0.15); // 0.1: in the quiet gap before the step
+            QCOMPARE(tail.jobs[0].division->firstStepCut, at > 0.15); // 0.1: in the quiet gap before the step
             for (std::size_t k = 0; k < steps.size(); ++k)
                 QVERIFY(std::llabs(steps[k].endNs - truth[k + 10].endNs) < 50'000);
             QVERIFY(tail.report.jobs[0].findings.empty());
@@ -421,13 +421,13 @@ private slots:
         config.jobs[0].steps = 30;
         config.anomalies.push_back({"slow_rank", 0, config.jobs[0].hosts[1], 0, 12, 29, 1.5, 0});
         Analysis a = runAnalysis(captureOf(sim::simulate(config)));
-        const auto& cps = a.steps[0].changePoints;
+        const auto& cps = a.jobs[0].division->changePoints;
         QVERIFY(std::any_of(cps.begin(), cps.end(), [](std::size_t c) { return c >= 11 && c <= 13; }));
-        QCOMPARE(a.steps[0].changeProbability.size(), a.report.jobs[0].steps.size());
-        QVERIFY(a.steps[0].changeProbability[12] > 0.95);
+        QCOMPARE(a.jobs[0].division->changeProbability.size(), a.report.jobs[0].steps.size());
+        QVERIFY(a.jobs[0].division->changeProbability[12] > 0.95);
 
         Analysis clean = runAnalysis(captureOf(sim::simulate(presetConfig("tiny", 1))));
-        QVERIFY(clean.steps[0].changePoints.empty());
+        QVERIFY(clean.jobs[0].division->changePoints.empty());
     }
 
     void chooseCutsFindsTheRhythmOfBursts() {
@@ -706,7 +706,7 @@ private slots:
         EvaluationResult ev = evaluate(a.report, sim.truth);
         QVERIFY2(ev.totals.steps.exact(), qPrintable(QString::fromStdString(ev.toText())));
         QVERIFY2(ev.totals.steps.maxDurationError < 0.001, qPrintable(QString::fromStdString(ev.toText())));
-        QVERIFY(!a.steps[0].expertPairs.empty());
+        QVERIFY(!a.jobs[0].division->expertPairs.empty());
         QVERIFY(ev.totals.findings.exact());
     }
 
@@ -745,7 +745,7 @@ private slots:
             QCOMPARE(steps.size(), std::size_t(10));
             for (std::size_t k = 0; k < steps.size(); ++k)
                 QVERIFY(std::llabs(steps[k].endNs - truth[k].endNs) < 50'000);
-            QVERIFY2(a.steps[0].lastStepCut, preset);
+            QVERIFY2(a.jobs[0].division->lastStepCut, preset);
 
             const std::int64_t from = (truth[4].startNs + truth[4].endNs) / 2;
             Analysis tail = runAnalysis(captureOf(window(sim.flows, from, INT64_MAX), sim.topology));
@@ -773,14 +773,14 @@ private slots:
         Analysis a = runAnalysis(c);
         RecognizedJob empty = a.recognition.jobs[0];
         empty.records.clear();
-        StepDivision d = divideSteps(c.flows, c.topology, empty, a.parallelism[0]);
+        StepDivision d = divideSteps(c.flows, c.topology, empty, a.jobs[0].parallelism);
         QVERIFY(d.steps.empty());
-        JobTimeline tl = buildTimeline(c.flows, c.topology, empty, a.parallelism[0], d);
+        JobTimeline tl = buildTimeline(c.flows, c.topology, empty, a.jobs[0].parallelism, d);
         QCOMPARE(tl.segmentCount(), std::size_t(0));
         // One record: one step at most, never a crash.
         RecognizedJob one = a.recognition.jobs[0];
         one.records.resize(1);
-        StepDivision d1 = divideSteps(c.flows, c.topology, one, a.parallelism[0]);
+        StepDivision d1 = divideSteps(c.flows, c.topology, one, a.jobs[0].parallelism);
         QVERIFY(d1.steps.size() <= 1);
     }
 
@@ -789,7 +789,8 @@ private slots:
     void timelineSegmentsAreSortedDisjointAndEachInOneStep() {
         sim::SimResult sim = sim::simulate(presetConfig("anomalies", 2));
         Analysis a = runAnalysis(captureOf(sim));
-        for (const JobTimeline& tl : a.timelines) {
+        for (const JobAnalysis& job : a.jobs) {
+            const JobTimeline& tl = job.timeline;
             QVERIFY(tl.segmentCount() > 0);
             std::set<int> kinds;
             for (const RankTimeline& r : tl.ranks) {
@@ -820,7 +821,7 @@ private slots:
         sim::SimConfig config = presetConfig("tiny", 2);
         config.lossRate = 0; // a lost transfer would renumber the ones after it
         Analysis a = runAnalysis(captureOf(sim::simulate(config)));
-        const JobTimeline& tl = a.timelines[0];
+        const JobTimeline& tl = a.jobs[0].timeline;
         std::map<std::tuple<std::size_t, std::uint32_t, int, std::uint32_t>, std::set<int>> seen;
         for (std::size_t r = 0; r < tl.ranks.size(); ++r)
             for (const Segment& s : tl.ranks[r].segments) {
@@ -843,7 +844,7 @@ private slots:
     void perRankStepStatsAddUpToTheStep() {
         sim::SimResult sim = sim::simulate(presetConfig("tiny", 4));
         Analysis a = runAnalysis(captureOf(sim));
-        const JobTimeline& tl = a.timelines[0];
+        const JobTimeline& tl = a.jobs[0].timeline;
         for (std::size_t r = 0; r < tl.ranks.size(); ++r)
             for (std::size_t k = 1; k + 1 < tl.steps.size(); ++k) {
                 const RankStepStats* s = tl.stats(r, k);
@@ -865,7 +866,7 @@ private slots:
     void visibleReturnsExactlyTheSegmentsInTheWindow() {
         sim::SimResult sim = sim::simulate(presetConfig("two-jobs", 2));
         Analysis a = runAnalysis(captureOf(sim));
-        const JobTimeline& tl = a.timelines[0];
+        const JobTimeline& tl = a.jobs[0].timeline;
         const std::int64_t span = tl.endNs - tl.startNs;
         for (std::size_t r = 0; r < tl.ranks.size(); r += 5)
             for (int w = 0; w < 20; ++w) {
@@ -895,7 +896,7 @@ private slots:
         Analysis a = runAnalysis(captureOf(sim));
         const Finding& truth = sim.truth.jobs[0].anomalies[0];
         QCOMPARE(truth.kind, std::string("slow_rank"));
-        const JobTimeline& tl = a.timelines[0];
+        const JobTimeline& tl = a.jobs[0].timeline;
         const std::set<std::string> slow(truth.group.begin(), truth.group.end());
         double slowWait = 0, slowCompute = 0, normalWait = 0, normalCompute = 0;
         int n = 0;
@@ -920,9 +921,9 @@ private slots:
         sim::SimResult sim = sim::simulate(presetConfig("tiny", 1));
         Capture c = captureOf(sim);
         Analysis a = runAnalysis(c);
-        JobTimeline raw = buildTimeline(c.flows, c.topology, a.recognition.jobs[0], a.parallelism[0],
+        JobTimeline raw = buildTimeline(c.flows, c.topology, a.recognition.jobs[0], a.jobs[0].parallelism,
                                         a.report.jobs[0].steps);
-        QCOMPARE(raw.ranks.size(), a.timelines[0].ranks.size());
+        QCOMPARE(raw.ranks.size(), a.jobs[0].timeline.ranks.size());
         QVERIFY(raw.segmentCount() > 0);
         QCOMPARE(QString(segmentKindName(SegmentKind::Wait)), QString("waiting"));
     }

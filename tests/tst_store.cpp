@@ -172,10 +172,10 @@ void compareFlows(const FlowTable& a, const FlowTable& b) {
     QVERIFY(a.packets == b.packets);
 }
 
-void compareTimelines(const std::vector<JobTimeline>& a, const std::vector<JobTimeline>& b) {
+void compareTimelines(const std::vector<JobAnalysis>& a, const std::vector<JobAnalysis>& b) {
     QCOMPARE(b.size(), a.size());
     for (std::size_t j = 0; j < a.size(); ++j) {
-        const JobTimeline &x = a[j], &y = b[j];
+        const JobTimeline &x = a[j].timeline, &y = b[j].timeline;
         QCOMPARE(y.startNs, x.startNs);
         QCOMPARE(y.endNs, x.endNs);
         QCOMPARE(y.steps.size(), x.steps.size());
@@ -259,9 +259,9 @@ void compareAnalysis(const Analysis& a, const Analysis& b) {
         QCOMPARE(std::tie(y.startNs, y.endNs, y.clusters, y.bytes), std::tie(x.startNs, x.endNs, x.clusters, x.bytes));
         QVERIFY(y.records == x.records);
     }
-    QCOMPARE(b.parallelism.size(), a.parallelism.size());
-    for (std::size_t j = 0; j < a.parallelism.size(); ++j) {
-        const ParallelismResult &x = a.parallelism[j], &y = b.parallelism[j];
+    QCOMPARE(b.jobs.size(), a.jobs.size());
+    for (std::size_t j = 0; j < a.jobs.size(); ++j) {
+        const ParallelismResult &x = a.jobs[j].parallelism, &y = b.jobs[j].parallelism;
         QCOMPARE(std::tie(y.gpus, y.tp, y.pp, y.dp), std::tie(x.gpus, x.tp, x.pp, x.dp));
         QVERIFY(y.dpGroups == x.dpGroups);
         QVERIFY(y.ppChains == x.ppChains);
@@ -275,10 +275,11 @@ void compareAnalysis(const Analysis& a, const Analysis& b) {
                              v.simultaneity, v.forwardVotes, v.forwardScore, v.distinctSizes));
         }
     }
-    compareTimelines(a.timelines, b.timelines);
-    QCOMPARE(b.steps.size(), a.steps.size());
-    for (std::size_t j = 0; j < a.steps.size(); ++j) {
-        const StepDivision &x = a.steps[j], &y = b.steps[j];
+    compareTimelines(a.jobs, b.jobs);
+    for (std::size_t j = 0; j < a.jobs.size(); ++j) {
+        QCOMPARE(b.jobs[j].division.has_value(), a.jobs[j].division.has_value());
+        if (!a.jobs[j].division) continue;
+        const StepDivision &x = *a.jobs[j].division, &y = *b.jobs[j].division;
         QCOMPARE(y.source, x.source);
         QCOMPARE(y.steps.size(), x.steps.size());
         for (std::size_t k = 0; k < x.steps.size(); ++k)
@@ -378,7 +379,8 @@ private slots:
 
     void aReopenedSessionEqualsTheOriginalAnalysisFieldByField() {
         Session s = openSession(m_session);
-        QCOMPARE(m_anomalies.analysis.steps.size(), m_anomalies.analysis.report.jobs.size());
+        QCOMPARE(m_anomalies.analysis.jobs.size(), m_anomalies.analysis.report.jobs.size());
+        for (const JobAnalysis& j : m_anomalies.analysis.jobs) QVERIFY(j.division.has_value());
         compareAnalysis(m_anomalies.analysis, s.analysis);
         compareTopology(m_anomalies.capture.topology, s.capture.topology);
         compareFlows(m_anomalies.capture.flows, s.capture.flows);
@@ -510,7 +512,7 @@ private slots:
         rj.unknownNics = {1, 0};
         rj.records = {0};
         a.recognition.jobs.push_back(rj);
-        a.parallelism.emplace_back();
+        a.jobs.emplace_back();
         JobTimeline t;
         t.startNs = INT64_MIN;
         t.endNs = INT64_MAX;
@@ -527,7 +529,7 @@ private slots:
             r.stepStats = {st, RankStepStats{}};
             t.ranks.push_back(r);
         }
-        a.timelines.push_back(t);
+        a.jobs.back().timeline = t;
         const std::string path = tmp("limits.prism");
         saveSession(path, c, a, {});
         QCOMPARE(query(path, "SELECT encoding FROM timeline_chunks WHERE column = 'step'")[0][0],
@@ -535,9 +537,9 @@ private slots:
         QCOMPARE(query(path, "SELECT encoding FROM timeline_chunks WHERE column = 'peer'")[0][0],
                  std::string("plus1-u16"));
         Session s = openSession(path);
-        compareTimelines(a.timelines, s.analysis.timelines);
+        compareTimelines(a.jobs, s.analysis.jobs);
         QVERIFY(s.analysis.recognition.jobs.at(0).unknownNics == rj.unknownNics);
-        QVERIFY(s.analysis.steps.empty()); // saved without step divisions, none come back
+        QVERIFY(!s.analysis.jobs.at(0).division); // saved without step divisions, none come back
     }
 
     void moreThan65536EndpointsRoundTrip() {
@@ -995,11 +997,11 @@ private slots:
         // Bytes per DP group: the DP pairs' bytes, summed per group.
         auto groups = query(m_session, queries.at("bytes-per-dp-group"));
         std::map<std::pair<std::string, int>, std::uint64_t> bytes;
-        for (std::size_t j = 0; j < a.parallelism.size(); ++j)
-            for (const PairInfo& p : a.parallelism[j].pairs) {
+        for (std::size_t j = 0; j < a.jobs.size(); ++j)
+            for (const PairInfo& p : a.jobs[j].parallelism.pairs) {
                 if (p.kind != PairKind::DP) continue;
-                for (std::size_t g = 0; g < a.parallelism[j].dpGroups.size(); ++g) {
-                    const auto& members = a.parallelism[j].dpGroups[g];
+                for (std::size_t g = 0; g < a.jobs[j].parallelism.dpGroups.size(); ++g) {
+                    const auto& members = a.jobs[j].parallelism.dpGroups[g];
                     if (std::find(members.begin(), members.end(), p.a) != members.end())
                         bytes[{a.report.jobs[j].id, int(g)}] += p.bytesAB + p.bytesBA;
                 }
