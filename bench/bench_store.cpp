@@ -93,7 +93,7 @@ void openBench(benchmark::State& state, bool timelines) {
         benchmark::DoNotOptimize(s->capture.flows.startNs.data());
     }
     records = s->capture.flows.size();
-    for (const auto& t : s->analysis.timelines) segments += t.segmentCount();
+    for (const auto& j : s->analysis.jobs) segments += j.timeline.segmentCount();
     state.SetItemsProcessed(std::int64_t(state.iterations()) * std::int64_t(records));
     state.counters["records"] = double(records);
     if (timelines) state.counters["segments"] = double(segments);

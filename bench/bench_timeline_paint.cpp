@@ -96,7 +96,7 @@ std::shared_ptr<const AnalysisSession> syntheticSession() {
         }
     }
     s->analysis.report.jobs.push_back(job);
-    s->analysis.timelines.push_back(std::move(tl));
+    s->analysis.jobs.emplace_back().timeline = std::move(tl);
     return s;
 }
 

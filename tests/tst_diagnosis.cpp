@@ -628,8 +628,8 @@ private slots:
             QCOMPARE(a.findings.size(), b.findings.size());
             for (std::size_t f = 0; f < a.findings.size(); ++f) QCOMPARE(a.findings[f].message, b.findings[f].message);
         }
-        QCOMPARE(full.timelines.size(), full.report.jobs.size());
-        QCOMPARE(full.steps.size(), full.report.jobs.size());
+        QCOMPARE(full.jobs.size(), full.report.jobs.size());
+        for (const JobAnalysis& j : full.jobs) QVERIFY(j.division && j.timeline.segmentCount() > 0);
     }
 
     void badEvidenceInAReportIsAClearError() {

@@ -52,7 +52,7 @@ SessionPtr session() {
                                     finding("slow_link", 100, 101, 10.25)}),
                                job("job-2", 10, 8)};
     s->analysis.report.jobs[2].restartOf = "job-0";
-    s->analysis.timelines.resize(3);
+    s->analysis.jobs.resize(3);
     return s;
 }
 

@@ -140,10 +140,10 @@ private slots:
         QCOMPARE(w2.sessionPath(), QFileInfo(prism).absoluteFilePath());
         QCOMPARE(QString::fromStdString(reportToJson(w2.session()->report()).dump(1)),
                  QString::fromStdString(reportToJson(w.session()->report()).dump(1)));
-        QCOMPARE(w2.session()->analysis.timelines.size(), w.session()->analysis.timelines.size());
-        for (std::size_t j = 0; j < w.session()->analysis.timelines.size(); ++j)
-            QCOMPARE(w2.session()->analysis.timelines[j].segmentCount(),
-                     w.session()->analysis.timelines[j].segmentCount());
+        QCOMPARE(w2.session()->analysis.jobs.size(), w.session()->analysis.jobs.size());
+        for (std::size_t j = 0; j < w.session()->analysis.jobs.size(); ++j)
+            QCOMPARE(w2.session()->analysis.jobs[j].timeline.segmentCount(),
+                     w.session()->analysis.jobs[j].timeline.segmentCount());
         QCOMPARE(w2.jobList()->model()->rowCount(), w.jobList()->model()->rowCount());
         QVERIFY(w2.timeline()->grab().toImage().size().width() > 0);
         QVERIFY(w2.timeline()->paintCount() > 0 || QTest::qWaitFor([&] { return w2.timeline()->paintCount() > 0; }));

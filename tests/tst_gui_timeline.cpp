@@ -73,7 +73,7 @@ private slots:
         m_session = CaptureLoader::loadNow(capture);
         QVERIFY(m_session);
         QVERIFY(!m_session->report().jobs.empty());
-        QCOMPARE(m_session->lod.size(), m_session->analysis.timelines.size());
+        QCOMPARE(m_session->lod.size(), m_session->analysis.jobs.size());
     }
 
     void aJobShowsOneRowPerRankFittedToTheJobSpan() {
@@ -239,7 +239,7 @@ private slots:
     }
 
     void theLevelOfDetailAgreesWithTheSegments() {
-        const JobTimeline& tl = m_session->analysis.timelines.front();
+        const JobTimeline& tl = m_session->analysis.jobs.front().timeline;
         TimelineIndex index;
         index.build(tl);
         QVERIFY(index.levels() > 1);

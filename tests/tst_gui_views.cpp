@@ -332,7 +332,7 @@ private slots:
         job.steps = tl.steps;
         job.findings = std::move(findings);
         s->analysis.report.jobs.push_back(job);
-        s->analysis.timelines.push_back(tl);
+        s->analysis.jobs.emplace_back().timeline = tl;
         return s;
     }
 

@@ -1,8 +1,11 @@
-// Engine stages 3-4: step division (DP sync bursts, PP rhythm, clock alignment, BOCD) and the per-rank
-// timeline, measured against the simulator's ground truth.
+// Engine stage 3: step division (DP sync bursts, PP rhythm, clock alignment, BOCD), measured against the
+// simulator's ground truth; the per-rank timeline of stage 4 is tested in tst_timeline.cpp.
 #include "test_util.h"
+#include "analysis/drains.h"
 #include "analysis/evaluate.h"
 #include "analysis/pipeline.h"
+#include "analysis/rhythm.h"
+#include "analysis/stats.h"
 #include "analysis/steps.h"
 #include "analysis/timeline.h"
 #include "sim/simulator.h"
@@ -274,7 +277,7 @@ private slots:
         sim::SimResult sim = sim::simulate(presetConfig("two-jobs", 4));
         Capture c = captureOf(sim);
         Analysis a = runAnalysis(c);
-        QCOMPARE(a.steps.size(), a.report.jobs.size());
+        QCOMPARE(a.jobs.size(), a.report.jobs.size());
         for (std::size_t j = 0; j < a.report.jobs.size(); ++j) {
             const auto& steps = a.report.jobs[j].steps;
             QVERIFY(!steps.empty());
@@ -285,16 +288,16 @@ private slots:
             }
             // Step 0 starts at the job's first record, in the aligned clock: within the skew bound of it.
             QVERIFY(std::llabs(steps[0].startNs - a.recognition.jobs[j].startNs) <= 40'000);
-            QCOMPARE(a.steps[j].source, StepSource::DataParallel);
-            QCOMPARE(a.steps[j].firstActivityNs.size(), steps.size());
+            QCOMPARE(a.jobs[j].division->source, StepSource::DataParallel);
+            QCOMPARE(a.jobs[j].division->firstActivityNs.size(), steps.size());
         }
     }
 
     void aJobWithoutDpTrafficIsDividedByItsPipelineRhythm() {
         sim::SimResult sim = sim::simulate(presetConfig("pure-pp", 2));
         Analysis a = runAnalysis(captureOf(sim));
-        QCOMPARE(a.steps.size(), std::size_t(1));
-        QCOMPARE(a.steps[0].source, StepSource::Pipeline);
+        QCOMPARE(a.jobs.size(), std::size_t(1));
+        QCOMPARE(a.jobs[0].division->source, StepSource::Pipeline);
         const StepScore s = stepScore(a.report, sim.truth);
         QVERIFY(s.exact());
         const auto& notes = a.report.jobs[0].notes;
@@ -323,7 +326,7 @@ private slots:
                     hi = std::max(hi, d);
                 }
                 (align ? alignedSpread : rawSpread) = std::max(align ? alignedSpread : rawSpread, hi - lo);
-                QCOMPARE(a.steps[0].clockOffsetNs.empty(), !align);
+                QCOMPARE(a.jobs[0].division->clockOffsetNs.empty(), !align);
             }
         }
         QVERIFY2(alignedSpread <= 5'000, qPrintable(QString::number(alignedSpread)));
@@ -335,7 +338,7 @@ private slots:
         config.maxSkewNs = 0;
         sim::SimResult sim = sim::simulate(config);
         Analysis a = runAnalysis(captureOf(sim));
-        for (std::int64_t off : a.steps[0].clockOffsetNs) QVERIFY(std::llabs(off) <= 2'000);
+        for (std::int64_t off : a.jobs[0].division->clockOffsetNs) QVERIFY(std::llabs(off) <= 2'000);
         QVERIFY(stepScore(a.report, sim.truth).exact());
     }
 
@@ -350,7 +353,7 @@ private slots:
         const auto& steps = a.report.jobs[0].steps;
         QCOMPARE(steps.size(), std::size_t(10));
         for (std::size_t k = 0; k < steps.size(); ++k) QVERIFY(std::llabs(steps[k].endNs - truth[k].endNs) < 50'000);
-        QVERIFY(a.steps[0].lastStepCut);
+        QVERIFY(a.jobs[0].division->lastStepCut);
         const auto& notes = a.report.jobs[0].notes;
         QVERIFY(std::any_of(notes.begin(), notes.end(),
                             [](const std::string& n) { return n.find("does not finish") != std::string::npos; }));
@@ -366,7 +369,7 @@ private slots:
         QCOMPARE(a.report.jobs.size(), std::size_t(1));
         const auto& steps = a.report.jobs[0].steps;
         QCOMPARE(steps.size(), truth.size() - 4);
-        QVERIFY(a.steps[0].firstStepCut);
+        QVERIFY(a.jobs[0].division->firstStepCut);
         QVERIFY(steps[0].durationNs() < truth[4].durationNs());
         for (std::size_t k = 1; k < steps.size(); ++k) {
             const double err = std::fabs(double(steps[k].durationNs() - truth[k + 4].durationNs())) /
@@ -390,12 +393,12 @@ private slots:
             QCOMPARE(head.report.jobs[0].steps.size(), std::size_t(10));
             for (std::size_t k = 0; k < 10; ++k)
                 QVERIFY(std::llabs(head.report.jobs[0].steps[k].endNs - truth[k].endNs) < 50'000);
-            QCOMPARE(head.steps[0].lastStepCut, at > 0.15); // 0.1: the capture ends in the quiet gap
+            QCOMPARE(head.jobs[0].division->lastStepCut, at > 0.15); // 0.1: the capture ends in the quiet gap
 
             Analysis tail = runAnalysis(captureOf(window(sim.flows, cut, INT64_MAX), sim.topology));
             const auto& steps = tail.report.jobs[0].steps;
             QCOMPARE(steps.size(), truth.size() - 10);
-            QCOMPARE(tail.steps[0].firstStepCut, at > 0.15); // 0.1: in the quiet gap before the step
+            QCOMPARE(tail.jobs[0].division->firstStepCut, at > 0.15); // 0.1: in the quiet gap before the step
             for (std::size_t k = 0; k < steps.size(); ++k)
                 QVERIFY(std::llabs(steps[k].endNs - truth[k + 10].endNs) < 50'000);
             QVERIFY(tail.report.jobs[0].findings.empty());
@@ -418,13 +421,13 @@ private slots:
         config.jobs[0].steps = 30;
         config.anomalies.push_back({"slow_rank", 0, config.jobs[0].hosts[1], 0, 12, 29, 1.5, 0});
         Analysis a = runAnalysis(captureOf(sim::simulate(config)));
-        const auto& cps = a.steps[0].changePoints;
+        const auto& cps = a.jobs[0].division->changePoints;
         QVERIFY(std::any_of(cps.begin(), cps.end(), [](std::size_t c) { return c >= 11 && c <= 13; }));
-        QCOMPARE(a.steps[0].changeProbability.size(), a.report.jobs[0].steps.size());
-        QVERIFY(a.steps[0].changeProbability[12] > 0.95);
+        QCOMPARE(a.jobs[0].division->changeProbability.size(), a.report.jobs[0].steps.size());
+        QVERIFY(a.jobs[0].division->changeProbability[12] > 0.95);
 
         Analysis clean = runAnalysis(captureOf(sim::simulate(presetConfig("tiny", 1))));
-        QVERIFY(clean.steps[0].changePoints.empty());
+        QVERIFY(clean.jobs[0].division->changePoints.empty());
     }
 
     void chooseCutsFindsTheRhythmOfBursts() {
@@ -703,7 +706,7 @@ private slots:
         EvaluationResult ev = evaluate(a.report, sim.truth);
         QVERIFY2(ev.totals.steps.exact(), qPrintable(QString::fromStdString(ev.toText())));
         QVERIFY2(ev.totals.steps.maxDurationError < 0.001, qPrintable(QString::fromStdString(ev.toText())));
-        QVERIFY(!a.steps[0].expertPairs.empty());
+        QVERIFY(!a.jobs[0].division->expertPairs.empty());
         QVERIFY(ev.totals.findings.exact());
     }
 
@@ -742,7 +745,7 @@ private slots:
             QCOMPARE(steps.size(), std::size_t(10));
             for (std::size_t k = 0; k < steps.size(); ++k)
                 QVERIFY(std::llabs(steps[k].endNs - truth[k].endNs) < 50'000);
-            QVERIFY2(a.steps[0].lastStepCut, preset);
+            QVERIFY2(a.jobs[0].division->lastStepCut, preset);
 
             const std::int64_t from = (truth[4].startNs + truth[4].endNs) / 2;
             Analysis tail = runAnalysis(captureOf(window(sim.flows, from, INT64_MAX), sim.topology));
@@ -770,158 +773,15 @@ private slots:
         Analysis a = runAnalysis(c);
         RecognizedJob empty = a.recognition.jobs[0];
         empty.records.clear();
-        StepDivision d = divideSteps(c.flows, c.topology, empty, a.parallelism[0]);
+        StepDivision d = divideSteps(c.flows, c.topology, empty, a.jobs[0].parallelism);
         QVERIFY(d.steps.empty());
-        JobTimeline tl = buildTimeline(c.flows, c.topology, empty, a.parallelism[0], d);
+        JobTimeline tl = buildTimeline(c.flows, c.topology, empty, a.jobs[0].parallelism, d);
         QCOMPARE(tl.segmentCount(), std::size_t(0));
         // One record: one step at most, never a crash.
         RecognizedJob one = a.recognition.jobs[0];
         one.records.resize(1);
-        StepDivision d1 = divideSteps(c.flows, c.topology, one, a.parallelism[0]);
+        StepDivision d1 = divideSteps(c.flows, c.topology, one, a.jobs[0].parallelism);
         QVERIFY(d1.steps.size() <= 1);
-    }
-
-    // ---- timeline ----
-
-    void timelineSegmentsAreSortedDisjointAndEachInOneStep() {
-        sim::SimResult sim = sim::simulate(presetConfig("anomalies", 2));
-        Analysis a = runAnalysis(captureOf(sim));
-        for (const JobTimeline& tl : a.timelines) {
-            QVERIFY(tl.segmentCount() > 0);
-            std::set<int> kinds;
-            for (const RankTimeline& r : tl.ranks) {
-                QCOMPARE(r.stepStats.size(), tl.steps.size());
-                for (std::size_t i = 0; i < r.segments.size(); ++i) {
-                    const Segment& s = r.segments[i];
-                    QVERIFY(s.endNs > s.startNs);
-                    QVERIFY(s.endNs - s.startNs <= r.maxSegmentNs);
-                    if (i) QVERIFY(s.startNs >= r.segments[i - 1].endNs);
-                    kinds.insert(int(s.kind));
-                    if (s.kind == SegmentKind::Compute || s.kind == SegmentKind::Wait) {
-                        // Gaps never straddle a step boundary.
-                        const int st = tl.stepAt(s.startNs);
-                        if (st >= 0) QVERIFY(s.endNs <= tl.steps[std::size_t(st)].endNs);
-                    }
-                    if (s.peer != kNoIndex) QVERIFY(s.peer < tl.ranks.size());
-                    if (s.step != kNoIndex) QCOMPARE(int(s.step), tl.stepAt(s.startNs));
-                }
-            }
-            QVERIFY(kinds.count(int(SegmentKind::Compute)));
-            QVERIFY(kinds.count(int(SegmentKind::Wait)));
-            QVERIFY(kinds.count(int(SegmentKind::DpSync)));
-        }
-    }
-
-    // tiny: 4 micro-batches; every PP transfer of a step carries its micro-batch, 0..3 per peer and direction.
-    void ppTransfersAreNumberedByMicroBatch() {
-        sim::SimConfig config = presetConfig("tiny", 2);
-        config.lossRate = 0; // a lost transfer would renumber the ones after it
-        Analysis a = runAnalysis(captureOf(sim::simulate(config)));
-        const JobTimeline& tl = a.timelines[0];
-        std::map<std::tuple<std::size_t, std::uint32_t, int, std::uint32_t>, std::set<int>> seen;
-        for (std::size_t r = 0; r < tl.ranks.size(); ++r)
-            for (const Segment& s : tl.ranks[r].segments) {
-                if (s.kind != SegmentKind::PpSend && s.kind != SegmentKind::PpRecv) {
-                    QCOMPARE(s.microBatch, kNoMicroBatch);
-                    continue;
-                }
-                if (s.step == kNoIndex) continue;
-                seen[{r, s.step, int(s.kind), s.peer}].insert(s.microBatch);
-            }
-        QVERIFY(!seen.empty());
-        std::size_t full = 0;
-        for (const auto& [key, mbs] : seen) {
-            QVERIFY(*mbs.rbegin() <= 3);
-            full += mbs == std::set<int>{0, 1, 2, 3};
-        }
-        QVERIFY2(full * 10 >= seen.size() * 9, qPrintable(QString("%1 of %2").arg(full).arg(seen.size())));
-    }
-
-    void perRankStepStatsAddUpToTheStep() {
-        sim::SimResult sim = sim::simulate(presetConfig("tiny", 4));
-        Analysis a = runAnalysis(captureOf(sim));
-        const JobTimeline& tl = a.timelines[0];
-        for (std::size_t r = 0; r < tl.ranks.size(); ++r)
-            for (std::size_t k = 1; k + 1 < tl.steps.size(); ++k) {
-                const RankStepStats* s = tl.stats(r, k);
-                QVERIFY(s);
-                const std::int64_t sum =
-                    s->computeNs + s->waitNs + s->ppSendNs + s->ppRecvNs + s->dpSyncNs + s->otherNs;
-                // Segments are counted in the step they start in: a transfer may spill over the end.
-                QVERIFY(std::llabs(sum - tl.steps[k].durationNs()) <= tl.steps[k].durationNs() / 50);
-                QVERIFY(s->dpStartNs != RankStepStats::kNoTime);
-                QVERIFY(s->dpStartLagNs >= 0);
-                QVERIFY(s->ppSends + s->ppRecvs > 0);
-                QVERIFY(s->computeNs > 0);
-                QVERIFY(s->forwardComputeNs + s->backwardComputeNs > 0);
-            }
-        QVERIFY(tl.stats(tl.ranks.size(), 0) == nullptr);
-        QVERIFY(tl.stats(0, tl.steps.size()) == nullptr);
-    }
-
-    void visibleReturnsExactlyTheSegmentsInTheWindow() {
-        sim::SimResult sim = sim::simulate(presetConfig("two-jobs", 2));
-        Analysis a = runAnalysis(captureOf(sim));
-        const JobTimeline& tl = a.timelines[0];
-        const std::int64_t span = tl.endNs - tl.startNs;
-        for (std::size_t r = 0; r < tl.ranks.size(); r += 5)
-            for (int w = 0; w < 20; ++w) {
-                const std::int64_t t0 = tl.startNs + span * w / 20 - 1'000'000, t1 = t0 + span / 37;
-                auto [first, last] = tl.visible(r, t0, t1);
-                const auto& s = tl.ranks[r].segments;
-                std::size_t expectFirst = s.size(), expectLast = 0;
-                for (std::size_t i = 0; i < s.size(); ++i)
-                    if (s[i].endNs > t0 && s[i].startNs < t1) {
-                        expectFirst = std::min(expectFirst, i);
-                        expectLast = i + 1;
-                    }
-                if (expectLast == 0) QCOMPARE(first, last);
-                else {
-                    QCOMPARE(first, expectFirst);
-                    QCOMPARE(last, expectLast);
-                }
-            }
-        QCOMPARE(tl.visible(tl.ranks.size(), 0, 1), std::make_pair(std::size_t(0), std::size_t(0)));
-        QCOMPARE(tl.rankOf(tl.ranks[3].ip), 3);
-        QCOMPARE(tl.rankOf("192.0.2.1"), -1);
-    }
-
-    // A slow stage makes the rest of its pipeline wait: their waiting grows while their compute does not.
-    void aSlowStageShowsAsWaitingInItsPeers() {
-        sim::SimResult sim = sim::simulate(presetConfig("anomalies", 1));
-        Analysis a = runAnalysis(captureOf(sim));
-        const Finding& truth = sim.truth.jobs[0].anomalies[0];
-        QCOMPARE(truth.kind, std::string("slow_rank"));
-        const JobTimeline& tl = a.timelines[0];
-        const std::set<std::string> slow(truth.group.begin(), truth.group.end());
-        double slowWait = 0, slowCompute = 0, normalWait = 0, normalCompute = 0;
-        int n = 0;
-        auto compute = [](const RankStepStats& s) { return double(s.forwardComputeNs + s.backwardComputeNs); };
-        for (const RankTimeline& r : tl.ranks) {
-            if (slow.count(r.ip)) continue;
-            for (int k = truth.firstStep; k <= truth.lastStep; ++k) {
-                const RankStepStats &during = r.stepStats[std::size_t(k)], &before = r.stepStats[std::size_t(k - 5)];
-                slowWait += double(during.waitNs);
-                slowCompute += compute(during);
-                normalWait += double(before.waitNs);
-                normalCompute += compute(before);
-                ++n;
-            }
-        }
-        QVERIFY(n > 0);
-        QVERIFY(slowWait > normalWait * 1.5);
-        QVERIFY(std::fabs(slowCompute - normalCompute) < 0.03 * normalCompute);
-    }
-
-    void theRecordedTimeApiStillBuildsATimeline() {
-        sim::SimResult sim = sim::simulate(presetConfig("tiny", 1));
-        Capture c = captureOf(sim);
-        Analysis a = runAnalysis(c);
-        JobTimeline raw = buildTimeline(c.flows, c.topology, a.recognition.jobs[0], a.parallelism[0],
-                                        a.report.jobs[0].steps);
-        QCOMPARE(raw.ranks.size(), a.timelines[0].ranks.size());
-        QVERIFY(raw.segmentCount() > 0);
-        QCOMPARE(QString(segmentKindName(SegmentKind::Wait)), QString("waiting"));
     }
 };
 

@@ -79,13 +79,13 @@ JobData::JobData(SessionPtr session, int job) : m_session(std::move(session)), m
 const JobInfo& JobData::info() const { return m_session->analysis.report.jobs.at(std::size_t(m_job)); }
 
 const JobTimeline& JobData::timeline() const {
-    const auto& t = m_session->analysis.timelines;
-    return std::size_t(m_job) < t.size() ? t[std::size_t(m_job)] : emptyTimeline();
+    const auto& jobs = m_session->analysis.jobs;
+    return std::size_t(m_job) < jobs.size() ? jobs[std::size_t(m_job)].timeline : emptyTimeline();
 }
 
 const ParallelismResult* JobData::parallelism() const {
-    const auto& p = m_session->analysis.parallelism;
-    return std::size_t(m_job) < p.size() ? &p[std::size_t(m_job)] : nullptr;
+    const auto& jobs = m_session->analysis.jobs;
+    return std::size_t(m_job) < jobs.size() ? &jobs[std::size_t(m_job)].parallelism : nullptr;
 }
 
 const std::vector<StepInfo>& JobData::steps() const {

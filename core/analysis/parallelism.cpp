@@ -1,7 +1,9 @@
 #include "analysis/parallelism.h"
 
+#include "analysis/drains.h"
 #include "analysis/exchanges.h"
-#include "analysis/steps.h"
+#include "analysis/rhythm.h"
+#include "analysis/stats.h"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
@@ -351,7 +353,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             burstEnds[v].push_back(last);
             // DP traffic all through the step (expert all-to-all in every forward and backward): its bursts
             // end mid-step, half before a forward's activation, half before a backward's gradient, and vote
-            // nothing. The step's syncs are the coarser rhythm over them (steps.h chooseCoarseCuts over the
+            // nothing. The step's syncs are the coarser rhythm over them (rhythm.h chooseCoarseCuts over the
             // node's DP pieces): the ends followed by the longest quiet (the optimizer, then the first forwards).
             if (burstEnds[v].size() >= 4) {
                 std::vector<std::pair<std::int64_t, std::int64_t>> pieces;
@@ -429,7 +431,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                 jobPieces.back().second = std::max(jobPieces.back().second, flows.endNs[r]);
         }
     }
-    // Without DP bursts, the step boundaries that orient the pipelines are where they drain (steps.h
+    // Without DP bursts, the step boundaries that orient the pipelines are where they drain (drains.h
     // scanDrains), which needs the orientation: the paths (pipelines) are taken all as voted, or all the
     // other way round, over all their pairs together (a transfer the exporter lost leaves one pair off its
     // count; the others still see the drain). Per way round:

@@ -3,7 +3,7 @@
 // PP from its signature; DP groups are the connected components of DP pairs (Boost.Graph); PP pairs are
 // oriented (the forward direction is the one that speaks first after each step's silence; the pairs of one
 // pipeline, a path, are oriented together by the sum of their scores; without DP traffic, by where the
-// pipeline drains taken either way round, steps.h scanDrains, when that is clear) and chained by DFS on
+// pipeline drains taken either way round, drains.h scanDrains, when that is clear) and chained by DFS on
 // the directed PP graph, stage 0 first; TP = job GPUs / (DP × PP), cross-checked against the GPUs
 // the job uses per host. What happens inside a host never reaches the network, so intra-host parallelism
 // is reported as TP (the paper's convention) and a note says so.

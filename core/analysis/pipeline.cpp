@@ -1,5 +1,6 @@
 #include "analysis/pipeline.h"
 
+#include "analysis/job_index.h"
 #include "analysis/resolution.h"
 
 namespace prism {
@@ -74,12 +75,13 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
         timeline.steps = info.steps;
         info.findings = std::move(diagnosis.findings);
         for (const std::string& n : diagnosis.notes) info.notes.push_back(n);
-        if (!reportOnly) {
-            out.timelines.push_back(std::move(timeline));
-            out.steps.push_back(std::move(division));
-        }
         report.jobs.push_back(std::move(info));
-        out.parallelism.push_back(std::move(par));
+        JobAnalysis& analysed = out.jobs.emplace_back();
+        analysed.parallelism = std::move(par);
+        if (!reportOnly) {
+            analysed.division = std::move(division);
+            analysed.timeline = std::move(timeline);
+        }
         if (options.progress && !options.progress(base + span)) throw Cancelled();
     }
     // Records too coarse in time for the steps they hold: said plainly, with the exporter setting that fixes it.

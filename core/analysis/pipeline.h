@@ -11,6 +11,8 @@
 #include "model/report.h"
 
 #include <functional>
+#include <optional>
+#include <vector>
 
 namespace prism {
 
@@ -23,13 +25,18 @@ struct AnalysisOptions {
     std::function<bool(double)> progress;
 };
 
+// What stages 2-4 produced for one recognized job, beside its entry in the report.
+struct JobAnalysis {
+    ParallelismResult parallelism;
+    std::optional<StepDivision> division; // boundaries, clock offsets, BOCD changes; none: saved without them
+    JobTimeline timeline;                 // empty when not read (OpenOptions::timelines)
+};
+
 // Everything the stages produced, for views that need more than the report.
 struct Analysis {
     Report report;
     RecognitionResult recognition;
-    std::vector<ParallelismResult> parallelism; // one per recognized job, same order as report.jobs
-    std::vector<JobTimeline> timelines;         // one per recognized job, same order as report.jobs
-    std::vector<StepDivision> steps;            // one per recognized job: boundaries, clock offsets, BOCD changes
+    std::vector<JobAnalysis> jobs; // one per recognized job, same order as report.jobs
 };
 
 Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options = {});

@@ -1,5 +1,7 @@
 #include "analysis/timeline.h"
 
+#include "analysis/job_index.h"
+#include "analysis/stats.h"
 #include "analysis/steps.h"
 
 #include <algorithm>

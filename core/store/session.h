@@ -64,8 +64,8 @@ struct OpenOptions {
 
 // Writes `path` atomically. Throws std::runtime_error on I/O failure (disk full, no permission) and
 // InputError when `path` would overwrite a source file of the capture. `analysis` must come from `capture`
-// (as runAnalysis makes it: one recognized job, parallelism result and timeline per report job; step
-// divisions for every job or none), else std::invalid_argument.
+// (as runAnalysis makes it: one recognized job and one JobAnalysis per report job; step divisions for every
+// job or none), else std::invalid_argument.
 void saveSession(const std::string& path, const Capture& capture, const Analysis& analysis,
                  const std::vector<Note>& notes, const SaveOptions& options = {});
 

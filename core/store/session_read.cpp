@@ -288,7 +288,7 @@ void readAnalysis(Database& db, const std::string& path, const MetaMap& meta, co
     if (std::uint64_t(db.scalar("SELECT count(*) FROM jobs")) != jobs)
         damaged(path, "the jobs table does not match the stored report");
     a.recognition.jobs.resize(jobs);
-    a.parallelism.resize(jobs);
+    a.jobs.resize(jobs);
     const std::size_t endpoints = flows.endpoints.size();
     auto endpoint = [&](std::int64_t v) {
         if (v < 0 || std::uint64_t(v) >= endpoints) damaged(path, "an endpoint id is out of range");
@@ -342,7 +342,7 @@ void readAnalysis(Database& db, const std::string& path, const MetaMap& meta, co
     {
         Statement s(db, "SELECT job, gpus, tp, pp, dp, notes FROM parallelism ORDER BY job");
         while (s.step()) {
-            ParallelismResult& p = a.parallelism[jobIndex(s.integer(0))];
+            ParallelismResult& p = a.jobs[jobIndex(s.integer(0))].parallelism;
             p.gpus = int(s.integer(1));
             p.tp = int(s.integer(2));
             p.pp = int(s.integer(3));
@@ -353,7 +353,7 @@ void readAnalysis(Database& db, const std::string& path, const MetaMap& meta, co
     auto nested = [&](const char* sql, auto member) {
         Statement s(db, sql);
         while (s.step()) {
-            auto& lists = a.parallelism[jobIndex(s.integer(0))].*member;
+            auto& lists = a.jobs[jobIndex(s.integer(0))].parallelism.*member;
             std::int64_t k = s.integer(1);
             if (k < 0 || std::uint64_t(k) > lists.size()) damaged(path, "group or chain numbers are not consecutive");
             if (std::uint64_t(k) == lists.size()) lists.emplace_back();
@@ -380,7 +380,7 @@ void readAnalysis(Database& db, const std::string& path, const MetaMap& meta, co
             p.forwardVotes = int(s.integer(10));
             p.forwardScore = s.real(11);
             p.distinctSizes = std::uint32_t(s.integer(12));
-            a.parallelism[jobIndex(s.integer(0))].pairs.push_back(p);
+            a.jobs[jobIndex(s.integer(0))].parallelism.pairs.push_back(p);
         }
     }
     {
@@ -411,7 +411,7 @@ void readAnalysis(Database& db, const std::string& path, const MetaMap& meta, co
             divisions.push_back(std::move(d));
         }
         if (!divisions.empty() && divisions.size() != jobs) damaged(path, "step divisions are not one per job");
-        a.steps = std::move(divisions);
+        for (std::size_t j = 0; j < divisions.size(); ++j) a.jobs[j].division = std::move(divisions[j]);
     }
 }
 
@@ -445,10 +445,12 @@ Session openSession(const std::string& path, const OpenOptions& options) {
         if (!out.analysis.report.capture) out.analysis.report.capture = summarize(c);
         out.notes = store::selectNotes(*db, path);
         report(0.6);
-        if (options.timelines)
-            out.analysis.timelines = store::readTimelines(
+        if (options.timelines) {
+            std::vector<JobTimeline> timelines = store::readTimelines(
                 *db, path, out.analysis.report.jobs.size(), c.flows.endpoints.size(), threadCount(options.threads),
                 [&](std::size_t done, std::size_t total) { report(0.6 + 0.4 * double(done) / double(total)); });
+            for (std::size_t j = 0; j < timelines.size(); ++j) out.analysis.jobs[j].timeline = std::move(timelines[j]);
+        }
         report(1.0);
     } catch (...) {
         store::rethrowReadError(path);

@@ -93,7 +93,7 @@ public:
         m_progress(0.88);
         std::vector<std::string> ids;
         for (const JobInfo& j : m_analysis.report.jobs) ids.push_back(j.id);
-        store::writeTimelines(m_db, m_analysis.timelines, ids);
+        store::writeTimelines(m_db, m_analysis.jobs, ids);
         m_progress(0.98);
         store::insertNotes(m_db, notes);
     }
@@ -272,13 +272,14 @@ private:
         const FlowTable& f = m_capture.flows;
         const Topology& topo = m_capture.topology;
         const std::size_t jobs = report.jobs.size();
-        if (m_analysis.recognition.jobs.size() != jobs || m_analysis.parallelism.size() != jobs ||
-            m_analysis.timelines.size() != jobs || (!m_analysis.steps.empty() && m_analysis.steps.size() != jobs))
+        const auto divisions = std::count_if(m_analysis.jobs.begin(), m_analysis.jobs.end(),
+                                             [](const JobAnalysis& j) { return j.division.has_value(); });
+        if (m_analysis.recognition.jobs.size() != jobs || m_analysis.jobs.size() != jobs ||
+            (divisions != 0 && std::size_t(divisions) != jobs))
             throw std::invalid_argument("saveSession: the analysis has " + std::to_string(jobs) + " report jobs, " +
                                         std::to_string(m_analysis.recognition.jobs.size()) + " recognized jobs, " +
-                                        std::to_string(m_analysis.parallelism.size()) + " parallelism results and " +
-                                        std::to_string(m_analysis.timelines.size()) + " timelines and " +
-                                        std::to_string(m_analysis.steps.size()) + " step divisions; they must match");
+                                        std::to_string(m_analysis.jobs.size()) + " analysed jobs and " +
+                                        std::to_string(divisions) + " step divisions; they must match");
         auto ip = [&](EndpointId e) {
             if (e >= f.endpoints.size()) throw std::invalid_argument("saveSession: endpoint id out of range");
             return f.endpoints.at(e).toString();
@@ -311,7 +312,7 @@ private:
         for (std::size_t j = 0; j < jobs; ++j) {
             const JobInfo& info = report.jobs[j];
             const RecognizedJob& rj = m_analysis.recognition.jobs[j];
-            const ParallelismResult& par = m_analysis.parallelism[j];
+            const ParallelismResult& par = m_analysis.jobs[j].parallelism;
             const auto jid = std::int64_t(j);
             js.bind(1, jid).bind(2, info.id);
             optText(js, 3, info.name);
@@ -396,8 +397,9 @@ private:
     void writeStepDivisions() {
         Statement sd(m_db, "INSERT INTO step_divisions(job, job_id, source, steps, median_step_ns, first_step_cut, "
                            "last_step_cut, change_points, json) VALUES (?,?,?,?,?,?,?,?,?)");
-        for (std::size_t j = 0; j < m_analysis.steps.size(); ++j) {
-            const StepDivision& d = m_analysis.steps[j];
+        for (std::size_t j = 0; j < m_analysis.jobs.size(); ++j) {
+            if (!m_analysis.jobs[j].division) continue; // none at all (checked above)
+            const StepDivision& d = *m_analysis.jobs[j].division;
             json steps = json::array();
             for (const StepInfo& s : d.steps) steps.push_back({s.index, s.startNs, s.endNs, s.slow});
             json o{{"source", int(d.source)},

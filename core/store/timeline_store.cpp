@@ -201,7 +201,7 @@ std::string decodeChunk(const std::array<std::string_view, kSegColumns>& cols,
 
 } // namespace
 
-void writeTimelines(Database& db, const std::vector<JobTimeline>& timelines, const std::vector<std::string>& jobIds) {
+void writeTimelines(Database& db, const std::vector<JobAnalysis>& jobs, const std::vector<std::string>& jobIds) {
     Statement tl(db, "INSERT INTO timelines(job, job_id, start_ns, end_ns, ranks, segments, steps, stats_encoding, "
                      "stats_crc32c, stats) VALUES (?,?,?,?,?,?,?,?,?,?)");
     Statement rk(db, "INSERT INTO timeline_ranks(job, rank, endpoint, ip, label, stage, dp_group, host, "
@@ -215,8 +215,8 @@ void writeTimelines(Database& db, const std::vector<JobTimeline>& timelines, con
         Encodings encodings;
     };
     std::vector<Plan> plans;
-    for (std::size_t j = 0; j < timelines.size(); ++j) {
-        const JobTimeline& t = timelines[j];
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+        const JobTimeline& t = jobs[j].timeline;
         const auto jid = std::int64_t(j);
         json steps = json::array();
         for (const StepInfo& s : t.steps) steps.push_back({s.index, s.startNs, s.endNs, s.slow});
@@ -256,7 +256,7 @@ void writeTimelines(Database& db, const std::vector<JobTimeline>& timelines, con
         const std::size_t nb = std::min<std::size_t>(threads, plans.size() - p0);
         parallelFor(nb, threads, [&](std::size_t b, unsigned) {
             const Plan& p = plans[p0 + b];
-            encodeChunk(timelines[p.job].ranks, p.r0, p.r1, p.segments, p.encodings, encoded[b]);
+            encodeChunk(jobs[p.job].timeline.ranks, p.r0, p.r1, p.segments, p.encodings, encoded[b]);
         });
         for (std::size_t b = 0; b < nb; ++b) {
             const Plan& p = plans[p0 + b];

@@ -3,6 +3,7 @@
 // segments as columnar blobs in chunks of whole ranks (decoded in parallel on open), the per-rank step stats
 // as one blob per job. Stored rather than rebuilt: rebuilding needs the step division's clock alignment and
 // costs more than reading them back.
+#include "analysis/pipeline.h"
 #include "analysis/timeline.h"
 #include "store/sqlite_db.h"
 
@@ -12,7 +13,8 @@
 
 namespace prism::store {
 
-void writeTimelines(Database& db, const std::vector<JobTimeline>& timelines, const std::vector<std::string>& jobIds);
+// The timeline of each of `jobs`.
+void writeTimelines(Database& db, const std::vector<JobAnalysis>& jobs, const std::vector<std::string>& jobIds);
 
 // `progress(done, total)` runs on the calling thread after each of its chunks and may throw to cancel.
 std::vector<JobTimeline> readTimelines(Database& db, const std::string& path, std::size_t jobs,

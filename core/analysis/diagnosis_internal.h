@@ -1,0 +1,40 @@
+#pragma once
+// Inside diagnose() (internal to the diagnosis*.cpp files): each kind of finding has its finder, in the file
+// of its kind, and they share the helpers below (diagnosis.cpp). diagnosis_ranks.cpp: slow ranks (compute,
+// sync lag, expert lateness); diagnosis_links.cpp: slow links and slow switches; diagnosis.cpp: slow stages and
+// slow steps, and diagnose(), which runs them all.
+#include "analysis/diagnosis.h"
+#include "analysis/job_index.h"
+#include "analysis/stats.h"
+
+#include <string>
+#include <vector>
+
+namespace prism::diag {
+
+struct Episode {
+    int first, last;
+};
+
+// Runs of flagged steps (ascending, unique), joining runs at most maxGap steps apart.
+std::vector<Episode> episodesOf(const std::vector<int>& steps, int maxGap);
+std::string num(double v, int decimals);
+std::string ms(double ns);
+std::string stepRange(int a, int b);
+// Robust z with a sigma floor (a perfectly steady series has MAD 0: everything would be an outlier).
+double zOf(const RobustStats& st, double v, double floorShare);
+
+// Per rank and step, how late its expert all-to-all sends start in its EP group (expertLateness).
+struct Lateness {
+    std::vector<double> share, ns; // per rank x step
+};
+Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const RecognizedJob& job, const StepDivision& sd,
+                        const JobTimeline& tl, const DiagnosisParams& p);
+std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, const Lateness& late,
+                               const DiagnosisParams& p);
+std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                               const JobIndex& ix, const StepDivision& sd, const DiagnosisParams& p);
+// At least two slow NICs (of `links`) behind one leaf switch in overlapping steps.
+std::vector<Finding> slowSwitches(const std::vector<Finding>& links);
+
+} // namespace prism::diag

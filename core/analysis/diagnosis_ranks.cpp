@@ -1,0 +1,340 @@
+#include "analysis/diagnosis_internal.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace prism::diag {
+
+// ---- slow ranks ------------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double ratioOf(const RobustStats& st, double v) { return st.median > 0 ? v / st.median : kNaN; }
+
+} // namespace
+
+// Expert-parallel all-to-all (mixture of experts): the members of an EP group meet at every dispatch and
+// combine, each posting its sends to all the others at once when it gets there, and the group computes on in
+// lockstep. A slow GPU gets there last, every time: its sends start after its peers' by the extra time of the
+// compute before them, and the peers wait for it. Per rank and step, its lateness: the median over the step's
+// exchanges of its exchange's start less the earliest member's, as a share of the usual interval between
+// exchanges, and in ns (NaN where not measured). Only a rank late by kStandOut times its group's other
+// members' median stands out; the others get share 0. An EP group is a component of the DP pairs that carry
+// traffic both ways (a ring collective's hops go one way); groups of three or more only, and an exchange is a
+// rank's sends that start within exchangeWindowNs of each other to at least two peers and half the others of
+// its group: a collective's hop waits for the hop before it (a slow link would make its receiver look late;
+// a tree's inner node sends to its children and parent, a few of the group), an expert exchange does not.
+// The group's members must show the same number of exchanges in the step, else the step is not judged.
+Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const RecognizedJob& job, const StepDivision& sd,
+                        const JobTimeline& tl, const DiagnosisParams& p) {
+    constexpr double kStandOut = 4.0;
+    const std::size_t R = tl.ranks.size(), K = sd.steps.size(), n = ix.size();
+    Lateness out{std::vector<double>(R * K, kNaN), std::vector<double>(R * K, kNaN)};
+    if (K == 0 || n == 0) return out;
+    auto dpPair = [&](int a, int b) {
+        return a >= 0 && b >= 0 && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b) &&
+               ix.kind(a, b) == PairKind::DP;
+    };
+    const std::vector<int> block = expertGroups(flows, job, ix);
+    auto find = [&](int x) { return block[std::size_t(x)]; };
+    // Where the step division told the ring's hops from the exchanges (sd.isExchange), an exchange is any
+    // send to an EP peer outside the ring's sync: EP groups of two are judged too.
+    const bool told = !sd.expertPairs.empty();
+    std::map<int, std::vector<int>> members; // EP groups of three or more (two when told)
+    for (std::size_t l = 0; l < n; ++l)
+        if (block[l] >= 0) members[block[l]].push_back(int(l));
+    std::erase_if(members, [&](const auto& m) { return m.second.size() < (told ? 2u : 3u); });
+    if (members.empty()) return out;
+    std::vector<char> judged(n, 0);
+    for (const auto& [root, group] : members)
+        for (int a : group) judged[std::size_t(a)] = 1;
+    struct Send {
+        std::int64_t s;
+        int to;
+    };
+    std::vector<std::vector<Send>> sends(n);
+    for (std::uint32_t r : job.records) {
+        const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+        if (a < 0 || !judged[std::size_t(a)] || !dpPair(a, b)) continue;
+        const std::int64_t s = flows.startNs[r] - sd.offsetOf(flows.src[r]);
+        if (!told || sd.isExchange(flows.src[r], flows.dst[r], s)) sends[std::size_t(a)].push_back({s, b});
+    }
+    std::vector<std::size_t> rankOf(n, R);
+    for (std::size_t r = 0; r < R; ++r)
+        if (const int l = ix.local(tl.ranks[r].nic); l >= 0) rankOf[std::size_t(l)] = r;
+    const std::vector<std::int64_t>& ends = sd.syncEndNs; // each step's end
+    // Per member and step: the starts of its exchanges.
+    std::vector<std::vector<std::int64_t>> starts(n * K);
+    for (const auto& [root, group] : members) {
+        for (int a : group) {
+            auto& v = sends[std::size_t(a)];
+            auto byStart = [](const Send& x, const Send& y) { return x.s < y.s; };
+            if (!std::is_sorted(v.begin(), v.end(), byStart)) std::sort(v.begin(), v.end(), byStart);
+            for (std::size_t i = 0; i < v.size();) {
+                std::size_t j = i;
+                std::set<int> peers;
+                while (j < v.size() && v[j].s - v[i].s <= p.exchangeWindowNs) {
+                    if (find(v[j].to) == root) peers.insert(v[j].to);
+                    ++j;
+                }
+                const std::size_t k = std::size_t(std::lower_bound(ends.begin(), ends.end(), v[i].s) - ends.begin());
+                if (peers.size() >= std::max<std::size_t>(told ? 1 : 2, group.size() / 2) && k < K &&
+                    v[i].s >= sd.steps[k].startNs)
+                    starts[std::size_t(a) * K + k].push_back(v[i].s);
+                i = j;
+            }
+        }
+        // A step is judged when every member shows the group's usual count of exchanges (the most common over
+        // the job's steps, the larger on a tie): the members are matched exchange by exchange, and a lost record
+        // on each side (the same count, shifted) would make one of them late from one loss to the other.
+        std::map<std::size_t, std::size_t> seen;
+        for (std::size_t k = 0; k < K; ++k)
+            for (int a : group) ++seen[starts[std::size_t(a) * K + k].size()];
+        std::size_t m = 0, mostSeen = 0;
+        for (const auto& [count, times] : seen)
+            if (times >= mostSeen) std::tie(m, mostSeen) = std::pair(count, times);
+        for (std::size_t k = 0; k < K; ++k) {
+            if (m < 3 || std::any_of(group.begin(), group.end(),
+                                     [&](int a) { return starts[std::size_t(a) * K + k].size() != m; }))
+                continue;
+            std::vector<std::int64_t> first(m, std::numeric_limits<std::int64_t>::max());
+            for (int a : group)
+                for (std::size_t i = 0; i < m; ++i) first[i] = std::min(first[i], starts[std::size_t(a) * K + k][i]);
+            std::vector<double> spacing;
+            for (std::size_t i = 1; i < m; ++i) spacing.push_back(double(first[i] - first[i - 1]));
+            const double usual = medianOf(spacing);
+            if (usual <= 0) continue;
+            std::vector<double> late;
+            for (int a : group) {
+                std::vector<double> own;
+                for (std::size_t i = 0; i < m; ++i) own.push_back(double(starts[std::size_t(a) * K + k][i] - first[i]));
+                late.push_back(medianOf(own));
+            }
+            for (std::size_t g = 0; g < group.size(); ++g) {
+                const std::size_t r = rankOf[std::size_t(group[g])];
+                if (r == R) continue;
+                std::vector<double> others = late;
+                others.erase(others.begin() + std::ptrdiff_t(g));
+                const bool standsOut = late[g] > kStandOut * medianOf(others);
+                out.share[r * K + k] = standsOut ? late[g] / usual : 0.0;
+                out.ns[r * K + k] = late[g];
+            }
+        }
+    }
+    return out;
+}
+
+std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, const Lateness& late,
+                               const DiagnosisParams& p) {
+    const std::size_t R = tl.ranks.size(), K = tl.steps.size();
+    std::vector<Finding> out;
+    if (R == 0 || K == 0) return out;
+
+    // Compute per rank and step: busy time before its PP sends. Only where the rank saw the whole traffic of
+    // its stage in that step: a transfer lost by the exporter merges two ops into one sample.
+    std::vector<double> value(R * K, kNaN);
+    const int stages = tl.stageCount();
+    std::vector<std::vector<std::size_t>> ofStage(static_cast<std::size_t>(stages));
+    for (std::size_t r = 0; r < R; ++r) ofStage[std::size_t(tl.ranks[r].stage)].push_back(r);
+    // The stage's count in a step: a pipeline schedule gives every rank of a stage the same, and a lost record
+    // only removes a transfer, so it is the largest count that two ranks share (one rank alone could show a
+    // transfer split in two). Not the most common one: at a few % loss half the ranks of a stage miss one
+    // transfer each, a different one, which renumbers their micro-batches.
+    // The largest value that `need` entries of v share (v sorted, largest first), or none.
+    auto largestShared = [](std::vector<std::uint32_t>& v, std::size_t need) -> std::optional<std::uint32_t> {
+        std::sort(v.begin(), v.end(), std::greater<>());
+        for (std::size_t i = 0; i + need <= v.size(); ++i)
+            if (v[i] == v[i + need - 1]) return v[i];
+        return std::nullopt;
+    };
+    auto usualOf = [&](std::vector<std::uint32_t>& v) { return largestShared(v, 2).value_or(v.front()); };
+    // With few ranks per stage (two pipelines: two ranks) all of them may miss a transfer in the same step (at
+    // 2% loss and one record per transfer, most ranks lose one in most steps), and the count they share is then
+    // short too. So the stage's count over the job's steps (the first and last aside, which the capture may
+    // cut) bounds it from below: the largest count that at least a tenth of the stage's (rank, step) samples
+    // reach. A step whose shared count falls below it is not judged.
+    auto fullOf = [&](std::vector<std::uint32_t>& v) {
+        return largestShared(v, std::max<std::size_t>(2, v.size() / 10)).value_or(0);
+    };
+    std::vector<std::array<std::uint32_t, 3>> full(ofStage.size(), {0, 0, 0});
+    if (K >= 5)
+        for (std::size_t st = 0; st < ofStage.size(); ++st) {
+            std::vector<std::uint32_t> a, b, c;
+            for (std::size_t r : ofStage[st])
+                for (std::size_t k = 1; k + 1 < K; ++k) {
+                    const RankStepStats& s = tl.ranks[r].stepStats[k];
+                    a.push_back(s.forwardSamples + s.backwardSamples);
+                    b.push_back(s.ppSends);
+                    c.push_back(s.ppRecvs);
+                }
+            full[st] = {fullOf(a), fullOf(b), fullOf(c)};
+        }
+    std::vector<std::uint32_t> ns, sends, recvs;
+    for (std::size_t k = 0; k < K; ++k) {
+        for (std::size_t st = 0; st < ofStage.size(); ++st) {
+            const auto& members = ofStage[st];
+            ns.clear();
+            sends.clear();
+            recvs.clear();
+            for (std::size_t r : members) {
+                const RankStepStats& s = tl.ranks[r].stepStats[k];
+                ns.push_back(s.forwardSamples + s.backwardSamples);
+                sends.push_back(s.ppSends);
+                recvs.push_back(s.ppRecvs);
+            }
+            if (members.empty()) continue;
+            const std::uint32_t n = usualOf(ns), sm = usualOf(sends), rm = usualOf(recvs);
+            if (n == 0 || n < full[st][0] || sm < full[st][1] || rm < full[st][2]) continue;
+            for (std::size_t r : members) {
+                const RankStepStats& s = tl.ranks[r].stepStats[k];
+                if (s.forwardSamples + s.backwardSamples == n && s.ppSends == sm && s.ppRecvs == rm)
+                    value[r * K + k] = double(s.forwardComputeNs + s.backwardComputeNs);
+            }
+        }
+    }
+    // Peers: the same stage in other pipelines (other hosts): their median, or with two pipelines the faster
+    // one. A stage on one host (dp = 1) has no peers; its ranks are compared with their own usual instead.
+    std::vector<double> ratio(R * K, kNaN), z(R * K, kNaN), peerMedian(R * K, kNaN);
+    std::vector<double> vals;
+    for (const auto& members : ofStage) {
+        std::set<int> hosts;
+        for (std::size_t r : members) hosts.insert(tl.ranks[r].host >= 0 ? tl.ranks[r].host : -1 - int(r));
+        if (hosts.size() >= 2) {
+            for (std::size_t k = 0; k < K; ++k) {
+                vals.clear();
+                for (std::size_t r : members)
+                    if (!std::isnan(value[r * K + k])) vals.push_back(value[r * K + k]);
+                if (vals.size() < 2) continue;
+                RobustStats st = robustStats(vals);
+                if (hosts.size() == 2) {
+                    // Two pipelines: no majority, but compute is never faster than normal: the faster one is it.
+                    st.median = *std::min_element(vals.begin(), vals.end());
+                    st.sigma = 0;
+                }
+                for (std::size_t r : members) {
+                    const double v = value[r * K + k];
+                    if (std::isnan(v)) continue;
+                    ratio[r * K + k] = ratioOf(st, v);
+                    z[r * K + k] = zOf(st, v, p.minSigmaShare * 2);
+                    peerMedian[r * K + k] = st.median;
+                }
+            }
+        } else {
+            for (std::size_t r : members) {
+                vals.clear();
+                for (std::size_t k = 1; k < K; ++k)
+                    if (!std::isnan(value[r * K + k])) vals.push_back(value[r * K + k]);
+                if (vals.size() < 5) continue;
+                const RobustStats st = robustStats(vals);
+                for (std::size_t k = 0; k < K; ++k) {
+                    const double v = value[r * K + k];
+                    if (std::isnan(v)) continue;
+                    ratio[r * K + k] = ratioOf(st, v);
+                    z[r * K + k] = zOf(st, v, p.minSigmaShare * 2);
+                    peerMedian[r * K + k] = st.median;
+                }
+            }
+        }
+    }
+
+    // Flag (rank, step); group by TP group: the ranks of one host in one stage.
+    const double lagFloor = p.minLagShare * double(sd.medianStepNs);
+    // (host, stage) -> step -> ranks, each with what flagged it: the evidence of a finding is what raised it.
+    enum Signal : unsigned { kCompute = 1, kLag = 2, kLate = 4 };
+    std::map<std::pair<int, int>, std::map<int, std::vector<std::pair<std::size_t, unsigned>>>> flagged;
+    for (std::size_t r = 0; r < R; ++r) {
+        const RankTimeline& rt = tl.ranks[r];
+        for (std::size_t k = 0; k < K; ++k) {
+            const bool slowCompute = !std::isnan(ratio[r * K + k]) && ratio[r * K + k] >= 1.0 + p.minRankExcess &&
+                                     z[r * K + k] >= p.kSigma;
+            const bool lagging = lagFloor > 0 && double(rt.stepStats[k].dpStartLagNs) > lagFloor;
+            const bool lateExpert = late.share[r * K + k] >= p.minLateShare; // NaN: not measured
+            const unsigned signals = (slowCompute ? kCompute : 0u) | (lagging ? kLag : 0u) | (lateExpert ? kLate : 0u);
+            if (signals) flagged[{rt.host >= 0 ? rt.host : -1 - int(r), rt.stage}][int(k)].push_back({r, signals});
+        }
+    }
+    for (const auto& [key, bySteps] : flagged) {
+        std::vector<int> steps;
+        for (const auto& [k, ranks] : bySteps) steps.push_back(k);
+        for (const Episode& e : episodesOf(steps, p.maxEpisodeGap)) {
+            std::map<std::size_t, int> hits;
+            std::vector<double> ratios, own, peers, lags, lateNs, lateShares;
+            for (int k = e.first; k <= e.last; ++k) {
+                auto it = bySteps.find(k);
+                if (it == bySteps.end()) continue;
+                for (const auto& [r, signals] : it->second) {
+                    ++hits[r];
+                    const std::size_t i = r * K + std::size_t(k);
+                    if (signals & kCompute) {
+                        ratios.push_back(ratio[i]);
+                        own.push_back(value[i]);
+                        peers.push_back(peerMedian[i]);
+                    }
+                    if (signals & kLag) lags.push_back(double(tl.ranks[r].stepStats[std::size_t(k)].dpStartLagNs));
+                    if (signals & kLate) {
+                        lateNs.push_back(late.ns[i]);
+                        lateShares.push_back(late.share[i]);
+                    }
+                }
+            }
+            std::size_t best = hits.begin()->first;
+            for (const auto& [r, n] : hits)
+                if (n > hits[best]) best = r;
+            Finding f;
+            f.kind = "slow_rank";
+            f.ip = tl.ranks[best].ip;
+            for (const auto& [r, n] : hits) f.group.push_back(tl.ranks[r].ip);
+            f.firstStep = tl.steps[std::size_t(e.first)].index;
+            f.lastStep = tl.steps[std::size_t(e.last)].index;
+            const double lag = lags.empty() ? 0 : *std::max_element(lags.begin(), lags.end());
+            const double r = ratios.empty() ? 1.0 : medianOf(ratios);
+            // Without compute samples: 1 + the lag as a share of the exchange interval (all-to-all), or of the
+            // median step (DP sync start).
+            f.score = !ratios.empty()   ? r
+                      : !lateNs.empty() ? 1.0 + medianOf(lateShares)
+                                        : 1.0 + lag / std::max(1.0, double(sd.medianStepNs));
+            const std::string who = tl.ranks[best].label + " (" + f.ip + ")" +
+                                    (hits.size() > 1 ? " and " + std::to_string(hits.size() - 1) +
+                                                           " more GPUs of its TP group"
+                                                     : "");
+            const std::string stage = " (PP stage " + std::to_string(key.second) + ")";
+            const bool many = hits.size() > 1;
+            if (!ratios.empty()) {
+                f.message = "slow rank: " + who + stage + (many ? " compute " : " computes ") + num(r, 2) +
+                            "× longer than " + (many ? "their" : "its") + " peers (" +
+                            ms(medianOf(own)) + " vs " + ms(medianOf(peers)) + " per step) in " +
+                            stepRange(f.firstStep, f.lastStep) + "; the rest of the job waits for " +
+                            (many ? "them" : "it");
+                f.evidence.push_back({"compute_ms", medianOf(own) / 1e6});
+                f.evidence.push_back({"peer_compute_ms", medianOf(peers) / 1e6});
+                f.evidence.push_back({"ratio", r});
+            } else if (!lateNs.empty()) {
+                f.message = "slow rank: " + who + stage + (many ? " start" : " starts") +
+                            " the expert all-to-all " + ms(medianOf(lateNs)) + " after the rest of " +
+                            (many ? "their" : "its") + " EP group at every exchange (median) in " +
+                            stepRange(f.firstStep, f.lastStep) + "; the group waits for " + (many ? "them" : "it") +
+                            " each time";
+                f.evidence.push_back({"all_to_all_lag_ms", medianOf(lateNs) / 1e6});
+            } else {
+                f.message = "slow rank: " + who + stage + (many ? " start" : " starts") +
+                            " the gradient sync up to " + ms(lag) + " after the rest of " + (many ? "their" : "its") +
+                            " DP group in " + stepRange(f.firstStep, f.lastStep);
+            }
+            f.evidence.push_back({"dp_start_lag_ms", lag / 1e6});
+            f.evidence.push_back({"pp_stage", double(key.second)});
+            f.evidence.push_back({"gpus", double(hits.size())});
+            f.evidence.push_back({"steps", double(e.last - e.first + 1)});
+            out.push_back(std::move(f));
+        }
+    }
+    return out;
+}
+
+} // namespace prism::diag

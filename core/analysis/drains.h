@@ -1,0 +1,49 @@
+#pragma once
+// Stage 3's pipeline drain test: where a job without DP traffic ends its steps (its pipelines drained), and
+// the cuts chosen among those gaps. Parallelism inference uses it too, to orient the pipelines.
+#include "analysis/rhythm.h"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace prism {
+
+// One record on a pipeline link (a NIC pair of adjacent stages) for the drain test: its times, the link (any
+// dense id, one per unordered NIC pair), its direction (+1 forward: from the lower stage; -1 backward) and
+// whether the link is the pipeline's head (stage 0 to stage 1).
+struct LinkRecord {
+    std::int64_t s, e;
+    std::uint32_t link;
+    std::int32_t dir;
+    bool head;
+};
+
+// Where a pipeline is drained. A pipeline schedule (1F1B, GPipe) keeps micro-batches in flight from the
+// step's first activation to its last gradient: on a link, activations sent minus gradients returned (counted
+// in transfers: the records of one transfer's channels and active-timeout pieces are one) is above its
+// resting level inside a step and back at it between steps. Deep links also rest while the pipeline fills
+// and drains, but in 1F1B with pp >= 3 the head link never rests inside a step (stage 0 runs pp - 1
+// forwards ahead). The resting level of a link is its lowest depth so far; a gap where at least
+// params.drainedShare of all links and of the head links rest is a drain, and re-levels the others (a lost
+// transfer shifts its link's count). No orientation is guessed: taken the wrong way round, the lowest depth
+// is the most loaded moment. `pieces`: the union of the records' intervals (as for chooseCuts), with every
+// record inside one; `recs` sorted by start. Exposed for parallelism inference and tests.
+struct DrainScan {
+    std::vector<double> share; // per gap between pieces: the smaller of the two shares of links at rest
+    double endShare = 0;       // the same after the last piece (below drainedShare: the capture ends mid-step)
+    bool startsMidStep = false; // gradients returned for activations sent before the capture, before any drain
+};
+DrainScan scanDrains(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
+                     const std::vector<LinkRecord>& recs, const StepParams& params = {});
+
+// Cuts for a series of PP activity: the gaps where the pipeline is drained (scanDrains share >= drainedShare,
+// at least minBoundaryGapNs), then among them chooseCuts with exponent 1 on active spans (a drain inside a
+// step, as pp = 2 with a slow stage 0 has, is shorter than the step's). Without any drained gap it falls
+// back to chooseCuts on every gap. Returns piece indices as chooseCuts does. Exposed for divideSteps and tests.
+// scan, when given, gets the scanDrains result it used.
+std::vector<std::size_t> choosePipelineCuts(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
+                                            const std::vector<LinkRecord>& recs, const StepParams& params = {},
+                                            DrainScan* scan = nullptr);
+
+} // namespace prism

@@ -1,0 +1,385 @@
+#include "analysis/rhythm.h"
+
+#include "analysis/stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace prism {
+
+namespace {
+
+using Piece = std::pair<std::int64_t, std::int64_t>;
+
+} // namespace
+
+void splitDistributedOptimizer(const std::vector<Piece>& pieces, std::vector<std::size_t>& cuts,
+                               std::vector<char>& opener, const StepParams& params) {
+    opener.clear();
+    if (pieces.size() < 2) return;
+    std::vector<std::pair<std::size_t, std::size_t>> bursts; // pieces [lo, hi]
+    std::size_t lo = 0;
+    for (std::size_t c : cuts) {
+        bursts.push_back({lo, c});
+        lo = c + 1;
+    }
+    if (lo < pieces.size()) bursts.push_back({lo, pieces.size() - 1});
+    std::vector<std::size_t> split(bursts.size(), 0); // first piece of the part after the dominant gap, 0: none
+    std::size_t multi = 0, dominant = 0;
+    for (std::size_t j = 0; j < bursts.size(); ++j) {
+        auto [l, h] = bursts[j];
+        if (h == l) continue;
+        ++multi;
+        std::int64_t g1 = -1, g2 = 0;
+        std::size_t at = l;
+        for (std::size_t i = l; i < h; ++i) {
+            const std::int64_t g = pieces[i + 1].first - pieces[i].second;
+            if (g > g1) {
+                g2 = std::max(g2, g1);
+                g1 = g;
+                at = i;
+            } else {
+                g2 = std::max(g2, g);
+            }
+        }
+        if (g1 >= params.minBoundaryGapNs && g1 >= 4 * std::max<std::int64_t>(g2, 0)) {
+            split[j] = at + 1;
+            ++dominant;
+        }
+    }
+    const bool splitting = dominant >= 3 && 2 * dominant >= multi;
+    std::vector<std::pair<std::size_t, std::size_t>> parts;
+    for (std::size_t j = 0; j < bursts.size(); ++j) {
+        auto [l, h] = bursts[j];
+        if (splitting && split[j]) {
+            parts.push_back({l, split[j] - 1});
+            parts.push_back({split[j], h});
+        } else {
+            parts.push_back({l, h});
+        }
+    }
+    const std::size_t P = parts.size();
+    if (P < 4) return;
+    auto gapAfter = [&](std::size_t k) {
+        return double(pieces[parts[k + 1].first].first - pieces[parts[k].second].second);
+    };
+    int votes[2] = {0, 0}; // openers at even / odd positions
+    std::size_t voters = 0;
+    for (std::size_t k = 1; k + 1 < P; ++k) {
+        const double before = std::max(1.0, gapAfter(k - 1)), after = std::max(1.0, gapAfter(k));
+        if (std::max(before, after) < 1.5 * std::min(before, after)) continue;
+        ++voters;
+        const bool isOpener = before < after;
+        ++votes[(k % 2 == 0) == isOpener ? 0 : 1];
+    }
+    const int agree = std::max(votes[0], votes[1]);
+    if (voters < 3 || 3 * voters < 2 * (P - 2) || 4 * agree < 3 * int(voters)) return;
+    const std::size_t parity = votes[0] >= votes[1] ? 0 : 1;
+    cuts.clear();
+    for (std::size_t k = 0; k + 1 < P; ++k) cuts.push_back(parts[k].second);
+    opener.assign(P, 0);
+    for (std::size_t k = 0; k < P; ++k) opener[k] = k % 2 == parity;
+}
+
+// The quiet gaps between consecutive pieces (gap[i]: after piece i) and their indices, longest first.
+static std::vector<std::size_t> gapsLongestFirst(const std::vector<Piece>& pieces, std::vector<std::int64_t>& gap) {
+    const std::size_t n = pieces.size();
+    gap.assign(n - 1, 0);
+    for (std::size_t i = 0; i + 1 < n; ++i) gap[i] = pieces[i + 1].first - pieces[i].second;
+    std::vector<std::size_t> order(n - 1);
+    std::iota(order.begin(), order.end(), std::size_t(0));
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return gap[a] > gap[b]; });
+    return order;
+}
+
+// Pieces per step when pieces are cut after each of `cuts` (sorted): the first and the last step included.
+static std::vector<double> piecesPerStep(const std::vector<std::size_t>& cuts, std::size_t pieces) {
+    std::vector<double> counts;
+    std::size_t prev = 0;
+    for (std::size_t c : cuts) {
+        counts.push_back(double(c + 1 - prev));
+        prev = c + 1;
+    }
+    counts.push_back(double(pieces - prev));
+    return counts;
+}
+
+// Whether steps hold their pieces evenly: the steps of about `median` pieces (within band; the first and the
+// last, which the capture may cut: at most that) and the slowed steps put back together (mergeFragments) hold
+// three quarters of all pieces.
+static bool evenlyHeld(const std::vector<double>& counts, double median, double band,
+                       const std::vector<char>& slowed = {}) {
+    double regular = 0, all = 0;
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+        const bool edge = k == 0 || k + 1 == counts.size();
+        if ((k < slowed.size() && slowed[k]) ||
+            (counts[k] <= median * band && (edge || counts[k] >= median / band)))
+            regular += counts[k];
+        all += counts[k];
+    }
+    return 4 * regular >= 3 * all;
+}
+
+static double innerMedian(const std::vector<double>& counts) {
+    return medianOf(std::vector<double>(counts.begin() + 1, counts.end() - 1));
+}
+
+// A step cut apart by quiet inside it: a GPU 3x slow in an expert-parallel group stretches the gaps between
+// its step's exchanges beyond the optimizer's quiet, and the division at the longest gaps cuts that step into
+// 4-9 fragments, each shorter in time than any usual step and holding fewer pieces (a step is never faster
+// than usual; a slow link that merges a step's rounds leaves it fewer pieces, but its usual length). The usual
+// count: that of the step holding the median piece (most pieces lie in usual steps, however many fragments
+// there are); the usual length: the median of the steps within band of that count. A run of two or more
+// fragments (inner steps under usual / band in count and in length) is k slow steps: groups of equal numbers
+// of fragments, each holding at least usual / band pieces (the quiet a slow GPU adds splits rounds: a slowed
+// step holds more pieces, not fewer) and lasting at least band x the usual length (only a step slowed that
+// much has quiet inside it to cut at; where the usual steps are two real steps that lost the quiet between
+// them, two real steps are no fragments of one). The largest k whose groups are alike (slow steps in a row
+// are the same passes slowed the same way: fragment lengths position by position within 10% of the group's
+// length in all), else one group. A run with no such grouping is left as it is.
+// Returns, per step of the new division, whether it is such a group.
+static std::vector<char> mergeFragments(const std::vector<Piece>& pieces, std::vector<std::size_t>& cuts,
+                                        double band) {
+    const std::vector<double> counts = piecesPerStep(cuts, pieces.size());
+    std::vector<char> merged(counts.size(), 0);
+    if (counts.size() < 4) return merged;
+    std::vector<double> inner(counts.begin() + 1, counts.end() - 1);
+    std::sort(inner.begin(), inner.end());
+    const double total = std::accumulate(inner.begin(), inner.end(), 0.0);
+    double usual = inner.back(), seen = 0;
+    for (double c : inner)
+        if ((seen += c) * 2 >= total) {
+            usual = c;
+            break;
+        }
+    // Inner step j (1..cuts.size()-1) spans pieces (cuts[j-1], cuts[j]].
+    auto length = [&](std::size_t j) { return double(pieces[cuts[j]].second - pieces[cuts[j - 1]].second); };
+    std::vector<double> usualLengths;
+    for (std::size_t j = 1; j + 1 < counts.size(); ++j)
+        if (counts[j] >= usual / band && counts[j] <= usual * band) usualLengths.push_back(length(j));
+    if (usualLengths.empty()) return merged;
+    const double usualLength = medianOf(usualLengths);
+    auto fragment = [&](std::size_t j) { return counts[j] < usual / band && length(j) < usualLength / band; };
+    std::vector<char> keep(cuts.size(), 1); // cut j ends step j
+    std::vector<char> grouped(counts.size(), 0); // step j is a fragment of a merged group
+    for (std::size_t a = 1; a + 1 < counts.size();) {
+        std::size_t b = a;
+        while (b + 1 < counts.size() && fragment(b)) ++b;
+        const std::size_t L = b - a;
+        std::size_t bestK = 0;
+        for (std::size_t k = 1; L >= 2 && k <= L / 2; ++k) {
+            if (L % k != 0) continue;
+            const std::size_t m = L / k;
+            bool valid = true;
+            double spread = 0, all = 0;
+            for (std::size_t g = 0; g < k && valid; ++g) {
+                double sum = 0, span = 0;
+                for (std::size_t i = 0; i < m; ++i) {
+                    sum += counts[a + g * m + i];
+                    span += length(a + g * m + i);
+                }
+                valid = sum >= usual / band && span >= usualLength * band;
+            }
+            for (std::size_t i = 0; i < m && valid; ++i) {
+                double lo = std::numeric_limits<double>::infinity(), hi = 0;
+                for (std::size_t g = 0; g < k; ++g) {
+                    lo = std::min(lo, length(a + g * m + i));
+                    hi = std::max(hi, length(a + g * m + i));
+                    all += length(a + g * m + i) / double(k);
+                }
+                spread += hi - lo;
+            }
+            if (valid && (k == 1 || spread <= 0.1 * all)) bestK = k;
+        }
+        if (bestK > 0) {
+            const std::size_t m = L / bestK;
+            for (std::size_t i = 0; i < L; ++i) {
+                if ((i + 1) % m != 0) keep[a + i] = 0;
+                grouped[a + i] = 1;
+            }
+        }
+        a = std::max(b, a + 1);
+    }
+    std::size_t w = 0;
+    merged.assign(1, 0);
+    for (std::size_t j = 0; j < cuts.size(); ++j) {
+        merged.back() |= grouped[j]; // original step j lies in the new step being built
+        if (!keep[j]) continue;
+        cuts[w++] = cuts[j];
+        merged.push_back(0);
+    }
+    merged.back() |= grouped[cuts.size()];
+    cuts.resize(w);
+    return merged;
+}
+
+// Whether the division at the `coarse` longest gaps holds the pieces of the one at the `fine` longest evenly.
+static bool holdsEvenly(const std::vector<std::size_t>& order, std::size_t coarse, std::size_t fine, double band) {
+    std::vector<std::size_t> cuts(order.begin(), order.begin() + std::ptrdiff_t(coarse));
+    std::vector<char> isFine(order.size() + 1, 0);
+    for (std::size_t k = 0; k < fine; ++k) isFine[order[k]] = 1;
+    std::sort(cuts.begin(), cuts.end());
+    std::vector<double> counts; // fine pieces per coarse step
+    std::size_t prev = 0;
+    for (std::size_t c : cuts) {
+        double n = 1;
+        for (std::size_t i = prev; i < c; ++i) n += isFine[i];
+        counts.push_back(n);
+        prev = c + 1;
+    }
+    double last = 1;
+    for (std::size_t i = prev; i < order.size(); ++i) last += isFine[i];
+    counts.push_back(last);
+    return counts.size() < 3 || evenlyHeld(counts, innerMedian(counts), band);
+}
+
+std::vector<std::size_t> chooseCuts(const std::vector<Piece>& pieces, const StepParams& p, double lengthExponent,
+                                    bool activeSpans, bool clearGapWins) {
+    const std::size_t n = pieces.size();
+    if (n < 2) return {};
+    std::vector<std::int64_t> gap;
+    const std::vector<std::size_t> order = gapsLongestFirst(pieces, gap);
+
+    // Candidate cut counts c (the c largest gaps): only where the gap size drops, so that a threshold between
+    // the c-th and the (c+1)-th gap is a real separation.
+    struct Candidate {
+        double drop;
+        std::size_t cuts;
+    };
+    std::vector<Candidate> cands;
+    for (std::size_t c = 1; c <= n - 1; ++c) {
+        const std::int64_t g = gap[order[c - 1]];
+        if (g < p.minBoundaryGapNs) break;
+        const std::int64_t next = c < n - 1 ? gap[order[c]] : 0;
+        const double drop = double(g) / double(std::max<std::int64_t>(next, 1));
+        if (drop >= 1.1) cands.push_back({drop, c});
+    }
+    if (cands.empty()) return {};
+    if (cands.size() > p.maxCandidates) {
+        std::partial_sort(cands.begin(), cands.begin() + std::ptrdiff_t(p.maxCandidates), cands.end(),
+                          [](const Candidate& a, const Candidate& b) { return a.drop > b.drop; });
+        cands.resize(p.maxCandidates);
+    }
+
+    // Score: (regular intervals between burst ends - 1) x (median interval)^lengthExponent. A single interval
+    // is regular by itself and proves nothing. Over-splitting breaks intervals into irregular pieces;
+    // under-splitting at the few longest gaps (periodic pauses) keeps regular intervals but fewer of them.
+    // With exponent 1 the score is the time covered by regular intervals, which never rewards splitting a
+    // rhythm finer (PP traffic has a micro-batch rhythm inside each step); with exponent 0.5 the count
+    // dominates, which finds every step between periodic pauses where bursts have no inner rhythm (DP sync).
+    double bestScore = 0;
+    std::size_t bestCuts = 0;
+    double bestDrop = 0;
+    const Candidate* sharpest = &cands.front();
+    std::vector<std::size_t> cuts;
+    std::vector<double> iv;
+    for (const Candidate& cand : cands) {
+        if (cand.drop > sharpest->drop) sharpest = &cand;
+        cuts.assign(order.begin(), order.begin() + std::ptrdiff_t(cand.cuts));
+        std::sort(cuts.begin(), cuts.end());
+        iv.clear();
+        for (std::size_t j = 0; j < cuts.size(); ++j) {
+            const std::int64_t next = j + 1 < cuts.size() ? pieces[cuts[j + 1]].second : pieces.back().second;
+            iv.push_back(double(next - (activeSpans ? pieces[cuts[j] + 1].first : pieces[cuts[j]].second)));
+        }
+        const double P = medianOf(iv);
+        double regular = -1;
+        for (double x : iv)
+            if (x >= P / p.regularBand && x <= P * p.regularBand) ++regular;
+        const double score = regular * std::pow(std::max(P, 0.0), lengthExponent);
+        if (score > bestScore || (score == bestScore && score > 0 && cand.cuts > bestCuts)) {
+            bestScore = score;
+            bestCuts = cand.cuts;
+            bestDrop = cand.drop;
+        }
+    }
+    // Two or three bursts leave no rhythm to judge: cut at a clearly dominant quiet gap.
+    if (bestCuts == 0 && sharpest->drop >= 4.0) bestCuts = sharpest->cuts;
+    // The rhythm of the majority, when there is none: a 3x slow GPU for 5 of 20 steps and a pause before 4
+    // others left 10 steps of the usual length, and the rhythm cut at 72 against 52 ms (1.4x) while every gap
+    // between bursts (50-200 ms) stood 7,000x above those inside them (11 of 20 steps found).
+    // And when the rhythm's steps do not hold the sharp division's pieces evenly: a step is the same passes
+    // each time, so a coarser rhythm holds the same number of them in each step (a distributed optimizer's
+    // reduce-scatter and all-gather: two). A pause before each of 5 steps in a row, with 7 more steps slowed,
+    // made the pauses the most regular rhythm (one step between each, the first 13 steps in one).
+    if (clearGapWins && bestCuts > 0 && sharpest->drop >= 100.0 && sharpest->cuts > bestCuts &&
+        (bestDrop < 2.0 || !holdsEvenly(order, bestCuts, sharpest->cuts, p.regularBand)))
+        bestCuts = sharpest->cuts;
+    cuts.assign(order.begin(), order.begin() + std::ptrdiff_t(bestCuts));
+    std::sort(cuts.begin(), cuts.end());
+    return cuts;
+}
+
+std::vector<std::size_t> chooseCoarseCuts(const std::vector<Piece>& pieces, const StepParams& p) {
+    const std::size_t n = pieces.size();
+    if (n < 8) return {};
+    // Candidates: the c longest quiet gaps, where the gap size drops (as chooseCuts), coarsest first. A step
+    // repeats the same passes, so it holds the same number of pieces whatever its length: slow steps, slow
+    // links and pauses change the times, not the count. The coarsest candidate whose steps (the first and last,
+    // which the capture may cut, aside; at least four) hold 3 or more pieces (median), and where the steps
+    // within regularBand of that median (the edge steps: not above it) hold three quarters of the pieces, is
+    // the step rhythm (a pause before each of 5 steps in a row cuts those steps as regular as the rhythm, but
+    // leaves most pieces in one long group). Its time regularity was not: a 400 ms pause before
+    // 5 of 20 steps made the pauses alone the most regular division, and a slow link a finer one (55 cuts).
+    std::vector<std::int64_t> gap;
+    const std::vector<std::size_t> order = gapsLongestFirst(pieces, gap);
+    std::vector<std::size_t> cuts;
+    for (std::size_t c = 1; c < n - 1; ++c) {
+        const std::int64_t g = gap[order[c - 1]];
+        if (g < p.minBoundaryGapNs) break;
+        if (double(g) < 1.1 * double(std::max<std::int64_t>(gap[order[c]], 1))) continue;
+        if (c + 1 < 6) continue; // four steps besides the edges
+        cuts.assign(order.begin(), order.begin() + std::ptrdiff_t(c));
+        std::sort(cuts.begin(), cuts.end());
+        const std::vector<char> slowed = mergeFragments(pieces, cuts, p.regularBand);
+        const std::vector<double> counts = piecesPerStep(cuts, n);
+        if (counts.size() < 6) {
+            cuts.clear();
+            continue;
+        }
+        const double median = innerMedian(counts);
+        if (median < 3) { // finer candidates only put fewer pieces in a step
+            cuts.clear();
+            break;
+        }
+        if (evenlyHeld(counts, median, p.regularBand, slowed)) break;
+        cuts.clear();
+    }
+    if (cuts.empty()) return {};
+    // Periodic pauses (checkpoints, evaluation) group steps of one sync each, which are alike: the intervals
+    // between piece ends inside the coarse steps then spread little (a step's jitter, a few slow steps). DP
+    // traffic in the forward and backward passes comes at the pace of the passes (forward, backward, warm-up,
+    // cool-down), which differ: a mean absolute deviation of 35-54% of the median on the moe and fsdp presets.
+    // Under 15%: no coarse rhythm, unless the rounds that open the coarse steps say otherwise (below). (Not the
+    // MAD: most of the intervals may be alike, as an FSDP forward's.)
+    std::vector<double> inner, innerGaps;
+    for (std::size_t i = 0, c = 0; i + 1 < pieces.size(); ++i) {
+        while (c < cuts.size() && cuts[c] < i) ++c;
+        if (c < cuts.size() && cuts[c] == i) continue; // the interval spans a cut
+        inner.push_back(double(pieces[i + 1].second - pieces[i].second));
+        innerGaps.push_back(double(pieces[i + 1].first - pieces[i].second));
+    }
+    if (inner.empty()) return {};
+    const double median = medianOf(inner);
+    double deviation = 0;
+    for (double x : inner) deviation += std::fabs(x - median);
+    if (deviation >= 0.15 * median * double(inner.size())) return cuts;
+    // A pause adds quiet, not activity: across a cut that is a pause, the interval between piece ends less the
+    // quiet beyond the usual inner gap is one usual interval (the round after the pause is a step's sync like
+    // the others). When a step's passes come as rounds whose finest ones merged (an FSDP forward's gathers 1 ms
+    // apart, cut as one 18 ms round while the backward's 2 ms rounds 2 ms apart stayed apart: intervals inside
+    // 4-5 ms, 7.5% deviation), the round opening each coarse step holds several usual intervals of activity.
+    // Coarse when three quarters of the cuts open with more than twice the usual interval.
+    const double usualGap = medianOf(innerGaps);
+    std::size_t long_ = 0;
+    for (std::size_t c : cuts) {
+        const double across = double(pieces[c + 1].second - pieces[c].second);
+        const double excess = std::max(0.0, double(pieces[c + 1].first - pieces[c].second) - usualGap);
+        if (across - excess > 2.0 * median) ++long_;
+    }
+    return 4 * long_ >= 3 * cuts.size() ? cuts : std::vector<std::size_t>{};
+}
+
+} // namespace prism

@@ -1,0 +1,77 @@
+#pragma once
+// Stage 3's rhythm choosers: where a series of activity pieces (a group's records as the union of their
+// intervals, ascending) is cut into bursts, one per step, and StepParams, the parameters of step division they
+// share with divideSteps (steps.h) and the pipeline drain test (drains.h). Parallelism inference uses them too.
+#include "analysis/bocd.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace prism {
+
+// The parameters of step division (AnalysisOptions::steps).
+struct StepParams {
+    BocdParams bocd;                        // on the interval series; cpThreshold 0.95 (the paper's)
+    bool alignClocks = true;                // estimate per-leaf exporter clock offsets from sync starts
+    std::int64_t maxClockOffsetNs = 500'000; // a larger estimated offset is not skew: ignored
+    std::int64_t minBoundaryGapNs = 50'000; // a step boundary is a quiet gap at least this long
+    double regularBand = 1.35;              // an interval within [P / band, P * band] of the median P is regular
+    std::size_t maxCandidates = 64;         // cut counts tried per series (the sharpest drops in gap size)
+    double drainedShare = 0.5;              // no DP: share of PP links (and head links) at rest in a drain
+    std::int64_t exchangeWindowNs = 20'000; // a member's sends of one expert all-to-all start this close
+};
+
+// Chooses where to cut a sorted sequence of activity pieces [start, end] (non-overlapping, ascending) into
+// bursts: among the cut sets made of the c largest quiet gaps (c where the gap size drops), the one whose burst
+// ends are most regular: score (regular intervals - 1) x median interval^lengthExponent, regular meaning within
+// params.regularBand of the median. 1 (time covered) suits series with an inner rhythm (PP traffic), 0.5
+// (count first) suits sync bursts and keeps every step between periodic pauses. With activeSpans an interval
+// runs from the first activity after a cut to the next cut (the quiet gap left out), so a pause, which
+// stretches one gap, leaves its step regular. With clearGapWins (sync bursts, which have no inner rhythm), a
+// weak separation (< 2x between the last gap cut and the next) gives way to a far sharper one at a larger
+// count (>= 100x: the gaps between bursts against those inside them), so that steps of three different
+// lengths, none of them a majority, are still all cut. Returns the indices i of pieces after which a cut
+// falls, ascending. Exposed for tests.
+std::vector<std::size_t> chooseCuts(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
+                                    const StepParams& params = {}, double lengthExponent = 1.0,
+                                    bool activeSpans = false, bool clearGapWins = false);
+
+// The coarser rhythm over sync bursts when DP traffic runs all through the step (ZeRO-3 parameter gathers per
+// layer group; expert all-to-all where it cannot be told from the ring): pieces are bursts, each from the first
+// activity after the previous burst to its end. Candidates are the c longest quiet gaps (where the gap size
+// drops); the coarsest whose steps hold 3 or more pieces (median) and where steps of about that count hold
+// three quarters of all pieces is the step rhythm (a step repeats its passes: anomalies change its times, not
+// its count). It is returned when the intervals between piece ends inside its steps spread (mean absolute
+// deviation >= 15% of the median: the passes' paces differ), or when the burst opening each step holds more
+// than twice the usual interval of activity (a pause adds quiet, not activity); else nothing: the pieces are
+// the steps (a pure-DP job with periodic pauses has even counts, alike intervals and ordinary bursts after
+// its pauses). Steps cut apart by quiet inside them (a slow GPU among expert-parallel peers) are put back
+// together first (mergeFragments). No division holds the pieces evenly: nothing. Exposed for parallelism
+// inference and tests.
+std::vector<std::size_t> chooseCoarseCuts(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
+                                          const StepParams& params = {});
+
+// A distributed optimizer (ZeRO-1/2, Megatron's) syncs twice per step: the gradient reduce-scatter ends the
+// step, the optimizer runs on the shard with the network quiet, then the parameter all-gather opens the next
+// step. So a ring's collectives alternate: closer (reduce-scatter), opener (all-gather), closer, ... An
+// all-gather lies nearer to the reduce-scatter before it (the optimizer's quiet) than to the one after it
+// (the forward and backward passes), a reduce-scatter nearer to the all-gather after it.
+//  1. Cut at the step rhythm, a burst is often reduce-scatter, quiet, all-gather: one quiet gap inside it
+//     dominates (>= 4x its other inner gaps, >= minBoundaryGapNs). When at least three bursts and half of
+//     those with inner gaps have one, each is cut there (a pause cuts its step's pair apart: fewer have one).
+//  2. The parts then alternate. Each inner part whose quiet before and after differ by 1.5x or more votes for
+//     the parity of the openers (the nearer neighbour is its partner); when two thirds of the inner parts
+//     vote and three quarters of the votes agree, the parts at that parity are openers (one burst per step
+//     with a few uneven steps, as anomalies make them, casts a few votes of chance: half of a 10-step job's
+//     did; pauses between the two turn a few votes: 8 of 48 with four 400 ms pauses). Parity, not each
+//     part's own gaps, decides: a checkpoint between a reduce-scatter and its all-gather (a pause of any
+//     length) turns the gaps around those two parts, not the alternation.
+// Plain all-reduce syncs (one burst per step, evenly spaced) cast no votes and are left as they are.
+// On success `cuts` become the parts' and `opener` tells, per part, whether it opens a step; else `opener` is
+// empty. Exposed for divideSteps.
+void splitDistributedOptimizer(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
+                               std::vector<std::size_t>& cuts, std::vector<char>& opener, const StepParams& params);
+
+} // namespace prism
