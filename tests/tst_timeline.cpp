@@ -96,6 +96,52 @@ private slots:
         QVERIFY(tl.stats(0, tl.steps.size()) == nullptr);
     }
 
+    // A job-wide stall before a step (a checkpoint) is waiting in a job without PP traffic too, where a
+    // rank's first op is the compute before its DP sync (a 70 s checkpoint read as 116 s of compute); and a
+    // MoE rank computes between its expert exchanges (its steps read as 80% waiting before). Both measured
+    // against the simulator: the checkpoint's pause, and a clean step's compute.
+    void stallsAreWaitingAndExpertRanksCompute() {
+        sim::SimConfig config = presetConfig("checkpoints", 3);
+        sim::SimResult sim = sim::simulate(config);
+        Analysis a = runAnalysis(captureOf(sim));
+        const JobTimeline& tl = a.jobs[0].timeline;
+        const auto& truth = sim.truth.jobs[0];
+        int checked = 0;
+        for (const auto& an : truth.anomalies) {
+            if (an.kind != "periodic_stall") continue;
+            for (int k : an.occurrences) {
+                // The stall step's extra time over its neighbour is the pause: waiting, on every rank.
+                const std::int64_t pause = truth.steps[std::size_t(k)].endNs - truth.steps[std::size_t(k)].startNs -
+                                           (truth.steps[std::size_t(k) + 1].endNs - truth.steps[std::size_t(k) + 1].startNs);
+                for (std::size_t r = 0; r < tl.ranks.size(); ++r) {
+                    const RankStepStats* s = tl.stats(r, std::size_t(k));
+                    QVERIFY(s);
+                    QVERIFY2(s->waitNs >= pause * 9 / 10, qPrintable(QString("step %1 rank %2: wait %3 ms, pause %4 ms")
+                                                                        .arg(k).arg(r).arg(s->waitNs / 1e6).arg(pause / 1e6)));
+                    QVERIFY(s->computeNs < tl.stats(r, std::size_t(k) + 1)->computeNs * 3 / 2);
+                }
+                ++checked;
+            }
+        }
+        QVERIFY(checked >= 2);
+        // A MoE rank computes its micro-batches' forwards and backwards (the simulator's compute per step):
+        // the timeline's compute per rank and step is that, within 10%.
+        for (const char* preset : {"moe", "moe-ep-lt-dp"}) {
+            const sim::SimConfig moe = presetConfig(preset, 3);
+            const sim::JobSpec& j = moe.jobs[0];
+            const double expected = double(j.microBatches) * double(j.forwardNs) * (1.0 + j.backwardRatio);
+            Analysis m = runAnalysis(captureOf(sim::simulate(moe)));
+            const JobTimeline& t = m.jobs[0].timeline;
+            double compute = 0, n = 0;
+            for (std::size_t r = 0; r < t.ranks.size(); ++r)
+                for (std::size_t k = 1; k + 1 < t.steps.size(); ++k, ++n) compute += double(t.stats(r, k)->computeNs);
+            const double measured = compute / n;
+            QVERIFY2(std::fabs(measured / expected - 1.0) < 0.10,
+                     qPrintable(QString("%1: compute %2 ms per rank and step, simulated %3 ms")
+                                    .arg(preset).arg(measured / 1e6).arg(expected / 1e6)));
+        }
+    }
+
     void visibleReturnsExactlyTheSegmentsInTheWindow() {
         sim::SimResult sim = sim::simulate(presetConfig("two-jobs", 2));
         Analysis a = runAnalysis(captureOf(sim));

@@ -158,6 +158,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         // Inputs of this step by micro-batch: receives from upstream (activations) and downstream (gradients).
         std::vector<std::int64_t> upEnd, downEnd;
         std::int64_t lastSend = kNone, lastDownEnd = kNone, lastDpEnd = kNone, lastUpEnd = kNone;
+        std::int64_t lastExchangeEnd = kNone; // expert exchanges: inside ops, no sync (lastDpEnd: syncs only)
         std::vector<std::int64_t> grads; // gradients received and not yet used by a backward (no-upstream ranks)
         std::size_t gradsUsed = 0;
         std::vector<std::int64_t> settled;
@@ -165,7 +166,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             std::int64_t e;
             std::uint32_t step;
             std::uint16_t mb;
-            bool up, dp;
+            bool up, dp, exchange = false;
         };
         std::vector<Pending> pending; // receives and syncs not finished when the current transfer starts
         fwd.assign(S, {});
@@ -193,7 +194,9 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                     ++i;
                     continue;
                 }
-                if (p.dp) {
+                if (p.exchange) {
+                    lastExchangeEnd = std::max(lastExchangeEnd, p.e);
+                } else if (p.dp) {
                     lastDpEnd = std::max(lastDpEnd, p.e);
                 } else if (p.step == curStep && p.mb != kNoMicroBatch) {
                     if (p.up) lastUpEnd = std::max(lastUpEnd, p.e);
@@ -235,8 +238,10 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 else if (forward) in = input(upEnd, t.microBatch);
                 else in = hasDown ? input(downEnd, t.microBatch) : input(upEnd, t.microBatch);
                 const std::int64_t ppAnchor = std::max(lastSend, in);
-                const std::int64_t anchor = std::max({stepStart, ppAnchor, lastDpEnd});
-                if (segments && anchor < t.s) busy[k].push_back({anchor, t.s, ppAnchor < anchor});
+                // A lead (the first op after the step start or a sync): not anchored at an input, a send or an
+                // expert exchange of this step.
+                const std::int64_t anchor = std::max({stepStart, ppAnchor, lastDpEnd, lastExchangeEnd});
+                if (segments && anchor < t.s) busy[k].push_back({anchor, t.s, std::max(ppAnchor, lastExchangeEnd) < anchor});
                 // A compute sample only when the op's start is known from PP events of this step. On the ends
                 // of a ring (interleaved stages) inputs cannot be matched to ops once the chunks interleave, and
                 // the ends receive inputs for ops that send nothing (stage 0's first chunk backward, the last
@@ -250,7 +255,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 else if (ringOut)
                     sampleAnchor = forward && t.microBatch < stages ? ppAnchor : kNone;
                 if (st != kNoIndex && sampleAnchor != kNone && sampleAnchor >= stepStart && sampleAnchor >= lastDpEnd &&
-                    sampleAnchor <= t.s)
+                    sampleAnchor >= lastExchangeEnd && sampleAnchor <= t.s)
                     (forward ? fwd : bwd)[st].push_back(t.s - sampleAnchor);
                 lastSend = std::max(lastSend, t.s);
             } else if (t.kind == SegmentKind::PpRecv) {
@@ -261,7 +266,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 // its last event (an input, its last send or exchange) to it. Else the time before each
                 // exchange read as waiting (80% of a MoE step).
                 if (segments && t.exchange) {
-                    std::int64_t lastIn = std::max({lastSend, lastDownEnd, lastUpEnd});
+                    const std::int64_t lastIn = std::max({lastSend, lastDownEnd, lastUpEnd, lastExchangeEnd});
                     const std::int64_t anchor = std::max({stepStart, lastIn, lastDpEnd});
                     if (anchor < t.s) busy[k].push_back({anchor, t.s, lastIn < anchor}); // a lead: see below
                 }
@@ -271,26 +276,16 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                         ss.dpStartNs = t.s;
                         std::int64_t lastIn = std::max(lastSend, lastDownEnd);
                         for (std::int64_t e : upEnd) lastIn = std::max(lastIn, e);
-                        dpAnchor[k * S + st] = std::max({stepStart, lastIn, lastDpEnd});
+                        dpAnchor[k * S + st] = std::max({stepStart, lastIn, lastDpEnd, lastExchangeEnd});
                     }
                     ss.dpEndNs = ss.dpEndNs == RankStepStats::kNoTime ? t.e : std::max(ss.dpEndNs, t.e);
                 }
-                pending.push_back({t.e, st, kNoMicroBatch, false, true});
+                pending.push_back({t.e, st, kNoMicroBatch, false, true, t.exchange});
             }
             if (st != kNoIndex) {
                 if (t.kind == SegmentKind::PpSend) ++rt.stepStats[st].ppSends;
                 if (t.kind == SegmentKind::PpRecv) ++rt.stepStats[st].ppRecvs;
             }
-        }
-        // A job-wide stall before a step (a pause, a checkpoint) shows as a long first op: beyond 1.5 times
-        // the rank's usual first op, it is waiting, not compute.
-        std::vector<std::int64_t> leads;
-        for (const Busy& b : busy[k])
-            if (b.lead) leads.push_back(b.e - b.s);
-        if (leads.size() >= 3) {
-            const std::int64_t usual = upperMedian(leads);
-            for (Busy& b : busy[k])
-                if (b.lead && b.e - b.s > usual + usual / 2) b.s = b.e - usual;
         }
         for (std::size_t s = 0; s < S; ++s) {
             RankStepStats& ss = rt.stepStats[s];
@@ -321,7 +316,20 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             const std::size_t g = std::size_t(tl.ranks[k].dpGroup);
             ss.dpStartLagNs = ss.dpStartNs - minStart[g];
             const std::int64_t a = dpAnchor[k * S + s];
-            if (minGap[g] > 0) busy[k].push_back({a, std::min(ss.dpStartNs, a + minGap[g]), false});
+            if (minGap[g] > 0) busy[k].push_back({a, std::min(ss.dpStartNs, a + minGap[g]), a <= steps[s].startNs});
+        }
+    }
+    // A job-wide stall before a step (a pause, a checkpoint) shows as a long first op: beyond 1.5 times the
+    // rank's usual first op, it is waiting, not compute. (In a job without PP traffic the first op is the
+    // compute before the DP sync: a 70 s checkpoint read as 116 s of compute.)
+    for (std::size_t k = 0; k < R; ++k) {
+        std::vector<std::int64_t> leads;
+        for (const Busy& b : busy[k])
+            if (b.lead) leads.push_back(b.e - b.s);
+        if (leads.size() >= 3) {
+            const std::int64_t usual = upperMedian(leads);
+            for (Busy& b : busy[k])
+                if (b.lead && b.e - b.s > usual + usual / 2) b.s = b.e - usual;
         }
     }
 
