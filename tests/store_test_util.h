@@ -7,7 +7,9 @@
 #include "io/capture.h"
 #include "sim/simulator.h"
 #include "store/notes.h"
+#include "store/session.h"
 
+#include <QTemporaryDir>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -129,5 +131,23 @@ inline void findingsFromTruth(Fixture& fixture) {
                 }
     }
 }
+
+// What both store suites start from: the `anomalies` preset analysed in a temporary folder and saved as a
+// session with sampleNotes (the same bytes in both).
+struct SavedAnomalies {
+    QTemporaryDir dir;
+    Fixture anomalies;
+    std::string session;
+
+    std::string tmp(const std::string& name) const { return dir.filePath(QString::fromStdString(name)).toStdString(); }
+    void init() {
+        QVERIFY(dir.isValid());
+        anomalies = makeFixture("anomalies", tmp("anomalies"));
+        QVERIFY(!anomalies.analysis.report.jobs.empty());
+        findingsFromTruth(anomalies);
+        session = tmp("anomalies.prism");
+        saveSession(session, anomalies.capture, anomalies.analysis, sampleNotes(anomalies.analysis.report));
+    }
+};
 
 } // namespace prism::test

@@ -227,23 +227,14 @@ Run cli(const QStringList& args) {
 
 class TestStore : public QObject {
     Q_OBJECT
-    QTemporaryDir m_tmp;
-    Fixture m_anomalies;
-    std::string m_session; // m_anomalies saved with sampleNotes
+    SavedAnomalies m_saved;
+    Fixture& m_anomalies = m_saved.anomalies;
+    std::string& m_session = m_saved.session; // m_anomalies saved with sampleNotes
 
-    std::string tmp(const std::string& name) const {
-        return m_tmp.filePath(QString::fromStdString(name)).toStdString();
-    }
+    std::string tmp(const std::string& name) const { return m_saved.tmp(name); }
 
 private slots:
-    void initTestCase() {
-        QVERIFY(m_tmp.isValid());
-        m_anomalies = makeFixture("anomalies", tmp("anomalies"));
-        QVERIFY(!m_anomalies.analysis.report.jobs.empty());
-        findingsFromTruth(m_anomalies);
-        m_session = tmp("anomalies.prism");
-        saveSession(m_session, m_anomalies.capture, m_anomalies.analysis, sampleNotes(m_anomalies.analysis.report));
-    }
+    void initTestCase() { m_saved.init(); }
 
     void aReopenedSessionEqualsTheOriginalAnalysisFieldByField() {
         Session s = openSession(m_session);
