@@ -271,7 +271,8 @@ def main():
         missed += [f"{p}: {m}" for m in tl.failures() if m not in missed]
 
     with open(a.out, "w") as f:
-        f.write("# Accuracy against simulator ground truth\n\n")
+        f.write("# Accuracy against simulator ground truth" +
+                (f" — seeds {first} and up\n\n" if first > 1 else "\n\n"))
         f.write(f"Made by `scripts/accuracy-sweep.py` on {time.strftime('%Y-%m-%d')} ({platform.machine()}, "
                 f"{os.cpu_count()} cores): for each preset and seed, `llmprism-cli simulate`, `analyze`, then "
                 "`evaluate` against truth.json (figures defined in docs/EVALUATION.md). Totals are micro-averaged: "
