@@ -290,12 +290,21 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         // 5, 6) keeps none of its own, and a ring's members sync together.
         std::vector<char> exchange(m, 0); // per position in byDir
         std::map<int, std::vector<std::uint32_t>> ringOf; // groups with exchanges: their other records, by start
-        {
+        // Only groups with a pair that carries traffic both ways can hold exchanges (rings alone go one way).
+        std::vector<char> bothWays(std::size_t(comps), 0);
+        for (std::size_t p = 0; p < pairs; ++p) {
+            const auto [a, b] = pairEnds[p];
+            if (res.pairs[p].kind == PairKind::DP && comp[a] == comp[b] && byDir.off[p * 2] < byDir.off[p * 2 + 1] &&
+                byDir.off[p * 2 + 1] < byDir.off[p * 2 + 2])
+                bothWays[std::size_t(comp[a])] = 1;
+        }
+        if (std::find(bothWays.begin(), bothWays.end(), 1) != bothWays.end()) {
             std::vector<DpRecord> recs;
             std::vector<std::uint32_t> at;
             for (std::size_t p = 0; p < pairs; ++p) {
                 const auto [a, b] = pairEnds[p];
-                if (res.pairs[p].kind != PairKind::DP || comp[a] != comp[b]) continue;
+                if (res.pairs[p].kind != PairKind::DP || comp[a] != comp[b] || !bothWays[std::size_t(comp[a])])
+                    continue;
                 for (std::uint32_t dir = 0; dir < 2; ++dir)
                     for (std::uint32_t q = byDir.off[p * 2 + dir]; q < byDir.off[p * 2 + dir + 1]; ++q) {
                         recs.push_back({byDir.startNs[q], byDir.endNs[q], std::int32_t(dir ? b : a),

@@ -81,6 +81,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
 
     // The series: DP records grouped by DP group; without DP traffic, PP records as one group.
     std::vector<SyncRec> dpRecs, ppRecs;
+    dpRecs.reserve(job.records.size()); // address space only: pages are touched as records come
     for (std::uint32_t r : job.records) {
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
         if (a < 0 || b < 0) continue;
@@ -133,8 +134,8 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         recs = std::move(ppRecs);
     }
     if (recs.empty()) return out;
-    {
-        // Group by group, keeping start order (records come by start): a counting sort, linear.
+    // Group by group, keeping start order (records come by start): a counting sort, linear (one group: as is).
+    if (std::any_of(recs.begin(), recs.end(), [&](const SyncRec& r) { return r.group != recs.front().group; })) {
         int groups = 0;
         for (const SyncRec& r : recs) groups = std::max(groups, r.group + 1);
         std::vector<std::size_t> at(std::size_t(groups) + 1, 0);
