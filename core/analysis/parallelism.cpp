@@ -299,34 +299,37 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                 bothWays[std::size_t(comp[a])] = 1;
         }
         if (std::find(bothWays.begin(), bothWays.end(), 1) != bothWays.end()) {
-            std::vector<DpRecord> recs;
-            std::vector<std::uint32_t> at;
+            struct At {
+                std::int64_t s;
+                std::uint32_t q, pairDir; // position in byDir, and p * 2 + dir
+            };
+            std::vector<At> order; // by start, then position (as a stable sort)
             for (std::size_t p = 0; p < pairs; ++p) {
                 const auto [a, b] = pairEnds[p];
                 if (res.pairs[p].kind != PairKind::DP || comp[a] != comp[b] || !bothWays[std::size_t(comp[a])])
                     continue;
-                for (std::uint32_t dir = 0; dir < 2; ++dir)
-                    for (std::uint32_t q = byDir.off[p * 2 + dir]; q < byDir.off[p * 2 + dir + 1]; ++q) {
-                        recs.push_back({byDir.startNs[q], byDir.endNs[q], std::int32_t(dir ? b : a),
-                                        std::int32_t(dir ? a : b), comp[a]});
-                        at.push_back(q);
-                    }
+                for (std::uint32_t d = std::uint32_t(p * 2); d < p * 2 + 2; ++d)
+                    for (std::uint32_t q = byDir.off[d]; q < byDir.off[d + 1]; ++q)
+                        order.push_back({byDir.startNs[q], q, d});
             }
-            std::vector<std::uint32_t> order(recs.size());
-            std::iota(order.begin(), order.end(), 0u);
-            std::stable_sort(order.begin(), order.end(),
-                             [&](std::uint32_t x, std::uint32_t y) { return recs[x].s < recs[y].s; });
+            std::sort(order.begin(), order.end(),
+                      [](const At& x, const At& y) { return std::pair(x.s, x.q) < std::pair(y.s, y.q); });
             std::vector<DpRecord> sorted;
-            sorted.reserve(recs.size());
-            for (std::uint32_t i : order) sorted.push_back(recs[i]);
+            sorted.reserve(order.size());
+            for (const At& o : order) {
+                const auto [a, b] = pairEnds[o.pairDir / 2];
+                const bool back = o.pairDir % 2;
+                sorted.push_back(
+                    {o.s, byDir.endNs[o.q], std::int32_t(back ? b : a), std::int32_t(back ? a : b), comp[a]});
+            }
             const std::vector<char> flag = expertExchanges(sorted, n, params.exchangeWindowNs);
             for (std::size_t i = 0; i < order.size(); ++i)
                 if (flag[i]) {
-                    exchange[at[order[i]]] = 1;
+                    exchange[order[i].q] = 1;
                     ringOf[sorted[i].group];
                 }
             for (std::size_t i = 0; i < order.size(); ++i)
-                if (!flag[i] && ringOf.count(sorted[i].group)) ringOf[sorted[i].group].push_back(at[order[i]]);
+                if (!flag[i] && ringOf.count(sorted[i].group)) ringOf[sorted[i].group].push_back(order[i].q);
         }
         // DP records of each node, in start order: its records (job-local indices) on DP pairs.
         // (Merging the few sorted DP pair lists of a node is cache-friendly; filtering its records is not.)

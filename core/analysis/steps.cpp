@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -398,8 +400,10 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             w.second = std::max(w.second, allRecs[i].e - off);
         }
         std::unordered_map<int, std::uint32_t> slot; // burst group -> syncWindowsNs index
+        std::unordered_set<std::uint64_t> seen;       // pairs (a pair lies in one group)
         for (const SyncRec& r : exchanges) {
             const auto [it, added] = slot.try_emplace(r.group, std::uint32_t(slot.size()));
+            if (!seen.insert(pairKey(std::uint32_t(r.src), std::uint32_t(r.dst))).second) continue;
             const EndpointId a = ix.endpoint(r.src), b = ix.endpoint(r.dst);
             out.expertPairs.push_back({std::min(a, b), std::max(a, b), it->second});
         }
