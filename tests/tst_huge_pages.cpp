@@ -1,0 +1,74 @@
+// The replaced operator new (core/huge_pages.cpp): large blocks are advised for transparent huge pages, and
+// it still behaves as operator new must (bad_alloc when nothing is left, memory freed by delete).
+#include <QtTest>
+
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+// The VmFlags of the mapping of /proc/self/smaps that holds `p`; empty when there is none.
+std::string vmFlagsAt(const void* p) {
+    std::ifstream smaps("/proc/self/smaps");
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    std::string line;
+    bool inside = false;
+    while (std::getline(smaps, line)) {
+        std::uintptr_t lo = 0, hi = 0;
+        char dash = 0;
+        std::istringstream head(line);
+        if (head >> std::hex >> lo >> dash >> hi && dash == '-' && line.find(':') > line.find(' ')) {
+            inside = lo <= at && at < hi;
+            continue;
+        }
+        if (inside && line.rfind("VmFlags:", 0) == 0) return line;
+    }
+    return {};
+}
+
+} // namespace
+
+class TestHugePages : public QObject {
+    Q_OBJECT
+
+private slots:
+    void aLargeBlockIsAdvisedForHugePages() {
+#ifdef LLMPRISM_SANITIZE_BUILD
+        QSKIP("sanitizer builds keep their runtime's operator new");
+#endif
+        if (!std::ifstream("/proc/self/smaps")) QSKIP("no /proc/self/smaps here");
+        if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"))
+            QSKIP("this kernel has no transparent huge pages");
+        auto block = std::make_unique<char[]>(std::size_t(64) << 20);
+        const std::string flags = vmFlagsAt(block.get() + (std::size_t(32) << 20));
+        QVERIFY2(!flags.empty(), "the block's mapping is not in /proc/self/smaps");
+        // "hg": MADV_HUGEPAGE was given for the mapping.
+        QVERIFY2(flags.find(" hg") != std::string::npos, flags.c_str());
+    }
+
+    void anImpossibleSizeThrowsBadAlloc() {
+        // Called as functions: new-expressions may be elided by the compiler, these calls may not.
+        const std::size_t impossible = std::size_t(1) << 62;
+        QVERIFY_THROWS_EXCEPTION(std::bad_alloc, static_cast<void>(::operator new(impossible)));
+        QVERIFY_THROWS_EXCEPTION(std::bad_alloc, static_cast<void>(::operator new[](impossible)));
+        QCOMPARE(::operator new(impossible, std::nothrow), nullptr);
+    }
+
+    void blocksOfEverySizeAreUsableAndFreed() {
+        std::vector<std::unique_ptr<std::uint8_t[]>> blocks;
+        for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(4096), std::size_t(4) << 20,
+                              (std::size_t(4) << 20) + 12345, std::size_t(33) << 20}) {
+            blocks.emplace_back(new std::uint8_t[n ? n : 1]);
+            for (std::size_t i = 0; i < n; i += 4096) blocks.back()[i] = std::uint8_t(i >> 12);
+            for (std::size_t i = 0; i < n; i += 4096) QCOMPARE(blocks.back()[i], std::uint8_t(i >> 12));
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestHugePages)
+#include "tst_huge_pages.moc"
