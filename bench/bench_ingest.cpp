@@ -143,14 +143,16 @@ const Inputs& inputs() {
     return in;
 }
 
-void ingest(benchmark::State& state, bool gz) {
+void ingest(benchmark::State& state, bool gz, unsigned threads) {
     const Inputs& in = inputs();
     const std::string& path = gz ? in.gz : in.plain;
     std::size_t records = 0;
     double bytesPerRecord = 0;
     for (auto _ : state) {
         prism::LoadDiagnostics diag;
-        prism::FlowTable table = prism::readFlowsCsv(path, {}, diag);
+        prism::LoadOptions options;
+        options.threads = threads; // 0: one per core (plain files parse in parallel parts)
+        prism::FlowTable table = prism::readFlowsCsv(path, options, diag);
         records = table.size();
         bytesPerRecord = records ? double(table.memoryBytes()) / double(records) : 0.0;
         benchmark::DoNotOptimize(table.startNs.data());
@@ -162,8 +164,9 @@ void ingest(benchmark::State& state, bool gz) {
     state.SetLabel(path);
 }
 
-BENCHMARK_CAPTURE(ingest, plain, false)->Unit(benchmark::kMillisecond)->MinTime(3.0);
-BENCHMARK_CAPTURE(ingest, gzip, true)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+BENCHMARK_CAPTURE(ingest, plain, false, 0)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+BENCHMARK_CAPTURE(ingest, plain_one_thread, false, 1)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+BENCHMARK_CAPTURE(ingest, gzip, true, 0)->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
 } // namespace
 

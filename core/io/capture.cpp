@@ -70,27 +70,7 @@ std::vector<FlowFile> flowFilesIn(const fs::path& dir, std::string& topology, Lo
 // One table of every record of `tables` (endpoints interned anew, congestion counts kept), sorted by start.
 FlowTable mergeTables(std::vector<FlowTable> tables) {
     if (tables.size() == 1) return std::move(tables.front());
-    FlowTable out;
-    std::size_t total = 0;
-    bool congestion = false;
-    for (const FlowTable& t : tables) {
-        total += t.size();
-        congestion = congestion || t.hasCongestion();
-    }
-    out.reserve(total);
-    if (congestion) out.enableCongestion();
-    for (const FlowTable& t : tables) {
-        std::vector<EndpointId> id(t.endpoints.size());
-        for (EndpointId e = 0; e < t.endpoints.size(); ++e) id[e] = out.endpoints.intern(t.endpoints.at(e));
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            if (t.hasCongestion())
-                out.append(t.startNs[i], t.endNs[i], id[t.src[i]], id[t.dst[i]], t.srcPort[i], t.dstPort[i],
-                           t.proto[i], t.bytes[i], t.packets[i], t.retransmits[i], t.cnps[i], t.ecnCe[i]);
-            else // zero counts when `out` has the congestion columns
-                out.append(t.startNs[i], t.endNs[i], id[t.src[i]], id[t.dst[i]], t.srcPort[i], t.dstPort[i],
-                           t.proto[i], t.bytes[i], t.packets[i]);
-        }
-    }
+    FlowTable out = FlowTable::concatenate(std::move(tables));
     out.sortByStart();
     return out;
 }

@@ -22,6 +22,11 @@ struct LoadOptions {
     std::int64_t idleTimeoutNs = 0;
     std::int64_t activeTimeoutNs = 0;
     std::int64_t messageGapNs = 0;
+    // flows.csv: plain files from this size on are parsed in parallel parts, on `threads` threads (0: one per
+    // core); the table, its order and every message are those of a sequential read. Strict loads and .gz
+    // files read sequentially.
+    std::uint64_t parallelFromBytes = std::uint64_t(16) << 20;
+    unsigned threads = 0;
 };
 
 // flows.csv reader (docs/FORMATS.md): header row with columns found by name, extra columns ignored, '#' comments,

@@ -4,14 +4,17 @@
 // exactly what is wrong. Measured ~3.6M records/s plain on one core (bench/bench_ingest.cpp).
 #include "io/capture.h"
 #include "io/text_input.h"
+#include "util/parallel.h"
 
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string_view>
@@ -174,6 +177,64 @@ private:
     std::size_t m_size = 0;
 };
 
+// Bytes [begin, end) of a plain file, read with pread: one part of a parallel parse. The file descriptor is
+// shared by the parts and owned by the caller.
+class RangeSource {
+public:
+    RangeSource(const std::string& path, int fd, std::uint64_t begin, std::uint64_t end)
+        : m_path(path), m_fd(fd), m_begin(begin), m_pos(begin), m_end(end) {}
+
+    std::size_t read(char* buf, std::size_t n) {
+        n = std::size_t(std::min<std::uint64_t>(n, m_end - m_pos));
+        std::size_t got = 0;
+        while (got < n) {
+            const ssize_t r = ::pread(m_fd, buf + got, n - got, off_t(m_pos + got));
+            if (r == 0) break; // the file shrank under us: its end is the end
+            if (r < 0) {
+                if (errno == EINTR) continue;
+                throw InputError({m_path, 0, 0, std::string("read error: ") + std::strerror(errno)});
+            }
+            got += std::size_t(r);
+        }
+        m_pos += got;
+        if (got < n) m_pos = m_end;
+        return got;
+    }
+    double fraction() const { return m_end > m_begin ? double(m_pos - m_begin) / double(m_end - m_begin) : 1.0; }
+    const std::string& streamError() const { return m_none; }
+
+private:
+    const std::string& m_path;
+    int m_fd;
+    std::uint64_t m_begin, m_pos, m_end;
+    std::string m_none;
+};
+
+// The starts of `parts` byte ranges of about equal size that cover [from, size) of the file, each at the start
+// of a line (after a '\n'); fewer when lines are too long to cut there.
+std::vector<std::uint64_t> lineCuts(int fd, std::uint64_t from, std::uint64_t size, unsigned parts) {
+    std::vector<std::uint64_t> cuts{from};
+    std::vector<char> window(std::size_t(1) << 16);
+    for (unsigned k = 1; k < parts; ++k) {
+        const std::uint64_t target = from + (size - from) * k / parts;
+        if (target <= cuts.back()) continue;
+        // The first line start after target - 1: a line that starts exactly at target stays whole.
+        for (std::uint64_t at = target - 1; at < size && at < target + kChunk;) {
+            const ssize_t n = ::pread(fd, window.data(), std::size_t(std::min<std::uint64_t>(window.size(), size - at)),
+                                      off_t(at));
+            if (n <= 0) break;
+            if (const void* nl = std::memchr(window.data(), '\n', std::size_t(n))) {
+                const std::uint64_t cut = at + std::uint64_t(static_cast<const char*>(nl) - window.data()) + 1;
+                if (cut < size) cuts.push_back(cut);
+                break;
+            }
+            at += std::uint64_t(n);
+        }
+    }
+    cuts.push_back(size);
+    return cuts;
+}
+
 class CsvReader {
 public:
     CsvReader(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag)
@@ -181,28 +242,18 @@ public:
 
     FlowTable run() {
         ByteSource src(m_path);
-        // kPad zeroed bytes after the data let parseU64 read 8 bytes at a time without length checks.
-        std::unique_ptr<char[]> buf(new char[kChunk + kPad]);
-        std::size_t have = 0;
-        bool eof = false;
-        while (!eof) {
-            std::size_t n = src.read(buf.get() + have, kChunk - have);
-            eof = n == 0;
-            have += n;
-            std::memset(buf.get() + have, 0, kPad);
-            if (m_options.progress && !m_options.progress(std::max(0.0, src.fraction()))) throw Cancelled();
-            if (m_header && !eof) reserveFor(have, src.fraction());
-            // A broken gzip stream: the partial line at the break is not trusted, the rest is kept.
-            bool lastLineComplete = !eof || src.streamError().empty();
-            std::size_t used = processLines(buf.get(), have, eof, lastLineComplete);
-            m_bytesSeen += used;
-            std::memmove(buf.get(), buf.get() + used, have - used);
-            have -= used;
-            if (!eof && have == kChunk) {
-                overlongLine(buf.get(), have);
-                have = 0;
-            }
-        }
+        m_progress = m_options.progress;
+        Chunk chunk;
+        bool more = step(src, chunk, std::size_t(64) << 10); // the header, and a sample of rows to size the parts
+        struct stat st {};
+        const bool parallel = more && !src.gzip() && !m_options.strict && m_header && !m_skipping &&
+                              ::stat(m_path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+                              std::uint64_t(st.st_size) >= m_bytesSeen + m_options.parallelFromBytes &&
+                              threadCount(m_options.threads) > 1;
+        if (parallel)
+            parseRestInParallel(m_bytesSeen, std::uint64_t(st.st_size));
+        else
+            while (more) more = step(src, chunk);
         if (!src.streamError().empty()) {
             InputIssue issue{m_path, m_line + 1, 0,
                              src.streamError() + "; rows before line " + std::to_string(m_line + 1) + " were kept"};
@@ -222,6 +273,90 @@ public:
     }
 
 private:
+    // The read buffer: kPad zeroed bytes after the data let parseU64 read 8 bytes at a time without length
+    // checks.
+    struct Chunk {
+        std::unique_ptr<char[]> buf{new char[kChunk + kPad]};
+        std::size_t have = 0;
+    };
+
+    // Reads and parses the next chunk of `src` (the lines it completes); false at the end of the data.
+    template <typename Source> bool step(Source& src, Chunk& c, std::size_t limit = kChunk) {
+        std::size_t n = src.read(c.buf.get() + c.have, std::max(limit, c.have) - c.have);
+        const bool eof = n == 0;
+        c.have += n;
+        std::memset(c.buf.get() + c.have, 0, kPad);
+        if (m_progress && !m_progress(std::max(0.0, src.fraction()))) {
+            if (m_cancel) *m_cancel = true;
+            throw Cancelled();
+        }
+        if (m_cancel && m_cancel->load(std::memory_order_relaxed)) throw Cancelled();
+        if (m_header && !eof) reserveFor(c.have, src.fraction());
+        // A broken gzip stream: the partial line at the break is not trusted, the rest is kept.
+        bool lastLineComplete = !eof || src.streamError().empty();
+        std::size_t used = processLines(c.buf.get(), c.have, eof, lastLineComplete);
+        m_bytesSeen += used;
+        std::memmove(c.buf.get(), c.buf.get() + used, c.have - used);
+        c.have -= used;
+        if (!eof && c.have == kChunk) {
+            overlongLine(c.buf.get(), c.have);
+            c.have = 0;
+        }
+        return !eof;
+    }
+
+    // The file from `from` (a line start after the header) to `size`, cut at line starts into one part per
+    // thread, each parsed into its own table with its own messages (lines counted from the part's start);
+    // then the parts in file order: their lines renumbered, their messages merged, their records appended.
+    void parseRestInParallel(std::uint64_t from, std::uint64_t size) {
+        const int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) throw InputError({m_path, 0, 0, std::string("cannot open the flows file: ") + std::strerror(errno)});
+        struct Closer {
+            int fd;
+            ~Closer() { ::close(fd); }
+        } closer{fd};
+        const unsigned threads = threadCount(m_options.threads);
+        const std::vector<std::uint64_t> cuts = lineCuts(fd, from, size, threads);
+        const std::size_t parts = cuts.size() - 1;
+        std::vector<LoadDiagnostics> diags(parts);
+        std::vector<std::unique_ptr<CsvReader>> readers;
+        for (std::size_t k = 0; k < parts; ++k) {
+            readers.push_back(std::make_unique<CsvReader>(m_path, m_options, diags[k]));
+            CsvReader& r = *readers.back();
+            r.m_cols = m_cols;
+            r.m_congestion = m_congestion;
+            r.m_header = true;
+            r.m_atStart = false;
+            if (m_congestion) r.m_table.enableCongestion();
+            if (m_table.size() > 0 && m_bytesSeen > 0) // rows like the first chunk's, 2% over
+                r.m_table.reserve(std::size_t(double(cuts[k + 1] - cuts[k]) * double(m_table.size()) /
+                                              double(m_bytesSeen) * 1.02) + 1024);
+        }
+        std::atomic<bool> cancel{false};
+        const double before = double(from) / double(size);
+        parallelFor(parts, threads, [&](std::size_t k, unsigned worker) {
+            CsvReader& r = *readers[k];
+            r.m_cancel = &cancel;
+            if (worker == 0 && m_options.progress) // the parts move alike: one stands for all
+                r.m_progress = [&](double f) { return m_options.progress(before + (1.0 - before) * f); };
+            RangeSource part(m_path, fd, cuts[k], cuts[k + 1]);
+            Chunk chunk;
+            while (r.step(part, chunk)) {
+            }
+        });
+        std::vector<FlowTable> tables;
+        tables.push_back(std::move(m_table));
+        for (std::size_t k = 0; k < parts; ++k) {
+            for (InputIssue& e : diags[k].errors) e.line += e.line ? m_line : 0;
+            for (InputIssue& w : diags[k].warnings) w.line += w.line ? m_line : 0;
+            m_diag.merge(diags[k]);
+            m_line += readers[k]->m_line;
+            tables.push_back(std::move(readers[k]->m_table));
+            readers[k].reset();
+        }
+        m_table = FlowTable::concatenate(std::move(tables));
+    }
+
     // Processes every complete line in buf[0, have); at the end of the data also the last, unterminated one.
     std::size_t processLines(char* buf, std::size_t have, bool eof, bool lastLineComplete) {
         const char* p = buf;
@@ -559,6 +694,8 @@ private:
     bool m_congestion = false; // the header has retransmits, cnps or ecn_ce
     bool m_atStart = true;
     bool m_skipping = false;
+    std::function<bool(double)> m_progress; // false cancels
+    std::atomic<bool>* m_cancel = nullptr;  // parallel parts: set when one part cancels, seen by the others
 };
 
 } // namespace

@@ -1,7 +1,11 @@
 #include "model/flow_table.h"
 
+#include "util/parallel.h"
+
 #include <algorithm>
+#include <functional>
 #include <numeric>
+#include <type_traits>
 
 namespace prism {
 
@@ -54,6 +58,54 @@ void FlowTable::enableCongestion() {
 
 void FlowTable::clear() { *this = FlowTable{}; }
 
+FlowTable FlowTable::concatenate(std::vector<FlowTable> parts) {
+    FlowTable out;
+    std::size_t total = 0;
+    std::vector<std::size_t> sizes; // (the columns go one by one)
+    std::vector<std::vector<EndpointId>> id(parts.size());
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+        sizes.push_back(parts[p].size());
+        total += parts[p].size();
+        if (parts[p].hasCongestion()) out.m_congestion = true;
+        for (EndpointId e = 0; e < parts[p].endpoints.size(); ++e)
+            id[p].push_back(out.endpoints.intern(parts[p].endpoints.at(e)));
+    }
+    // One column at a time: out's column grows to its size while the parts' copies are freed one by one.
+    auto column = [&](auto member, bool congestion = false) {
+        auto& to = out.*member;
+        to.reserve(total);
+        for (std::size_t p = 0; p < parts.size(); ++p) {
+            auto& from = parts[p].*member;
+            if (congestion && !parts[p].m_congestion) to.resize(to.size() + sizes[p], 0);
+            else to.insert(to.end(), from.begin(), from.end());
+            std::remove_reference_t<decltype(from)>().swap(from);
+        }
+    };
+    auto endpoint = [&](std::vector<EndpointId> FlowTable::*member) {
+        auto& to = out.*member;
+        to.reserve(total);
+        for (std::size_t p = 0; p < parts.size(); ++p) {
+            for (EndpointId e : parts[p].*member) to.push_back(id[p][e]);
+            std::vector<EndpointId>().swap(parts[p].*member);
+        }
+    };
+    column(&FlowTable::startNs);
+    column(&FlowTable::endNs);
+    endpoint(&FlowTable::src);
+    endpoint(&FlowTable::dst);
+    column(&FlowTable::srcPort);
+    column(&FlowTable::dstPort);
+    column(&FlowTable::proto);
+    column(&FlowTable::bytes);
+    column(&FlowTable::packets);
+    if (out.m_congestion) {
+        column(&FlowTable::retransmits, true);
+        column(&FlowTable::cnps, true);
+        column(&FlowTable::ecnCe, true);
+    }
+    return out;
+}
+
 void FlowTable::append(const FlowRecord& r) {
     append(r.startNs, r.endNs, endpoints.intern(r.src), endpoints.intern(r.dst), r.srcPort, r.dstPort, r.proto,
            r.bytes, r.packets);
@@ -104,27 +156,43 @@ template <typename T> static void permute(std::vector<T>& v, const std::vector<s
     v.swap(out);
 }
 
-void FlowTable::sortByStart() {
+void FlowTable::sortByStart(unsigned threads) {
     if (isSortedByStart()) return;
+    const unsigned t = threadCount(threads);
     std::vector<std::uint32_t> order(size());
     std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(), [this](std::uint32_t a, std::uint32_t b) {
+    auto less = [this](std::uint32_t a, std::uint32_t b) {
         return startNs[a] != startNs[b] ? startNs[a] < startNs[b] : endNs[a] < endNs[b];
+    };
+    // Parts sorted side by side, then merged pairwise: std::merge keeps the earlier part's records first on
+    // ties, so the order is the one stable sort of the whole would give.
+    const std::size_t parts = std::clamp<std::size_t>(size() / 65536, 1, t);
+    std::vector<std::size_t> bounds;
+    for (std::size_t k = 0; k <= parts; ++k) bounds.push_back(size() * k / parts);
+    parallelFor(parts, t, [&](std::size_t k, unsigned) {
+        std::stable_sort(order.begin() + std::ptrdiff_t(bounds[k]), order.begin() + std::ptrdiff_t(bounds[k + 1]), less);
     });
-    permute(startNs, order);
-    permute(endNs, order);
-    permute(src, order);
-    permute(dst, order);
-    permute(srcPort, order);
-    permute(dstPort, order);
-    permute(proto, order);
-    permute(bytes, order);
-    permute(packets, order);
-    if (m_congestion) {
-        permute(retransmits, order);
-        permute(cnps, order);
-        permute(ecnCe, order);
+    while (bounds.size() > 2) {
+        std::vector<std::uint32_t> merged(order.size());
+        std::vector<std::size_t> next;
+        for (std::size_t k = 0; k + 1 < bounds.size(); k += 2) next.push_back(bounds[k]);
+        next.push_back(bounds.back());
+        parallelFor(next.size() - 1, t, [&](std::size_t m, unsigned) {
+            const std::size_t lo = bounds[2 * m], mid = bounds[std::min(2 * m + 1, bounds.size() - 1)],
+                              hi = bounds[std::min(2 * m + 2, bounds.size() - 1)];
+            auto at = [&](std::size_t i) { return order.begin() + std::ptrdiff_t(i); };
+            std::merge(at(lo), at(mid), at(mid), at(hi), merged.begin() + std::ptrdiff_t(lo), less);
+        });
+        order.swap(merged);
+        bounds.swap(next);
     }
+    std::vector<std::function<void()>> columns = {
+        [&] { permute(startNs, order); }, [&] { permute(endNs, order); },   [&] { permute(src, order); },
+        [&] { permute(dst, order); },     [&] { permute(srcPort, order); }, [&] { permute(dstPort, order); },
+        [&] { permute(proto, order); },   [&] { permute(bytes, order); },   [&] { permute(packets, order); }};
+    if (m_congestion)
+        for (auto* c : {&retransmits, &cnps, &ecnCe}) columns.push_back([&order, c] { permute(*c, order); });
+    parallelFor(columns.size(), t, [&](std::size_t k, unsigned) { columns[k](); });
 }
 
 std::size_t FlowTable::memoryBytes() const {

@@ -75,6 +75,10 @@ public:
                 std::uint16_t dport, std::uint8_t pr, std::uint64_t by, std::uint64_t pk, std::uint32_t retrans,
                 std::uint32_t cnp, std::uint32_t ce);
     FlowRecord record(std::size_t i) const;
+    // Every record of `parts`, in their order, as one table (endpoints interned anew, congestion counts kept,
+    // zeros where a part has none). Each part's column is freed once copied: the peak is the records plus one
+    // column.
+    static FlowTable concatenate(std::vector<FlowTable> parts);
 
     bool hasCongestion() const { return m_congestion; }
     // Gives the congestion columns one zero entry per record already held; later appends keep them aligned.
@@ -84,8 +88,9 @@ public:
     bool isRoce(std::size_t i) const { return proto[i] == kProtoUdp && dstPort[i] == kRoceV2Port; }
 
     bool isSortedByStart() const;
-    // Stable sort of every column by start time (then end time).
-    void sortByStart();
+    // Stable sort of every column by start time (then end time), on `threads` threads (0: one per core): parts
+    // sorted side by side and merged, the columns permuted side by side.
+    void sortByStart(unsigned threads = 0);
     // Bytes held by the columns and the endpoint table (capacity, not size).
     std::size_t memoryBytes() const;
     static constexpr std::size_t kBytesPerRecord = 8 + 8 + 4 + 4 + 2 + 2 + 1 + 8 + 8;

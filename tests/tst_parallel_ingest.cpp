@@ -1,0 +1,180 @@
+// flows.csv read in parallel parts (LoadOptions::threads) gives what a sequential read gives: the same table in
+// the same order, the same messages with the same line numbers; FlowTable::concatenate and the parallel
+// sortByStart keep the order a sequential stable sort gives.
+#include "io/capture.h"
+#include "model/flow_table.h"
+
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+using namespace prism;
+
+namespace {
+
+// A flows.csv of `rows` records with ties in start time, IPv4 and IPv6 endpoints, CRLF lines, comments,
+// blank lines and, every `badEvery` rows, a malformed row of one of several kinds. Returns how many rows a
+// reader must skip.
+std::uint64_t writeCsv(const std::string& path, int rows, int badEvery, bool congestion, bool finalNewline = true) {
+    std::mt19937_64 rng(7);
+    std::ostringstream out;
+    out << "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets"
+        << (congestion ? ",retransmits,cnps,ecn_ce" : "") << "\n";
+    auto ip = [&](int k) {
+        return k % 5 == 0 ? "fd10::" + std::to_string(k) : "10.0." + std::to_string(k / 200) + "." + std::to_string(k % 200);
+    };
+    std::uint64_t skipped = 0;
+    for (int i = 0; i < rows; ++i) {
+        if (badEvery && i % badEvery == badEvery - 1) {
+            const int kind = (i / badEvery) % 5;
+            skipped += kind == 0 || kind == 1 || kind == 4; // a comment or a blank line is no row
+            switch (kind) {
+            case 0: out << "1000,2000,10.0.0.300,10.0.0.1,1,4791,17,100,1\n"; break;
+            case 1: out << "1000,2000,10.0.0.1\n"; break;
+            case 2: out << "# a comment\n"; break;
+            case 3: out << "\n"; break;
+            default: out << "x,2000,10.0.0.1,10.0.0.2,1,4791,17,100,1\n"; break;
+            }
+            continue;
+        }
+        const std::int64_t start = std::int64_t(rng() % 5000) * 1000; // many ties
+        const std::int64_t end = start + std::int64_t(rng() % 3) * 500;
+        out << start << ',' << end << ',' << ip(int(rng() % 700)) << ',' << ip(int(rng() % 700)) << ','
+            << rng() % 65536 << ",4791,17," << rng() % 100000 << ',' << rng() % 100;
+        if (congestion) out << ',' << rng() % 3 << ',' << rng() % 2 << ',' << rng() % 4;
+        out << (i % 7 == 0 ? "\r\n" : "\n");
+    }
+    std::string text = out.str();
+    if (!finalNewline) text.pop_back();
+    std::ofstream(path, std::ios::binary) << text;
+    return skipped;
+}
+
+void compareTables(const FlowTable& a, const FlowTable& b) {
+    QCOMPARE(a.size(), b.size());
+    QCOMPARE(a.endpoints.size(), b.endpoints.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const FlowRecord x = a.record(i), y = b.record(i);
+        QVERIFY2(x.startNs == y.startNs && x.endNs == y.endNs && x.src == y.src && x.dst == y.dst &&
+                     x.srcPort == y.srcPort && x.bytes == y.bytes && x.packets == y.packets,
+                 qPrintable(QString("record %1 differs").arg(i)));
+    }
+    QCOMPARE(a.hasCongestion(), b.hasCongestion());
+    if (a.hasCongestion()) {
+        QVERIFY(a.retransmits == b.retransmits);
+        QVERIFY(a.cnps == b.cnps);
+        QVERIFY(a.ecnCe == b.ecnCe);
+    }
+}
+
+QStringList messages(const LoadDiagnostics& d) {
+    QStringList out;
+    for (const InputIssue& e : d.errors) out << QString::fromStdString(e.toString());
+    for (const InputIssue& w : d.warnings) out << QString::fromStdString(w.toString());
+    return out;
+}
+
+} // namespace
+
+class TestParallelIngest : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+    std::string path(const char* name) const { return (m_dir.path() + "/" + name).toStdString(); }
+
+private slots:
+    void partsGiveTheSequentialTableAndMessages_data() {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("badEvery");
+        QTest::addColumn<bool>("congestion");
+        QTest::addColumn<bool>("finalNewline");
+        QTest::newRow("clean") << 30000 << 0 << false << true;
+        QTest::newRow("bad rows (more than the 20 messages kept)") << 30000 << 997 << false << true;
+        QTest::newRow("bad rows, few") << 30000 << 4001 << false << false;
+        QTest::newRow("congestion columns") << 20000 << 1501 << true << true;
+        QTest::newRow("fewer lines than threads") << 2 << 0 << false << false;
+    }
+    void partsGiveTheSequentialTableAndMessages() {
+        QFETCH(int, rows);
+        QFETCH(int, badEvery);
+        QFETCH(bool, congestion);
+        QFETCH(bool, finalNewline);
+        const std::string file = path("flows.csv");
+        const std::uint64_t skipped = writeCsv(file, rows, badEvery, congestion, finalNewline);
+        LoadOptions one;
+        one.threads = 1;
+        LoadDiagnostics d1;
+        const FlowTable sequential = readFlowsCsv(file, one, d1);
+        QVERIFY(sequential.size() > 0);
+        QCOMPARE(d1.skippedRows, skipped);
+        for (unsigned threads : {2u, 3u, 5u, 16u}) {
+            LoadOptions many;
+            many.threads = threads;
+            many.parallelFromBytes = 0;
+            LoadDiagnostics dn;
+            const FlowTable parallel = readFlowsCsv(file, many, dn);
+            compareTables(sequential, parallel);
+            QCOMPARE(dn.skippedRows, d1.skippedRows);
+            QCOMPARE(dn.warningCount, d1.warningCount);
+            QCOMPARE(messages(dn), messages(d1));
+        }
+    }
+
+    void aCancelledParallelReadStops() {
+        const std::string file = path("cancel.csv");
+        writeCsv(file, 50000, 0, false);
+        LoadOptions o;
+        o.threads = 2;
+        o.parallelFromBytes = 0;
+        int calls = 0;
+        o.progress = [&](double) { return ++calls < 2; };
+        LoadDiagnostics d;
+        QVERIFY_THROWS_EXCEPTION(Cancelled, readFlowsCsv(file, o, d));
+    }
+
+    void concatenatedPartsKeepTheirOrderAndEndpoints() {
+        FlowTable a, b, c;
+        a.append({5, 6, *IpAddr::parse("10.0.0.1"), *IpAddr::parse("10.0.0.2"), 1, 4791, 17, 10, 1});
+        b.append({1, 2, *IpAddr::parse("10.0.0.2"), *IpAddr::parse("fd10::9"), 2, 4791, 17, 20, 2});
+        const EndpointId s3 = b.endpoints.intern(*IpAddr::parse("10.0.0.3"));
+        b.append(3, 4, s3, b.endpoints.find(*IpAddr::parse("10.0.0.2")), 3, 4791, 17, 30, 3, 7, 8, 9);
+        c.append({0, 1, *IpAddr::parse("10.0.0.1"), *IpAddr::parse("10.0.0.3"), 4, 4791, 17, 40, 4});
+        const FlowTable t = FlowTable::concatenate({a, b, c});
+        QCOMPARE(t.size(), std::size_t(4));
+        QCOMPARE(t.endpoints.size(), std::size_t(4));
+        const std::int64_t starts[] = {5, 1, 3, 0};
+        const char* srcs[] = {"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.1"};
+        const char* dsts[] = {"10.0.0.2", "fd10::9", "10.0.0.2", "10.0.0.3"};
+        for (std::size_t i = 0; i < 4; ++i) {
+            QCOMPARE(t.startNs[i], starts[i]);
+            QCOMPARE(QString::fromStdString(t.record(i).src.toString()), QString(srcs[i]));
+            QCOMPARE(QString::fromStdString(t.record(i).dst.toString()), QString(dsts[i]));
+            QCOMPARE(t.bytes[i], std::uint64_t(10 * (i + 1)));
+        }
+        QVERIFY(t.hasCongestion());
+        QCOMPARE(t.retransmits, (std::vector<std::uint32_t>{0, 0, 7, 0}));
+        QCOMPARE(t.ecnCe, (std::vector<std::uint32_t>{0, 0, 9, 0}));
+    }
+
+    void theParallelSortIsTheStableSort() {
+        std::mt19937_64 rng(3);
+        FlowTable t;
+        for (int i = 0; i < 300000; ++i) // ties in start and end: stability decides the order
+            t.append(std::int64_t(rng() % 1000), std::int64_t(1000 + rng() % 3), t.endpoints.intern(IpAddr::v4(std::uint32_t(i % 50))),
+                     0, std::uint16_t(i % 65536), 4791, 17, std::uint64_t(i), 1);
+        FlowTable one = t, many = t;
+        one.sortByStart(1);
+        many.sortByStart(3);
+        compareTables(one, many);
+        for (std::size_t i = 1; i < one.size(); ++i)
+            if (one.startNs[i] == one.startNs[i - 1] && one.endNs[i] == one.endNs[i - 1])
+                QVERIFY(one.bytes[i] > one.bytes[i - 1]); // appended order kept among equals
+    }
+};
+
+QTEST_APPLESS_MAIN(TestParallelIngest)
+#include "tst_parallel_ingest.moc"
