@@ -64,9 +64,6 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     const std::size_t R = tl.ranks.size();
     const std::size_t S = steps.size();
 
-    // Each rank's records, in record order (a record twice, once for its sender and once for its receiver): 8
-    // bytes per record, where the ranks' transfers of the whole job held at once took up to 80.
-    std::vector<std::uint32_t> recOff(R + 1, 0);
     std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
     auto times = [&](std::uint32_t r) {
         const std::int64_t off = flows.src[r] < offsets.size() ? offsets[flows.src[r]] : 0;
@@ -74,82 +71,80 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         return std::pair(s, std::max(flows.endNs[r] - off, s + 1));
     };
     for (std::uint32_t r : job.records) {
-        const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-        if (a < 0 || b < 0) continue;
+        if (ix.local(flows.src[r]) < 0 || ix.local(flows.dst[r]) < 0) continue;
         const auto [s, e] = times(r);
         first = std::min(first, s);
         last = std::max(last, e);
-        ++recOff[rankOfLocal[std::size_t(a)] + 1];
-        ++recOff[rankOfLocal[std::size_t(b)] + 1];
-    }
-    for (std::size_t k = 0; k < R; ++k) recOff[k + 1] += recOff[k];
-    std::vector<std::uint32_t> recsOf(recOff[R]);
-    {
-        std::vector<std::uint32_t> fill(recOff.begin(), recOff.end() - 1);
-        for (std::uint32_t r : job.records) {
-            const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-            if (a < 0 || b < 0) continue;
-            recsOf[fill[rankOfLocal[std::size_t(a)]]++] = r;
-            recsOf[fill[rankOfLocal[std::size_t(b)]]++] = r;
-        }
     }
     if (first <= last) {
         tl.startNs = std::min(first, S ? steps.front().startNs : first);
         tl.endNs = last;
     }
 
-    // A rank's transfers from its records, merged online: records come by start time, and within one (kind,
-    // peer) the clock offset is the same, so a record either extends the last transfer of its (kind, peer) or
-    // starts one. A rank's DP sync is one activity whichever ring neighbour a record is with: one stream for
-    // all peers. (A record from a rank to itself counts twice, as sender and as receiver.)
+    // Transfers per rank, merged online: records come by start time, and within one (kind, peer) the clock
+    // offset is the same, so a record either extends the last transfer of its (kind, peer) or starts one.
+    // A rank's DP sync is one activity whichever ring neighbour a record is with: one stream for all peers.
+    // A report needs a rank's transfers only while its statistics are made: the ranks go in blocks, the records
+    // read once per block, so only a block's transfers are held (the GUI's segments keep them all: one block).
     struct Open {
         SegmentKind kind;
         std::uint32_t peer;
         std::size_t index;
         bool exchange;
     };
-    auto transfersOf = [&](std::uint32_t rank, std::vector<Transfer>& list, std::vector<Open>& open) {
-        list.clear();
-        open.clear();
-        auto add = [&](SegmentKind kind, std::uint32_t peer, std::int64_t s, std::int64_t e, std::uint64_t bytes,
-                       bool exchange) {
-            for (Open& o : open) {
-                if (o.kind != kind || o.exchange != exchange || (o.peer != peer && kind != SegmentKind::DpSync))
-                    continue;
-                Transfer& t = list[o.index];
-                if (s <= t.e + kMergeGapNs) {
-                    t.e = std::max(t.e, e);
-                    t.s = std::min(t.s, s);
-                    t.bytes += bytes;
-                } else {
-                    o.index = list.size();
-                    list.push_back({s, e, bytes, peer, kind});
-                    list.back().exchange = exchange;
-                }
-                return;
-            }
-            open.push_back({kind, peer, list.size(), exchange});
-            list.push_back({s, e, bytes, peer, kind});
-            list.back().exchange = exchange;
-        };
-        for (std::uint32_t q = recOff[rank]; q < recOff[rank + 1]; ++q) {
-            const std::uint32_t r = recsOf[q];
-            if (q > recOff[rank] && recsOf[q - 1] == r) continue; // to itself: both ends done below
-            const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-            const auto [s, e] = times(r);
-            const std::uint32_t ra = rankOfLocal[std::size_t(a)], rb = rankOfLocal[std::size_t(b)];
-            if (ix.kind(a, b) == PairKind::DP) {
-                const bool exchange = division && division->isExchange(flows.src[r], flows.dst[r], s);
-                if (ra == rank) add(SegmentKind::DpSync, rb, s, e, flows.bytes[r], exchange);
-                if (rb == rank) add(SegmentKind::DpSync, ra, s, e, flows.bytes[r], exchange);
-            } else {
-                if (ra == rank) add(SegmentKind::PpSend, rb, s, e, flows.bytes[r], false);
-                if (rb == rank) add(SegmentKind::PpRecv, ra, s, e, flows.bytes[r], false);
-            }
+    const unsigned threads = threadCount(0);
+    const std::size_t block = segments ? std::max<std::size_t>(R, 1) : std::max<std::size_t>(64, (R + 3) / 4);
+    std::vector<std::vector<Transfer>> transfers(std::min(R, block));
+    std::vector<std::vector<Open>> open(transfers.size());
+    // The transfers of ranks [lo, hi) (at transfers[k - lo]); thread w takes the ranks k with k % threads == w,
+    // each reading every record in order.
+    auto transfersOf = [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t k = lo; k < hi; ++k) {
+            transfers[k - lo].clear();
+            open[k - lo].clear();
         }
+        parallelFor(threads, threads, [&](std::size_t w, unsigned) {
+            auto add = [&](std::uint32_t rank, SegmentKind kind, std::uint32_t peer, std::int64_t s, std::int64_t e,
+                           std::uint64_t bytes, bool exchange = false) {
+                auto& list = transfers[rank - lo];
+                for (Open& o : open[rank - lo]) {
+                    if (o.kind != kind || o.exchange != exchange || (o.peer != peer && kind != SegmentKind::DpSync))
+                        continue;
+                    Transfer& t = list[o.index];
+                    if (s <= t.e + kMergeGapNs) {
+                        t.e = std::max(t.e, e);
+                        t.s = std::min(t.s, s);
+                        t.bytes += bytes;
+                    } else {
+                        o.index = list.size();
+                        list.push_back({s, e, bytes, peer, kind});
+                        list.back().exchange = exchange;
+                    }
+                    return;
+                }
+                open[rank - lo].push_back({kind, peer, list.size(), exchange});
+                list.push_back({s, e, bytes, peer, kind});
+                list.back().exchange = exchange;
+            };
+            auto mine = [&](std::uint32_t rank) { return rank >= lo && rank < hi && rank % threads == w; };
+            for (std::uint32_t r : job.records) {
+                const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+                if (a < 0 || b < 0) continue;
+                const std::uint32_t ra = rankOfLocal[std::size_t(a)], rb = rankOfLocal[std::size_t(b)];
+                const bool mineA = mine(ra), mineB = mine(rb);
+                if (!mineA && !mineB) continue;
+                const auto [s, e] = times(r);
+                if (ix.kind(a, b) == PairKind::DP) {
+                    const bool exchange = division && division->isExchange(flows.src[r], flows.dst[r], s);
+                    if (mineA) add(ra, SegmentKind::DpSync, rb, s, e, flows.bytes[r], exchange);
+                    if (mineB) add(rb, SegmentKind::DpSync, ra, s, e, flows.bytes[r], exchange);
+                } else {
+                    if (mineA) add(ra, SegmentKind::PpSend, rb, s, e, flows.bytes[r]);
+                    if (mineB) add(rb, SegmentKind::PpRecv, ra, s, e, flows.bytes[r]);
+                }
+            }
+        });
     };
-    // Kept for the segments (the GUI's timeline); a report needs each rank's only while its statistics are made.
-    std::vector<std::vector<Transfer>> transfers(segments ? R : 0);
 
     // Per rank: steps, micro-batches, busy times before sends and before the DP sync.
     for (RankTimeline& r : tl.ranks) r.stepStats.assign(S, {});
@@ -158,15 +153,9 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     const int stages = tl.stageCount();
     // Ranks side by side: each writes its own transfers, busy times, anchors and statistics (and reads only
     // the stage of its peers). Compute samples per step go to the worker's own lists.
-    const unsigned threads = threadCount(0);
     std::vector<std::vector<std::vector<std::int64_t>>> fwdOf(threads), bwdOf(threads);
-    std::vector<std::vector<Transfer>> scratch(threads);
-    std::vector<std::vector<Open>> openOf(threads);
-    parallelFor(R, threads, [&](std::size_t k, unsigned worker) {
-        auto& fwd = fwdOf[worker];
-        auto& bwd = bwdOf[worker];
-        auto& list = segments ? transfers[k] : scratch[worker];
-        transfersOf(std::uint32_t(k), list, openOf[worker]);
+    auto rankStats = [&](std::size_t k, std::vector<Transfer>& list, std::vector<std::vector<std::int64_t>>& fwd,
+                         std::vector<std::vector<std::int64_t>>& bwd) {
         // Nearly sorted already (records come by start; a peer's clock offset is constant).
         auto byStart = [](const Transfer& x, const Transfer& y) { return x.s < y.s; };
         if (!std::is_sorted(list.begin(), list.end(), byStart)) std::stable_sort(list.begin(), list.end(), byStart);
@@ -333,7 +322,14 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             for (std::int64_t v : fwd[s]) ss.forwardComputeNs += v;
             for (std::int64_t v : bwd[s]) ss.backwardComputeNs += v;
         }
-    });
+    };
+    for (std::size_t lo = 0; lo < R; lo += block) {
+        const std::size_t hi = std::min(R, lo + block);
+        transfersOf(lo, hi);
+        parallelFor(hi - lo, threads, [&](std::size_t kk, unsigned worker) {
+            rankStats(lo + kk, transfers[kk], fwdOf[worker], bwdOf[worker]);
+        });
+    }
 
     // Before a DP sync: the group member with the shortest gap was the last one ready; that gap is compute
     // for every member, the rest of a longer gap is waiting for it.
