@@ -72,7 +72,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
         std::int8_t slow = -1; // -1: no reference speed for its size in its step; 0 / 1
     };
     std::vector<Xfer> xfers;
-    xfers.reserve(job.records.size() / 2 + 16);
+    xfers.reserve(job.records.size()); // at most one per record; address space only until written
     std::vector<std::vector<std::size_t>> open(n); // per sender: indices of its latest transfer per channel
     for (std::uint32_t r : job.records) {
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);

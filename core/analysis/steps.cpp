@@ -83,21 +83,30 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
 
     // The series: DP records grouped by DP group; without DP traffic, PP records as one group.
     std::vector<SyncRec> dpRecs, ppRecs;
-    dpRecs.reserve(job.records.size()); // address space only: pages are touched as records come
+    // A DP record inside one DP group; a pipeline collective (tied embeddings) joins two groups and is no
+    // group's sync. The PP records are the series only when there is no DP sync: collected only then.
+    auto dpSync = [&](int a, int b) {
+        return ix.kind(a, b) == PairKind::DP && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b);
+    };
+    auto collect = [&](bool dp, bool pp) {
+        for (std::uint32_t r : job.records) {
+            const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+            if (a < 0 || b < 0) continue;
+            const bool isDp = dpSync(a, b);
+            if (isDp ? !dp : !pp) continue;
+            (isDp ? dpRecs : ppRecs)
+                .push_back({flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), a, b, isDp ? ix.dpGroup(a) : 0});
+        }
+    };
+    std::size_t dpCount = 0;
     for (std::uint32_t r : job.records) {
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-        if (a < 0 || b < 0) continue;
-        const SyncRec sr{flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), a, b, 0};
-        // A DP record inside one DP group; a pipeline collective (tied embeddings) joins two groups and is no
-        // group's sync.
-        if (ix.kind(a, b) == PairKind::DP && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b)) {
-            dpRecs.push_back(sr);
-            dpRecs.back().group = ix.dpGroup(a);
-        } else {
-            ppRecs.push_back(sr);
-        }
+        dpCount += a >= 0 && b >= 0 && dpSync(a, b);
     }
+    dpRecs.reserve(dpCount);
+    collect(true, dpCount == 0);
     std::vector<SyncRec> exchanges = ringHopsOnly(dpRecs, nics, params.exchangeWindowNs);
+    if (dpCount > 0 && dpRecs.empty()) collect(false, true); // every DP record an exchange: the PP rhythm
     std::vector<SyncRec> recs;
     std::vector<LinkRecord> links; // PP records between adjacent stages, for the drain test (no DP traffic only)
     if (dpRecs.empty() && !ppRecs.empty()) {
