@@ -167,6 +167,7 @@ void ingest(benchmark::State& state, bool gz, unsigned threads) {
 BENCHMARK_CAPTURE(ingest, plain, false, 0)->Unit(benchmark::kMillisecond)->MinTime(3.0);
 BENCHMARK_CAPTURE(ingest, plain_one_thread, false, 1)->Unit(benchmark::kMillisecond)->MinTime(3.0);
 BENCHMARK_CAPTURE(ingest, gzip, true, 0)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+BENCHMARK_CAPTURE(ingest, gzip_one_thread, true, 1)->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
 } // namespace
 

@@ -6,6 +6,8 @@
 
 #include <QtTest>
 
+#include <zlib.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -122,6 +124,40 @@ private slots:
             QCOMPARE(dn.warningCount, d1.warningCount);
             QCOMPARE(messages(dn), messages(d1));
         }
+    }
+
+    // .gz: inflated on a thread of its own while the rows are parsed (ReadAhead); a truncated stream keeps the
+    // rows before the break and says so, as the sequential read does.
+    void aGzipFileReadAheadGivesTheSequentialResult_data() {
+        QTest::addColumn<bool>("truncated");
+        QTest::newRow("whole") << false;
+        QTest::newRow("truncated") << true;
+    }
+    void aGzipFileReadAheadGivesTheSequentialResult() {
+        QFETCH(bool, truncated);
+        const std::string plain = path("gz.csv"), gz = path(truncated ? "cut.csv.gz" : "gz.csv.gz");
+        writeCsv(plain, 60000, 2003, false);
+        std::ifstream in(plain, std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        gzFile out = gzopen(gz.c_str(), "wb1");
+        QVERIFY(out);
+        QCOMPARE(gzwrite(out, text.data(), unsigned(text.size())), int(text.size()));
+        gzclose(out);
+        if (truncated) std::filesystem::resize_file(gz, std::filesystem::file_size(gz) / 2);
+        LoadOptions one, two;
+        one.threads = 1;
+        two.threads = 2;
+        LoadDiagnostics d1, d2;
+        const FlowTable a = readFlowsCsv(gz, one, d1), b = readFlowsCsv(gz, two, d2);
+        QVERIFY(a.size() > 1000);
+        compareTables(a, b);
+        QCOMPARE(messages(d2), messages(d1));
+        QCOMPARE(d2.skippedRows, d1.skippedRows);
+        if (truncated) QVERIFY(messages(d1).join('\n').contains("truncated .gz file"));
+        int calls = 0; // cancelled while the other thread inflates: it stops too
+        two.progress = [&](double) { return ++calls < 2; };
+        LoadDiagnostics d3;
+        QVERIFY_THROWS_EXCEPTION(Cancelled, readFlowsCsv(gz, two, d3));
     }
 
     void aCancelledParallelReadStops() {

@@ -250,10 +250,14 @@ public:
                               ::stat(m_path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
                               std::uint64_t(st.st_size) >= m_bytesSeen + m_options.parallelFromBytes &&
                               threadCount(m_options.threads) > 1;
-        if (parallel)
+        if (parallel) {
             parseRestInParallel(m_bytesSeen, std::uint64_t(st.st_size));
-        else
+        } else if (src.gzip() && threadCount(m_options.threads) > 1) {
+            ReadAhead ahead(src); // inflated on the other core while this one parses
+            while (more) more = step(ahead, chunk);
+        } else {
             while (more) more = step(src, chunk);
+        }
         if (!src.streamError().empty()) {
             InputIssue issue{m_path, m_line + 1, 0,
                              src.streamError() + "; rows before line " + std::to_string(m_line + 1) + " were kept"};

@@ -177,4 +177,57 @@ std::string readHead(const std::string& path, std::size_t max, bool* gzip) {
     return head;
 }
 
+ReadAhead::ReadAhead(ByteSource& src, std::size_t block, std::size_t depth)
+    : m_src(src), m_block(block), m_depth(std::max<std::size_t>(1, depth)), m_thread([this] { run(); }) {}
+
+ReadAhead::~ReadAhead() {
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+    }
+    m_changed.notify_all();
+    m_thread.join();
+}
+
+void ReadAhead::run() {
+    try {
+        for (;;) {
+            std::vector<char> block(m_block);
+            block.resize(m_src.read(block.data(), block.size()));
+            const bool end = block.empty();
+            std::unique_lock lock(m_mutex);
+            m_changed.wait(lock, [&] { return m_stop || m_queue.size() < m_depth; });
+            if (m_stop) return;
+            m_fraction.store(m_src.fraction(), std::memory_order_relaxed);
+            m_queue.push_back(std::move(block));
+            m_changed.notify_all();
+            if (end) return;
+        }
+    } catch (...) {
+        std::lock_guard lock(m_mutex);
+        m_error = std::current_exception();
+        m_queue.emplace_back(); // the end, with the error
+        m_changed.notify_all();
+    }
+}
+
+std::size_t ReadAhead::read(char* buf, std::size_t n) {
+    std::unique_lock lock(m_mutex);
+    m_changed.wait(lock, [&] { return !m_queue.empty(); });
+    std::vector<char>& front = m_queue.front();
+    if (front.empty()) { // the end stays in the queue: every later read is 0 too
+        if (m_error) std::rethrow_exception(m_error);
+        return 0;
+    }
+    const std::size_t got = std::min(n, front.size() - m_used);
+    std::memcpy(buf, front.data() + m_used, got);
+    m_used += got;
+    if (m_used == front.size()) {
+        m_queue.pop_front();
+        m_used = 0;
+        m_changed.notify_all();
+    }
+    return got;
+}
+
 } // namespace prism

@@ -7,12 +7,18 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace prism {
@@ -89,6 +95,38 @@ private:
     bool m_memberEnded = false;
     bool m_done = false;
     std::string m_streamError;
+};
+
+// A ByteSource read ahead on a thread of its own (for gzip: inflating on one core while the caller parses on
+// the other), at most `depth` blocks of `block` bytes ahead. The same reads as the source's; an exception of
+// the source's (a read error) comes out of read().
+class ReadAhead {
+public:
+    explicit ReadAhead(ByteSource& src, std::size_t block = std::size_t(4) << 20, std::size_t depth = 2);
+    ~ReadAhead();
+    ReadAhead(const ReadAhead&) = delete;
+    ReadAhead& operator=(const ReadAhead&) = delete;
+
+    // Up to n bytes; 0 at the end.
+    std::size_t read(char* buf, std::size_t n);
+    // The source's fraction, as of the last block read ahead.
+    double fraction() const { return m_fraction.load(std::memory_order_relaxed); }
+    // The source's stream error, once read() returned 0.
+    const std::string& streamError() const { return m_src.streamError(); }
+
+private:
+    void run();
+
+    ByteSource& m_src;
+    const std::size_t m_block, m_depth;
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    std::deque<std::vector<char>> m_queue; // an empty block: the end
+    std::size_t m_used = 0;                // bytes of the front block already read
+    bool m_stop = false;
+    std::exception_ptr m_error;
+    std::atomic<double> m_fraction{0.0};
+    std::thread m_thread;
 };
 
 // Up to `max` bytes from the start of the file's content (inflated when gzip): what source detection looks at.
