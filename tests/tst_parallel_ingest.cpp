@@ -21,10 +21,13 @@ namespace {
 // A flows.csv of `rows` records with ties in start time, IPv4 and IPv6 endpoints, CRLF lines, comments,
 // blank lines and, every `badEvery` rows, a malformed row of one of several kinds. Returns how many rows a
 // reader must skip.
-std::uint64_t writeCsv(const std::string& path, int rows, int badEvery, bool congestion, bool finalNewline = true) {
+std::uint64_t writeCsv(const std::string& path, int rows, int badEvery, bool congestion, bool finalNewline = true,
+                       bool bom = false) {
     std::mt19937_64 rng(7);
     std::ostringstream out;
-    out << "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets"
+    if (bom) out << "\xEF\xBB\xBF";
+    out << "# exported by a test\n"
+        << "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets"
         << (congestion ? ",retransmits,cnps,ecn_ce" : "") << "\n";
     auto ip = [&](int k) {
         return k % 5 == 0 ? "fd10::" + std::to_string(k) : "10.0." + std::to_string(k / 200) + "." + std::to_string(k % 200);
@@ -94,19 +97,21 @@ private slots:
         QTest::addColumn<int>("badEvery");
         QTest::addColumn<bool>("congestion");
         QTest::addColumn<bool>("finalNewline");
-        QTest::newRow("clean") << 30000 << 0 << false << true;
-        QTest::newRow("bad rows (more than the 20 messages kept)") << 30000 << 997 << false << true;
-        QTest::newRow("bad rows, few") << 30000 << 4001 << false << false;
-        QTest::newRow("congestion columns") << 20000 << 1501 << true << true;
-        QTest::newRow("fewer lines than threads") << 2 << 0 << false << false;
+        QTest::addColumn<bool>("bom");
+        QTest::newRow("clean") << 30000 << 0 << false << true << false;
+        QTest::newRow("bad rows (more than the 20 messages kept)") << 30000 << 997 << false << true << false;
+        QTest::newRow("bad rows, few, a byte-order mark") << 30000 << 4001 << false << false << true;
+        QTest::newRow("congestion columns") << 20000 << 1501 << true << true << false;
+        QTest::newRow("fewer lines than threads") << 2 << 0 << false << false << true;
     }
     void partsGiveTheSequentialTableAndMessages() {
         QFETCH(int, rows);
         QFETCH(int, badEvery);
         QFETCH(bool, congestion);
         QFETCH(bool, finalNewline);
+        QFETCH(bool, bom);
         const std::string file = path("flows.csv");
-        const std::uint64_t skipped = writeCsv(file, rows, badEvery, congestion, finalNewline);
+        const std::uint64_t skipped = writeCsv(file, rows, badEvery, congestion, finalNewline, bom);
         LoadOptions one;
         one.threads = 1;
         LoadDiagnostics d1;
