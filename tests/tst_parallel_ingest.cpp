@@ -3,10 +3,9 @@
 // sortByStart keep the order a sequential stable sort gives.
 #include "io/capture.h"
 #include "model/flow_table.h"
+#include "test_util.h"
 
 #include <QtTest>
-
-#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -142,12 +141,7 @@ private slots:
         QFETCH(bool, truncated);
         const std::string plain = path("gz.csv"), gz = path(truncated ? "cut.csv.gz" : "gz.csv.gz");
         writeCsv(plain, 60000, 2003, false);
-        std::ifstream in(plain, std::ios::binary);
-        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        gzFile out = gzopen(gz.c_str(), "wb1");
-        QVERIFY(out);
-        QCOMPARE(gzwrite(out, text.data(), unsigned(text.size())), int(text.size()));
-        gzclose(out);
+        test::writeGzip(gz, test::readBytes(plain));
         if (truncated) std::filesystem::resize_file(gz, std::filesystem::file_size(gz) / 2);
         LoadOptions one, two;
         one.threads = 1;

@@ -88,25 +88,18 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     auto dpSync = [&](int a, int b) {
         return ix.kind(a, b) == PairKind::DP && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b);
     };
-    auto collect = [&](bool dp, bool pp) {
+    auto collect = [&](bool dp) { // the DP records (with their group), or the others
         for (std::uint32_t r : job.records) {
             const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-            if (a < 0 || b < 0) continue;
-            const bool isDp = dpSync(a, b);
-            if (isDp ? !dp : !pp) continue;
-            (isDp ? dpRecs : ppRecs)
-                .push_back({flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), a, b, isDp ? ix.dpGroup(a) : 0});
+            if (a < 0 || b < 0 || dpSync(a, b) != dp) continue;
+            (dp ? dpRecs : ppRecs)
+                .push_back({flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), a, b, dp ? ix.dpGroup(a) : 0});
         }
     };
-    std::size_t dpCount = 0;
-    for (std::uint32_t r : job.records) {
-        const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-        dpCount += a >= 0 && b >= 0 && dpSync(a, b);
-    }
-    dpRecs.reserve(dpCount);
-    collect(true, dpCount == 0);
+    dpRecs.reserve(job.records.size()); // address space only: pages are touched as records come
+    collect(true);
     std::vector<SyncRec> exchanges = ringHopsOnly(dpRecs, nics, params.exchangeWindowNs);
-    if (dpCount > 0 && dpRecs.empty()) collect(false, true); // every DP record an exchange: the PP rhythm
+    if (dpRecs.empty()) collect(false); // no DP sync (or every DP record an exchange): the PP rhythm
     std::vector<SyncRec> recs;
     std::vector<LinkRecord> links; // PP records between adjacent stages, for the drain test (no DP traffic only)
     if (dpRecs.empty() && !ppRecs.empty()) {
