@@ -5,6 +5,68 @@
 
 namespace prism {
 
+JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const RecognizedJob& rj, std::size_t j,
+                   const std::vector<JobInfo>& earlier, std::int64_t firstNs, const AnalysisOptions& options,
+                   bool reportOnly, JobAnalysis& analysed, const std::function<bool(double)>& progress) {
+    ParallelismResult par = inferParallelism(flows, topo, rj, options.parallelism);
+    JobInfo info;
+    info.id = "job-" + std::to_string(j);
+    for (EndpointId e : rj.nics) info.gpus.push_back(flows.endpoints.at(e).toString());
+    for (int h : rj.hosts) info.hosts.push_back(topo.hosts[std::size_t(h)].name);
+    for (EndpointId e : rj.unknownNics) info.hosts.push_back(flows.endpoints.at(e).toString());
+    info.gpuCount = par.gpus;
+    info.tp = par.tp;
+    info.pp = par.pp;
+    info.dp = par.dp;
+    for (const auto& g : par.dpGroups) {
+        std::vector<std::string> ips;
+        for (EndpointId e : g) ips.push_back(flows.endpoints.at(e).toString());
+        info.dpGroups.push_back(std::move(ips));
+    }
+    for (const auto& c : par.ppChains) {
+        std::vector<std::string> ips;
+        for (EndpointId e : c) ips.push_back(flows.endpoints.at(e).toString());
+        info.ppChains.push_back(std::move(ips));
+    }
+    info.startNs = rj.startNs;
+    info.endNs = rj.endNs;
+    info.notes = par.notes;
+    if (rj.restartOf >= 0) {
+        // Same GPUs, new connections, after the other ended: a restart when the shape is the same too.
+        const JobInfo& before = earlier[std::size_t(rj.restartOf)];
+        if (before.tp == par.tp && before.pp == par.pp && before.dp == par.dp)
+            info.restartOf = before.id;
+        else
+            info.notes.push_back("runs on the GPUs of " + before.id + " after it ended, in another shape (TP " +
+                                 std::to_string(par.tp) + " x PP " + std::to_string(par.pp) + " x DP " +
+                                 std::to_string(par.dp) + "): a new job, not a restart");
+    }
+    if (!rj.unknownNics.empty())
+        info.notes.push_back(std::to_string(rj.unknownNics.size()) +
+                             " endpoints of this job are not in topology.json; each counts as its own host");
+    // Stages 3-5: steps from the DP sync bursts, the per-rank timeline in their aligned time, diagnosis.
+    const JobIndex index(flows, topo, rj, par); // one per job, for steps, timeline and diagnosis
+    StepDivision division = divideSteps(flows, topo, rj, par, options.steps, firstNs, &index);
+    info.steps = division.steps;
+    for (const std::string& n : division.notes) info.notes.push_back(n);
+    if (progress && !progress(0.3)) throw Cancelled();
+    JobTimeline timeline = reportOnly ? buildTimelineStats(flows, topo, rj, par, division, &index)
+                                      : buildTimeline(flows, topo, rj, par, division, &index);
+    if (progress && !progress(0.7)) throw Cancelled();
+    Diagnosis diagnosis = diagnose(flows, topo, rj, par, division, timeline, options.diagnosis, &index);
+    for (std::size_t k = 0; k < info.steps.size(); ++k) info.steps[k].slow = diagnosis.slow[k] != 0;
+    timeline.steps = info.steps;
+    info.findings = std::move(diagnosis.findings);
+    for (const std::string& n : diagnosis.notes) info.notes.push_back(n);
+    analysed.parallelism = std::move(par);
+    if (!reportOnly) {
+        analysed.division = std::move(division);
+        analysed.timeline = std::move(timeline);
+    }
+    if (progress && !progress(1.0)) throw Cancelled();
+    return info;
+}
+
 namespace {
 
 // reportOnly: the timelines are not kept, so only the statistics diagnosis needs are built.
@@ -21,68 +83,11 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
     out.recognition = recognizeJobs(flows, topo, options.recognition, stage(0.0, 0.6));
     report.notes = out.recognition.notes;
     const auto& jobs = out.recognition.jobs;
-    auto ipText = [&](EndpointId e) { return flows.endpoints.at(e).toString(); };
     for (std::size_t j = 0; j < jobs.size(); ++j) {
-        const RecognizedJob& rj = jobs[j];
-        ParallelismResult par = inferParallelism(flows, topo, rj, options.parallelism);
-        JobInfo info;
-        info.id = "job-" + std::to_string(j);
-        for (EndpointId e : rj.nics) info.gpus.push_back(ipText(e));
-        for (int h : rj.hosts) info.hosts.push_back(topo.hosts[std::size_t(h)].name);
-        for (EndpointId e : rj.unknownNics) info.hosts.push_back(ipText(e));
-        info.gpuCount = par.gpus;
-        info.tp = par.tp;
-        info.pp = par.pp;
-        info.dp = par.dp;
-        for (const auto& g : par.dpGroups) {
-            std::vector<std::string> ips;
-            for (EndpointId e : g) ips.push_back(ipText(e));
-            info.dpGroups.push_back(std::move(ips));
-        }
-        for (const auto& c : par.ppChains) {
-            std::vector<std::string> ips;
-            for (EndpointId e : c) ips.push_back(ipText(e));
-            info.ppChains.push_back(std::move(ips));
-        }
-        info.startNs = rj.startNs;
-        info.endNs = rj.endNs;
-        info.notes = par.notes;
-        if (rj.restartOf >= 0) {
-            // Same GPUs, new connections, after the other ended: a restart when the shape is the same too.
-            const JobInfo& before = report.jobs[std::size_t(rj.restartOf)];
-            if (before.tp == par.tp && before.pp == par.pp && before.dp == par.dp)
-                info.restartOf = before.id;
-            else
-                info.notes.push_back("runs on the GPUs of " + before.id + " after it ended, in another shape (TP " +
-                                     std::to_string(par.tp) + " x PP " + std::to_string(par.pp) + " x DP " +
-                                     std::to_string(par.dp) + "): a new job, not a restart");
-        }
-        if (!rj.unknownNics.empty())
-            info.notes.push_back(std::to_string(rj.unknownNics.size()) +
-                                 " endpoints of this job are not in topology.json; each counts as its own host");
-        // Stages 3-5: steps from the DP sync bursts, the per-rank timeline in their aligned time, diagnosis.
         const double base = 0.6 + 0.4 * double(j) / double(jobs.size()), span = 0.4 / double(jobs.size());
-        const JobIndex index(flows, topo, rj, par); // one per job, for steps, timeline and diagnosis
-        StepDivision division = divideSteps(flows, topo, rj, par, options.steps, report.capture->firstNs, &index);
-        info.steps = division.steps;
-        for (const std::string& n : division.notes) info.notes.push_back(n);
-        if (options.progress && !options.progress(base + 0.3 * span)) throw Cancelled();
-        JobTimeline timeline = reportOnly ? buildTimelineStats(flows, topo, rj, par, division, &index)
-                                          : buildTimeline(flows, topo, rj, par, division, &index);
-        if (options.progress && !options.progress(base + 0.7 * span)) throw Cancelled();
-        Diagnosis diagnosis = diagnose(flows, topo, rj, par, division, timeline, options.diagnosis, &index);
-        for (std::size_t k = 0; k < info.steps.size(); ++k) info.steps[k].slow = diagnosis.slow[k] != 0;
-        timeline.steps = info.steps;
-        info.findings = std::move(diagnosis.findings);
-        for (const std::string& n : diagnosis.notes) info.notes.push_back(n);
-        report.jobs.push_back(std::move(info));
         JobAnalysis& analysed = out.jobs.emplace_back();
-        analysed.parallelism = std::move(par);
-        if (!reportOnly) {
-            analysed.division = std::move(division);
-            analysed.timeline = std::move(timeline);
-        }
-        if (options.progress && !options.progress(base + span)) throw Cancelled();
+        report.jobs.push_back(analyzeJob(flows, topo, jobs[j], j, report.jobs, report.capture->firstNs, options,
+                                         reportOnly, analysed, stage(base, base + span)));
     }
     // Records too coarse in time for the steps they hold: said plainly, with the exporter setting that fixes it.
     checkResolution(flows, report);

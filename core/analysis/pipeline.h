@@ -39,6 +39,13 @@ struct Analysis {
     std::vector<JobAnalysis> jobs; // one per recognized job, same order as report.jobs
 };
 
+// Stages 2-5 for one recognized job whose records are in `flows`: its entry in the report (id "job-J"), and in
+// `analysed` what the stages produced (the timeline only when !reportOnly). `earlier`: the report's jobs before
+// it (a restart names one); `firstNs`: the capture's first record. `progress` goes from 0 to 1 over the job.
+JobInfo analyzeJob(const FlowTable& flows, const Topology& topology, const RecognizedJob& job, std::size_t j,
+                   const std::vector<JobInfo>& earlier, std::int64_t firstNs, const AnalysisOptions& options,
+                   bool reportOnly, JobAnalysis& analysed, const std::function<bool(double)>& progress = {});
+
 Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options = {});
 // Runs every stage on a loaded capture. The report always carries the capture summary.
 Report analyzeCapture(const Capture& capture, const AnalysisOptions& options = {});

@@ -155,6 +155,11 @@ std::vector<std::vector<std::int64_t>> connectionEpochs(const FlowTable& flows) 
 
 } // namespace
 
+std::int64_t rhythmBinWidth(std::int64_t lo, std::int64_t hi, const RecognitionParams& params) {
+    return std::max<std::int64_t>(params.minRhythmBinNs,
+                                  (hi - lo) / std::int64_t(std::max<std::size_t>(params.rhythmBins, 1)) + 1);
+}
+
 RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology, const RecognitionParams& params,
                                 const std::function<bool(double)>& progress) {
     RecognitionResult result;
@@ -172,6 +177,7 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
     std::vector<std::uint32_t> current(endpoints, kNone);
     std::vector<std::uint32_t> nextEpoch(endpoints, 0); // index into epochStarts[e] of the next boundary
     std::vector<EndpointId> nodeEndpoint;
+    std::vector<std::uint32_t> nodeEpoch; // the epoch's index in epochStarts[e] order (0: the first)
     struct NodeStats {
         std::size_t records = 0;
         std::uint64_t bytes = 0;
@@ -201,6 +207,7 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
         if (open) [[unlikely]] {
             cur = std::uint32_t(nodeEndpoint.size());
             nodeEndpoint.push_back(e);
+            nodeEpoch.push_back(next);
             nodeStats.emplace_back();
             parent.push_back(cur);
         }
@@ -282,8 +289,7 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
         // Traffic series on one global grid, only for clusters that may merge: one pass over the records.
         std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
         for (const Cluster& c : clusters) lo = std::min(lo, c.first), hi = std::max(hi, c.last);
-        const std::int64_t width =
-            std::max<std::int64_t>(params.minRhythmBinNs, (hi - lo) / std::int64_t(std::max<std::size_t>(params.rhythmBins, 1)) + 1);
+        const std::int64_t width = rhythmBinWidth(lo, hi, params);
         for (auto [a, b] : candidates)
             for (std::size_t c : {a, b}) {
                 Cluster& C = clusters[c];
@@ -343,13 +349,15 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
                 job.hosts.push_back(N.host);
             } else {
                 keyed.push_back({{std::numeric_limits<int>::max(), 0, ip}, e});
-                job.unknownNics.push_back(e);
             }
         }
         std::sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) {
             return std::tie(x.first.host, x.first.gpu, x.first.ip) < std::tie(y.first.host, y.first.gpu, y.first.ip);
         });
-        for (std::size_t i = 0; i < keyed.size(); ++i) job.nics[i] = keyed[i].second;
+        for (std::size_t i = 0; i < keyed.size(); ++i) {
+            job.nics[i] = keyed[i].second;
+            if (keyed[i].first.host == std::numeric_limits<int>::max()) job.unknownNics.push_back(keyed[i].second);
+        }
         std::sort(job.hosts.begin(), job.hosts.end());
         job.hosts.erase(std::unique(job.hosts.begin(), job.hosts.end()), job.hosts.end());
         unknownTotal += job.unknownNics.size();
@@ -364,6 +372,10 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
         for (std::size_t v = 0; v < nodes; ++v) {
             const std::uint32_t j = std::uint32_t(jobOfRoot.at(jobs.find_set(clusterOfNode[v])));
             jobOfNode[v] = j;
+            const std::vector<std::int64_t>& starts = epochStarts[nodeEndpoint[v]];
+            const std::uint32_t k = nodeEpoch[v];
+            result.jobs[j].nodes.push_back({nodeEndpoint[v], k ? starts[k - 1] : std::numeric_limits<std::int64_t>::min(),
+                                            k < starts.size() ? starts[k] : std::numeric_limits<std::int64_t>::max()});
             count[j] += nodeStats[v].records;
             result.jobs[j].bytes += nodeStats[v].bytes;
         }

@@ -29,7 +29,7 @@ struct RecognitionParams {
 struct RecognizedJob {
     std::vector<EndpointId> nics; // endpoints of the job, ordered by (host, GPU) where known
     std::vector<int> hosts;       // topology host indices (sorted); unknown endpoints are not listed
-    std::vector<EndpointId> unknownNics; // endpoints of the job that the topology does not know
+    std::vector<EndpointId> unknownNics; // endpoints of the job that the topology does not know, by address
     std::int64_t startNs = 0;
     std::int64_t endNs = 0;
     std::vector<std::uint32_t> records; // indices of the job's RoCE records in the FlowTable, by start time
@@ -37,12 +37,23 @@ struct RecognizedJob {
     int restartOf = -1; // index in RecognitionResult::jobs of the job this one restarted (same NICs, new
                         // connections, after it ended), -1 when none
     std::uint64_t bytes = 0;
+    // The job's (endpoint, epoch) nodes: a RoCE record belongs to the job when its sender and start fall in one
+    // of them (start in [from, to)). A staged analysis fetches the job's records by them (staged.h).
+    struct Node {
+        EndpointId endpoint;
+        std::int64_t from, to;
+    };
+    std::vector<Node> nodes;
 };
 
 struct RecognitionResult {
     std::vector<RecognizedJob> jobs; // ordered by start time, then first NIC
     std::vector<std::string> notes;
 };
+
+// The width of the bins of the traffic series compared for merging, for RoCE records from lo to hi: the
+// same on every store, so that records grouped by these bins are recognized as the records themselves.
+std::int64_t rhythmBinWidth(std::int64_t lo, std::int64_t hi, const RecognitionParams& params);
 
 RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology,
                                 const RecognitionParams& params = {},

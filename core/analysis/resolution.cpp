@@ -46,33 +46,9 @@ std::string advice(const TimeResolution& r, bool stampsCoarse, bool spanCoarse, 
 
 } // namespace
 
-TimeResolution measureResolution(const FlowTable& flows) {
-    TimeResolution r;
-    bool anyRoce = false;
-    for (std::size_t i = 0; i < flows.size() && !anyRoce; ++i) anyRoce = flows.isRoce(i);
-    std::vector<std::int64_t> spans;
-    std::int64_t granularity = 1'000'000'000;
-    for (std::size_t i = 0; i < flows.size(); ++i) {
-        if (anyRoce && !flows.isRoce(i)) continue;
-        spans.push_back(flows.endNs[i] - flows.startNs[i]);
-        // The coarsest unit every start is a multiple of.
-        while (granularity > 1 && flows.startNs[i] % granularity != 0) granularity /= 1000;
-    }
-    r.records = spans.size();
-    if (spans.empty()) return r;
-    r.stampGranularityNs = granularity;
-    r.typicalSpanNs = upperMedian(spans);
-    if (r.typicalSpanNs > 0) {
-        std::size_t near = 0;
-        for (std::int64_t s : spans)
-            near += s >= r.typicalSpanNs - r.typicalSpanNs / 10 && s <= r.typicalSpanNs + r.typicalSpanNs / 10;
-        r.fixedSpan = near * 2 > spans.size();
-    }
-    return r;
-}
+void checkResolution(const FlowTable& flows, Report& report) { checkResolution(measureResolution(flows), report); }
 
-void checkResolution(const FlowTable& flows, Report& report) {
-    TimeResolution r = measureResolution(flows);
+void checkResolution(const TimeResolution& r, Report& report) {
     if (r.records < 3) return; // too few records to tell a granularity from chance
     const std::string found = describeStamps(r.stampGranularityNs) + ", records " +
                               (r.fixedSpan ? "mostly lasting " : "typically lasting ") + formatDuration(r.typicalSpanNs) +

@@ -107,8 +107,9 @@ FlowTable FlowTable::concatenate(std::vector<FlowTable> parts) {
 }
 
 void FlowTable::append(const FlowRecord& r) {
-    append(r.startNs, r.endNs, endpoints.intern(r.src), endpoints.intern(r.dst), r.srcPort, r.dstPort, r.proto,
-           r.bytes, r.packets);
+    const EndpointId s = endpoints.intern(r.src); // the source first: ids in the order addresses are met
+    const EndpointId d = endpoints.intern(r.dst);
+    append(r.startNs, r.endNs, s, d, r.srcPort, r.dstPort, r.proto, r.bytes, r.packets);
 }
 
 void FlowTable::append(std::int64_t start, std::int64_t end, EndpointId s, EndpointId d, std::uint16_t sport,

@@ -1,0 +1,83 @@
+#pragma once
+// Flow records that are not held whole: a store is asked for aggregates first (what recognition needs), then
+// for each job's records, one job at a time (analysis/staged.h; docs/ENGINE.md "Staged analysis"). A
+// ClickHouse table is one (io/clickhouse.h); a FlowTable in memory is another (TableStore, for tests and as the
+// reference the others must agree with).
+#include "model/diagnostics.h"
+#include "model/flow_table.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace prism {
+
+// Counts over every record of the store (RoCE and other), as summarize() gives them for a capture.
+struct StoreOverview {
+    std::uint64_t records = 0, roceRecords = 0, otherRecords = 0;
+    std::uint64_t roceBytes = 0, otherBytes = 0;
+    std::uint64_t endpoints = 0;                     // distinct addresses, as source or destination
+    std::int64_t firstNs = 0, lastNs = 0;            // first start, last end of all records (0, 0 when empty)
+    std::int64_t roceFirstNs = 0, roceLastNs = 0;    // the same over RoCE records
+};
+
+// The record time resolution (analysis/resolution.h tells what each figure means).
+struct TimeResolution {
+    std::size_t records = 0;             // RoCE records measured (all records when there is no RoCE traffic)
+    std::int64_t stampGranularityNs = 0; // 1e9: every start is a whole second; 1e6 whole ms; 1e3 whole µs; 1
+    std::int64_t typicalSpanNs = 0;      // median record duration (the upper one of an even count)
+    bool fixedSpan = false;              // most records last about typicalSpanNs: an exporter's active timeout
+};
+
+// Which RoCE records to fetch: those sent by `whole` (any start), and those sent by `ranges[k].src` starting in
+// [from, to). Sorted by start, then end.
+struct SenderRange {
+    IpAddr src;
+    std::int64_t from = std::numeric_limits<std::int64_t>::min();
+    std::int64_t to = std::numeric_limits<std::int64_t>::max();
+};
+struct RecordSelection {
+    std::vector<IpAddr> whole;
+    std::vector<SenderRange> ranges;
+};
+
+class FlowStore {
+public:
+    virtual ~FlowStore() = default;
+    // What the user named ("clickhouse://host:8123/db.flows").
+    virtual std::string source() const = 0;
+    virtual StoreOverview overview() = 0;
+    // RoCE records grouped by (src, dst, src_port, (start - lo) / width): one row per group, with its first start,
+    // last end, the sum of its bytes and the number of its records as `packets`; sorted by start.
+    virtual FlowTable groupedRoce(std::int64_t lo, std::int64_t width) = 0;
+    // The RoCE records `selection` names, with their congestion counts when the store has them.
+    virtual FlowTable roceRecords(const RecordSelection& selection) = 0;
+    virtual TimeResolution resolution() = 0;
+    // What reading the store met (rows it could not read), for the capture summary.
+    virtual const LoadDiagnostics& diagnostics() const = 0;
+};
+
+// A FlowTable as a store: every answer computed from the records in memory.
+class TableStore : public FlowStore {
+public:
+    // `diag`: what loading the table met, given back by diagnostics().
+    TableStore(const FlowTable& flows, std::string source, LoadDiagnostics diag = {})
+        : m_flows(flows), m_source(std::move(source)), m_diag(std::move(diag)) {}
+    std::string source() const override { return m_source; }
+    StoreOverview overview() override;
+    FlowTable groupedRoce(std::int64_t lo, std::int64_t width) override;
+    FlowTable roceRecords(const RecordSelection& selection) override;
+    TimeResolution resolution() override;
+    const LoadDiagnostics& diagnostics() const override { return m_diag; }
+
+private:
+    const FlowTable& m_flows;
+    std::string m_source;
+    LoadDiagnostics m_diag;
+};
+
+// The resolution of the records of `flows` (RoCE ones, or all when there is none).
+TimeResolution measureResolution(const FlowTable& flows);
+
+} // namespace prism
