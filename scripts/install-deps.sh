@@ -6,7 +6,8 @@ packages=(
   qt6-base-dev qt6-base-dev-tools libqt6charts6-dev libqt6svg6-dev libqt6opengl6-dev libgl-dev
   libboost-dev libboost-graph-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev sqlite3 libbenchmark-dev libcli11-dev
   xvfb xauth
-  libpcap-dev libssl-dev tshark
+  libpcap-dev libssl-dev libcurl4-openssl-dev tshark
+  clickhouse-server
   nfdump softflowd tzdata
   help2man lintian
 )

@@ -123,7 +123,7 @@ private slots:
             QCOMPARE(e.issue().file, tmp("readme.csv"));
             QVERIFY2(contains(e.issue().message, "not flow data: found text whose first line is \"Taken on rack 3.\"; "
                                                  "expected flows.csv, nfdump -o csv / csv-fast, pmacct CSV, a pcap or "
-                                                 "pcapng capture, or an IPFIX file"),
+                                                 "pcapng capture, an IPFIX file, or a ClickHouse table"),
                      e.what());
         }
     }

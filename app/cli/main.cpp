@@ -2,7 +2,9 @@
 // is one CLI11 definition: it parses the command line and makes the --help text (and so the manual page).
 #include "analysis/evaluate.h"
 #include "analysis/pipeline.h"
+#include "analysis/staged.h"
 #include "io/capture.h"
+#include "io/clickhouse.h"
 #include "io/collector_csv.h"
 #include "io/report_json.h"
 #include "model/units.h"
@@ -89,7 +91,7 @@ struct UsageError {
 // What every reading command takes: the capture (or flow sources) and how to read it.
 struct Source {
     std::vector<std::string> inputs;
-    std::string topology, tz, idleTimeout, activeTimeout, messageGap;
+    std::string topology, tz, idleTimeout, activeTimeout, messageGap, from, to;
     bool strict = false, quiet = false;
 };
 
@@ -109,6 +111,11 @@ void addSourceOptions(CLI::App* cmd, Source& s, const char* positional) {
                     "packet captures: a RoCE QP ends US microseconds after a message's end (default 1;\n"
                     "docs/FORMATS.md)")
         ->option_text("US");
+    cmd->add_option("--from", s.from,
+                    "ClickHouse tables: only records starting at or after T (ns since the epoch, or\n"
+                    "2024-01-02T03:04:05.123Z in UTC)")
+        ->option_text("T");
+    cmd->add_option("--to", s.to, "ClickHouse tables: only records starting before T")->option_text("T");
     cmd->add_flag("--strict", s.strict,
                   "stop at the first bad input row (default: skip bad rows, count and report them)");
     cmd->add_flag("--quiet", s.quiet, "print nothing but errors");
@@ -129,6 +136,15 @@ prism::LoadOptions loadOptions(const Source& s, const CLI::App& cmd) {
                              "\""};
         if (cmd.count(name)) *ns = std::max<std::int64_t>(1, std::llround(us * 1000));
     }
+    for (auto [name, value, ns] : {std::tuple{"--from", &s.from, &lo.fromNs}, std::tuple{"--to", &s.to, &lo.toNs}}) {
+        if (!cmd.count(name)) continue;
+        const auto t = prism::parseUtcTime(*value);
+        if (!t)
+            throw UsageError{std::string(name) + " expects nanoseconds since the epoch or a UTC time such as "
+                             "2024-01-02T03:04:05.123Z, found \"" + *value + "\""};
+        *ns = *t;
+    }
+    if (lo.fromNs >= lo.toNs) throw UsageError{"--from must come before --to"};
     try {
         prism::TimeZone::parse(lo.timeZone);
     } catch (const std::invalid_argument& e) {
@@ -284,6 +300,32 @@ bool looksLikeSession(const std::string& path) {
     return prism::isSessionFile(path) || std::filesystem::path(path).extension() == prism::kSessionExtension;
 }
 
+// A ClickHouse table analysed where it lies (analysis/staged.h): the server groups the RoCE records for
+// recognition, then each job's records are fetched alone. `capture` gets what printSummary shows.
+prism::Report analyzeClickHouse(const std::string& text, const prism::LoadOptions& lo, prism::Capture& capture) {
+    const prism::ClickHouseUrl url = prism::ClickHouseUrl::parse(text);
+    capture.source = url.display();
+    capture.topologyPath = lo.topologyPath;
+    if (!lo.topologyPath.empty()) {
+        capture.topology = prism::readTopologyJson(lo.topologyPath);
+        capture.hasTopology = true;
+    }
+    prism::ClickHouseStore store(url, {lo.fromNs, lo.toNs});
+    prism::StagedStats stats;
+    prism::Report report = prism::analyzeStore(store, capture.topology, capture.hasTopology, {}, &stats);
+    capture.flowsPath = url.display();
+    capture.flowsPaths = {url.display()};
+    capture.flowsKinds = {"ClickHouse table; recognition on " + prism::formatCount(stats.groupedRows) +
+                          " grouped rows, then each job's records alone (largest " +
+                          prism::formatCount(stats.largestJob) + ")"};
+    if (!capture.hasTopology) { // as loadCapture says it for files
+        report.capture->warnings += 1;
+        report.capture->messages.push_back("warning: " + url.display() +
+                                           ": no topology (--topology): each NIC is treated as its own host");
+    }
+    return report;
+}
+
 struct Analyze {
     Source source;
     std::string json, csvSteps;
@@ -311,6 +353,9 @@ struct Analyze {
             if (!source.quiet)
                 std::cout << "Session    " << inputs.front() << "  (saved " << session.meta.created << " by LLMPrism "
                           << session.meta.toolVersion << ", " << session.notes.size() << " notes)\n";
+        } else if (prism::ClickHouseUrl::looksLikeUrl(inputs.front())) {
+            if (inputs.size() > 1) throw UsageError{"a ClickHouse table is analysed alone"};
+            report = analyzeClickHouse(inputs.front(), lo, capture);
         } else {
             capture = prism::loadCapture(inputs, lo);
             report = prism::analyzeCapture(capture);
@@ -356,7 +401,8 @@ struct Import {
             // The checksums read the source files again: overlap that with the analysis.
             const prism::Capture& c = session.capture;
             auto hash = [](const std::string& path) {
-                return path.empty() ? prism::FileChecksum{} : prism::sha256File(path);
+                return path.empty() || prism::ClickHouseUrl::looksLikeUrl(path) ? prism::FileChecksum{}
+                                                                                : prism::sha256File(path);
             };
             auto flowsSum = std::async(std::launch::async, hash, c.flowsPath);
             session.analysis = prism::runAnalysis(c);
@@ -401,6 +447,34 @@ struct Convert {
             prism::CaptureSummary s = prism::summarize(capture);
             for (const auto& m : s.messages) std::cout << "  " << m << '\n';
             std::cout << "wrote " << out << '\n';
+        }
+        return kExitOk;
+    }
+};
+
+struct ExportClickHouse {
+    Source source;
+    std::string url;
+    bool append = false;
+
+    void define(CLI::App* cmd) {
+        addSourceOptions(cmd, source, "CAPTURE");
+        cmd->add_option("--url", url, "the table: clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE.TABLE")
+            ->option_text("URL")
+            ->required();
+        cmd->add_flag("--append", append, "add to a table that already holds records (default: refuse)");
+        cmd->get_option("--topology")->description("check the flows against this topology (warnings only)");
+    }
+
+    int run(const CLI::App& cmd) const {
+        const prism::ClickHouseUrl target = prism::ClickHouseUrl::parse(url); // a bad URL before a long read
+        const prism::LoadOptions lo = loadOptions(source, cmd);
+        prism::Capture capture = prism::loadCapture(source.inputs, lo);
+        const std::uint64_t n = prism::exportToClickHouse(capture.flows, target, append);
+        if (!source.quiet) {
+            prism::CaptureSummary s = prism::summarize(capture);
+            for (const auto& m : s.messages) std::cout << "  " << m << '\n';
+            std::cout << "wrote " << prism::formatCount(n) << " flow records to " << target.display() << '\n';
         }
         return kExitOk;
     }
@@ -462,6 +536,7 @@ int main(int argc, char** argv) {
     Evaluate evaluate;
     Import import;
     Convert convert;
+    ExportClickHouse exportClickHouse;
     simulate.define(app.add_subcommand(
         "simulate", "generate a capture (flows.csv, topology.json) and its ground truth (truth.json)\n\n"
                     "Writes DIR/flows.csv (DIR/flows.csv.gz with --gzip), DIR/topology.json and DIR/truth.json.\n"
@@ -473,6 +548,9 @@ int main(int argc, char** argv) {
         "`import`): its stored report is used as is, without re-analysis. Flow data is recognised by content, not\n"
         "name: flows.csv[.gz], nfdump -o csv (every version) or -o csv-fast, pmacct print-plugin CSV, pcap / pcapng,\n"
         "IPFIX files. Several files (or a folder holding several) are merged into one capture.\n"
+        "CAPTURE may be a ClickHouse table, clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE.TABLE (with\n"
+        "--topology, --from, --to): analysed where it lies, the server grouping the records for recognition and\n"
+        "handing over one job's records at a time (docs/ENGINE.md \"Staged analysis\").\n"
         "Prints a summary of the capture and the jobs found; writes the report (llmprism-report v1)."));
     evaluate.define(app.add_subcommand(
         "evaluate",
@@ -497,6 +575,13 @@ int main(int argc, char** argv) {
         "sources are merged, sorted by start). A '#' comment at the top names the sources, how each was read (time\n"
         "zone, flow timeouts) and the conversion. Columns retransmits,cnps,ecn_ce are added when the source has them\n"
         "(packet captures). A topology is only checked, never written."));
+    exportClickHouse.define(app.add_subcommand(
+        "export-clickhouse",
+        "load flow data of any kind into a ClickHouse table\n\n"
+        "Reads CAPTURE (flow data of any kind, as `analyze` does) and inserts every record into the table of --url\n"
+        "over ClickHouse's HTTP interface, creating the database and the table (docs/FORMATS.md \"ClickHouse\n"
+        "table\") when missing. `analyze clickhouse://HOST:PORT/DB.TABLE --topology T.json` then analyses it where\n"
+        "it lies: the server groups the records for recognition and hands over one job's records at a time."));
     for (CLI::App* cmd : app.get_subcommands({})) {
         cmd->group("Commands");
         cmd->footer("");
@@ -534,6 +619,7 @@ int main(int argc, char** argv) {
         if (cmd->get_name() == "evaluate") return evaluate.run(*cmd);
         if (cmd->get_name() == "import") return import.run(*cmd);
         if (cmd->get_name() == "convert") return convert.run(*cmd);
+        if (cmd->get_name() == "export-clickhouse") return exportClickHouse.run(*cmd);
     } catch (const CLI::CallForHelp&) {
         std::cout << (cmd == &app ? app.help() : cmd->help("llmprism-cli"));
         return kExitOk;

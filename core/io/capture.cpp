@@ -2,6 +2,7 @@
 // loads them, merges the flow data and checks it against the topology.
 #include "io/capture.h"
 
+#include "io/clickhouse.h"
 #include "io/flow_source.h"
 
 #include <algorithm>
@@ -121,6 +122,10 @@ Capture loadCapture(const std::vector<std::string>& sources, const LoadOptions& 
     std::vector<FlowFile> files;
     std::string foundTopology;
     for (const std::string& source : sources) {
+        if (ClickHouseUrl::looksLikeUrl(source)) { // a table on a server: no topology next to it
+            files.push_back({source, detectSource(source)});
+            continue;
+        }
         fs::path p(source);
         std::error_code ec;
         if (source.empty() || !fs::exists(p, ec))

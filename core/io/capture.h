@@ -4,6 +4,7 @@
 #include "model/capture.h"
 
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct LoadOptions {
     // flows.csv: plain files from this size on are parsed in parallel parts, on `threads` threads (0: one per
     // core); the table, its order and every message are those of a sequential read. Strict loads and .gz
     // files read sequentially.
+    // ClickHouse tables: only the records starting in [fromNs, toNs) are read (--from, --to).
+    std::int64_t fromNs = std::numeric_limits<std::int64_t>::min();
+    std::int64_t toNs = std::numeric_limits<std::int64_t>::max();
     std::uint64_t parallelFromBytes = std::uint64_t(16) << 20;
     unsigned threads = 0;
 };

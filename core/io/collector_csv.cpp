@@ -443,6 +443,17 @@ const char* describe(CollectorCsvKind kind) {
     return "collector csv";
 }
 
+std::optional<std::int64_t> parseUtcTime(std::string_view text) {
+    text = trimField(text);
+    std::int64_t ns = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), ns);
+    if (!text.empty() && ec == std::errc{} && p == text.data() + text.size()) return ns;
+    if (!text.empty() && text.back() == 'Z') text.remove_suffix(1);
+    std::int64_t wall = 0, frac = 0;
+    if (!parseDateTime(text, wall, frac) || wall > kMaxSeconds) return std::nullopt;
+    return wall * 1'000'000'000 + frac;
+}
+
 std::optional<CollectorCsvKind> collectorCsvKindOfHeader(std::string_view headerLine) {
     auto names = headerNames(headerLine);
     if (has(names, "start_ns")) return std::nullopt; // our own flows.csv

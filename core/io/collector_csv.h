@@ -42,6 +42,10 @@ private:
     mutable std::map<std::int64_t, std::int64_t> m_hourOffset; // IANA: local hour -> offset, cached
 };
 
+// A point in time as a user writes it: nanoseconds since the epoch ("1704164645123000000"), or a UTC date and time
+// "2024-01-02 03:04:05[.123]" ('T' for the space, a trailing 'Z' allowed). nullopt for anything else.
+std::optional<std::int64_t> parseUtcTime(std::string_view text);
+
 struct CollectorCsvInfo {
     CollectorCsvKind kind = CollectorCsvKind::NfdumpLegacy;
     bool localTimes = false; // some stamps were local wall-clock times, read in the time zone

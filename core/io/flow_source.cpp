@@ -2,6 +2,7 @@
 // readFlowSource (and its magic in detectSource).
 #include "io/flow_source.h"
 
+#include "io/clickhouse.h"
 #include "io/collector_csv.h"
 #include "io/flow_export.h"
 #include "io/pcap_reader.h"
@@ -48,11 +49,18 @@ bool isTopologyJson(const std::string& path, bool gzip) {
 } // namespace
 
 const char* expectedFlowData() {
-    return "flows.csv, nfdump -o csv / csv-fast, pmacct CSV, a pcap or pcapng capture, or an IPFIX file";
+    return "flows.csv, nfdump -o csv / csv-fast, pmacct CSV, a pcap or pcapng capture, an IPFIX file, or a ClickHouse "
+           "table (clickhouse://HOST:PORT/DB.TABLE)";
 }
 
 SourceInfo detectSource(const std::string& path) {
     SourceInfo info;
+    if (ClickHouseUrl::looksLikeUrl(path)) {
+        ClickHouseUrl::parse(path); // a malformed URL is an InputError here
+        info.kind = SourceKind::ClickHouse;
+        info.what = "ClickHouse table";
+        return info;
+    }
     std::string head = readHead(path, kHead, &info.gzip); // inflated when gzip
     const auto* u = reinterpret_cast<const unsigned char*>(head.data());
     if (head.size() >= 4) {
@@ -149,6 +157,13 @@ FlowTable readFlowSource(const std::string& path, const SourceInfo& info, const 
         table = readIpfixFile(path, diag, &stats);
         table.sortByStart();
         what += ", " + formatCount(stats.ipfixMessages) + " messages";
+        break;
+    }
+    case SourceKind::ClickHouse: {
+        TimeWindow window{options.fromNs, options.toNs};
+        table = readClickHouseTable(ClickHouseUrl::parse(path), window, diag, options.progress);
+        what += ", " + formatCount(table.size()) + " records";
+        if (window.bounded()) what += " starting in the window given";
         break;
     }
     case SourceKind::Topology:

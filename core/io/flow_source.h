@@ -14,6 +14,7 @@ enum class SourceKind {
     Pcap,         // libpcap capture (any of its magic numbers)
     Pcapng,       // pcapng capture
     IpfixFile,    // IPFIX messages back to back (RFC 5655)
+    ClickHouse,   // a table on a ClickHouse server: clickhouse://HOST:PORT/DB.TABLE (io/clickhouse.h)
     Topology,     // a JSON object with "hosts"
     Other,        // anything else (a report, a session, a README...): not flow data
 };
