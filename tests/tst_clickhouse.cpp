@@ -328,6 +328,26 @@ private slots:
         QVERIFY2(contains(diag.errors.at(0).message, "src \"not-an-ip\""), diag.errors.at(0).message.c_str());
     }
 
+    // What the GUI's Open Database… and `import` do: the table's URL and a topology as the sources of a capture.
+    void aTableIsACaptureSource() {
+        if (!m_port || m_server.state() != QProcess::Running) QSKIP(qPrintable(m_skip));
+        const std::string dir = path("source");
+        sim::writeCapture(test::simulatePreset("tiny", 6), dir);
+        const Capture files = loadCapture(dir);
+        const std::string u = exported(files, "source");
+        const Capture table = loadCapture(std::vector<std::string>{u, dir + "/topology.json"});
+        QVERIFY(table.hasTopology);
+        QCOMPARE(table.flowsKinds.at(0).substr(0, 16), std::string("ClickHouse table"));
+        const std::string a = reportText(analyzeCapture(table)), b = reportText(analyzeCapture(files));
+        QVERIFY2(a == b, firstDifference(a, b).c_str());
+        // A window in the URL, as the dialog writes it.
+        const std::int64_t mid = files.flows.startNs[files.flows.size() / 2];
+        const Capture half = loadCapture(std::vector<std::string>{u + "?from=" + std::to_string(mid)});
+        std::size_t expected = 0;
+        for (std::int64_t s : files.flows.startNs) expected += s >= mid;
+        QCOMPARE(half.flows.size(), expected);
+    }
+
     // The CLI end to end: export-clickhouse, then analyze the table: the report of the folder.
     void theCliExportsAndAnalysesATable() {
         if (!m_port || m_server.state() != QProcess::Running) QSKIP(qPrintable(m_skip));

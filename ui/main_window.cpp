@@ -318,7 +318,8 @@ void MainWindow::openPaths(const QStringList& paths) {
     if (paths.isEmpty() || !maybeKeepNotes()) return;
     const QString& path = paths.front();
     m_loadingPath = path;
-    QSettings().setValue("paths/lastFolder", QFileInfo(path).isDir() ? path : QFileInfo(path).absolutePath());
+    if (!path.startsWith("clickhouse://")) // a table on a server has no folder
+        QSettings().setValue("paths/lastFolder", QFileInfo(path).isDir() ? path : QFileInfo(path).absolutePath());
     setBusy(true);
     m_statusLabel->setText(paths.size() == 1 ? tr("Opening %1…").arg(path)
                                              : tr("Opening %1 and %n more…", "", int(paths.size()) - 1).arg(path));

@@ -1,6 +1,7 @@
 // MainWindow: the menus, the toolbar and their actions, the timeline's help, the theme, recent files.
 #include "main_window.h"
 
+#include "database_dialog.h"
 #include "notes_panel.h"
 #include "timeline_view.h"
 
@@ -38,6 +39,10 @@ void MainWindow::createActions() {
         if (!paths.isEmpty()) openPaths(paths);
     });
     openFile->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    file->addAction(tr("Open &Database…"), this, [this] {
+        DatabaseDialog dialog(this);
+        if (dialog.exec() == QDialog::Accepted) openPaths(dialog.sources());
+    });
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
     m_reloadAction = file->addAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("&Reload"), this, [this] {
@@ -237,6 +242,7 @@ void MainWindow::setTheme(Theme theme) {
 QStringList MainWindow::recentFiles() const { return QSettings().value("paths/recent").toStringList(); }
 
 void MainWindow::addRecent(const QString& path) {
+    if (path.startsWith("clickhouse://")) return; // Open Database… remembers the table and its topology
     QString abs = QFileInfo(path).absoluteFilePath();
     QStringList recent = recentFiles();
     recent.removeAll(abs);

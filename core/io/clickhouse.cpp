@@ -2,6 +2,7 @@
 // whose aggregates the server computes.
 #include "io/clickhouse.h"
 
+#include "io/collector_csv.h" // parseUtcTime
 #include "io/text_input.h"
 #include "model/units.h"
 
@@ -200,6 +201,22 @@ ClickHouseUrl ClickHouseUrl::parse(const std::string& text) {
     if (u.host.empty()) throw bad("no host");
     if (!portText.empty() && (!number(portText, u.port) || u.port < 1 || u.port > 65535))
         throw bad("port " + quoted(portText) + " is not a number from 1 to 65535");
+    if (const auto q = path.find('?'); q != std::string_view::npos) {
+        std::string_view query = path.substr(q + 1);
+        path = path.substr(0, q);
+        while (!query.empty()) {
+            const auto amp = query.find('&');
+            const std::string_view item = query.substr(0, amp);
+            query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+            const auto eq = item.find('=');
+            const std::string_view key = item.substr(0, eq);
+            const auto t = eq == std::string_view::npos ? std::nullopt : parseUtcTime(item.substr(eq + 1));
+            if (key != "from" && key != "to") throw bad("unknown parameter " + quoted(key) + " (from, to)");
+            if (!t) throw bad(std::string(key) + "= expects nanoseconds since the epoch or a UTC time");
+            (key == "from" ? u.window.from : u.window.to) = *t;
+        }
+        if (u.window.from >= u.window.to) throw bad("from must come before to");
+    }
     const auto dot = path.find('.');
     if (dot == std::string_view::npos) throw bad("no table: the path must be DATABASE.TABLE");
     u.database = std::string(path.substr(0, dot));
@@ -211,8 +228,13 @@ ClickHouseUrl ClickHouseUrl::parse(const std::string& text) {
 }
 
 std::string ClickHouseUrl::display() const {
-    return std::string(kPrefix) + (user.empty() ? "" : user + "@") + host + ":" + std::to_string(port) + "/" +
-           database + "." + table;
+    std::string out = std::string(kPrefix) + (user.empty() ? "" : user + "@") + host + ":" + std::to_string(port) +
+                      "/" + database + "." + table;
+    const bool from = window.from != std::numeric_limits<std::int64_t>::min();
+    const bool to = window.to != std::numeric_limits<std::int64_t>::max();
+    if (from) out += "?from=" + std::to_string(window.from);
+    if (to) out += std::string(from ? "&" : "?") + "to=" + std::to_string(window.to);
+    return out;
 }
 
 std::string ClickHouseUrl::qualifiedTable() const { return "`" + database + "`.`" + table + "`"; }
@@ -419,6 +441,10 @@ TableColumns checkColumns(ClickHouseClient& client) {
     return {has("packets"), has("retransmits") && has("cnps") && has("ecn_ce")};
 }
 
+TimeWindow intersect(const TimeWindow& a, const TimeWindow& b) {
+    return {std::max(a.from, b.from), std::min(a.to, b.to)};
+}
+
 std::string windowCondition(const TimeWindow& w) {
     std::string out = "1";
     if (w.from != std::numeric_limits<std::int64_t>::min()) out += " AND start_ns >= " + std::to_string(w.from);
@@ -434,7 +460,7 @@ FlowTable readClickHouseTable(const ClickHouseUrl& url, const TimeWindow& window
                               const std::function<bool(double)>& progress) {
     ClickHouseClient client(url);
     const TableColumns cols = checkColumns(client);
-    const std::string where = windowCondition(window);
+    const std::string where = windowCondition(intersect(url.window, window));
     std::uint64_t total = 0;
     if (progress) {
         const std::string n = client.query("SELECT count() FROM " + url.qualifiedTable() + " WHERE " + where);
@@ -447,7 +473,7 @@ FlowTable readClickHouseTable(const ClickHouseUrl& url, const TimeWindow& window
 }
 
 ClickHouseStore::ClickHouseStore(const ClickHouseUrl& url, const TimeWindow& window)
-    : m_client(std::make_unique<ClickHouseClient>(url)), m_window(window) {
+    : m_client(std::make_unique<ClickHouseClient>(url)), m_window(intersect(url.window, window)) {
     const TableColumns cols = checkColumns(*m_client);
     m_packets = cols.packets;
     m_congestion = cols.congestion;

@@ -1,6 +1,7 @@
 #pragma once
 // Flow records in a ClickHouse table (docs/FORMATS.md "ClickHouse table"), over ClickHouse's HTTP interface
-// (libcurl). A table is named clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE.TABLE (port 8123 by default).
+// (libcurl). A table is named clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE.TABLE[?from=T&to=T] (port 8123
+// by default; the records starting in [from, to) only).
 //   - ClickHouseStore: a FlowStore (model/flow_store.h) whose answers the server computes — counts, the grouped
 //     RoCE rows recognition runs on (GROUP BY endpoints and time bin), then each job's records by its senders
 //     and their epochs — for analyzeStore (analysis/staged.h).
@@ -18,19 +19,6 @@
 
 namespace prism {
 
-struct ClickHouseUrl {
-    std::string host;
-    int port = 8123;
-    std::string database, table;
-    std::string user, password;
-
-    static bool looksLikeUrl(std::string_view text); // starts with clickhouse://
-    // Throws InputError (file: the text, without its password) saying what was expected.
-    static ClickHouseUrl parse(const std::string& text);
-    std::string display() const; // clickhouse://[USER@]HOST:PORT/DATABASE.TABLE, never the password
-    std::string qualifiedTable() const; // `database`.`table`, quoted for SQL
-};
-
 // Records whose start lies in [from, to) (the whole table by default).
 struct TimeWindow {
     std::int64_t from = std::numeric_limits<std::int64_t>::min();
@@ -38,6 +26,21 @@ struct TimeWindow {
     bool bounded() const {
         return from != std::numeric_limits<std::int64_t>::min() || to != std::numeric_limits<std::int64_t>::max();
     }
+};
+
+struct ClickHouseUrl {
+    std::string host;
+    int port = 8123;
+    std::string database, table;
+    std::string user, password;
+    TimeWindow window; // ?from=T&to=T (T: ns since the epoch or a UTC time, as --from/--to take)
+
+    static bool looksLikeUrl(std::string_view text); // starts with clickhouse://
+    // Throws InputError (file: the text, without its password) saying what was expected.
+    static ClickHouseUrl parse(const std::string& text);
+    // clickhouse://[USER@]HOST:PORT/DATABASE.TABLE[?from=NS&to=NS], never the password
+    std::string display() const;
+    std::string qualifiedTable() const; // `database`.`table`, quoted for SQL
 };
 
 // One connection to a server: queries and inserts over HTTP. Errors are InputErrors that name the URL and give
