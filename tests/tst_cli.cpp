@@ -39,6 +39,7 @@ private slots:
         QTest::newRow("analyze") << QStringList{"analyze", "--help"} << "--csv-steps";
         QTest::newRow("evaluate") << QStringList{"evaluate", "--help"} << "--expect-perfect";
         QTest::newRow("convert") << QStringList{"convert", "--help"} << "--tz ZONE";
+        QTest::newRow("export-clickhouse") << QStringList{"export-clickhouse", "--help"} << "--url URL";
         QTest::newRow("import") << QStringList{"import", "--help"} << "--out SESSION.prism";
     }
     void everyCommandHasHelp() {
