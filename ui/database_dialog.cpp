@@ -42,7 +42,9 @@ DatabaseDialog::DatabaseDialog(QWidget* parent) : QDialog(parent) {
     });
     topologyRow->addWidget(m_topology);
     topologyRow->addWidget(browse);
-    form->addRow(tr("T&opology:"), topologyRow);
+    auto* topologyLabel = new QLabel(tr("T&opology:"), this);
+    topologyLabel->setBuddy(m_topology); // a row holding a layout gets no buddy of its own
+    form->addRow(topologyLabel, topologyRow);
     m_from = new QLineEdit(this);
     m_from->setObjectName("databaseFrom");
     m_from->setPlaceholderText(tr("first record's start (optional): 2024-01-02 03:04:05 UTC, or ns"));
@@ -80,7 +82,7 @@ QStringList DatabaseDialog::sources(QString* error) const {
             return fail(tr("%1: \"%2\" is not a time: give nanoseconds since the epoch or a UTC time such as "
                            "2024-01-02 03:04:05.123.")
                             .arg(key == std::string("from") ? tr("From") : tr("To"), text));
-        params += (params.empty() ? "?" : "&") + std::string(key) + "=" + std::to_string(*t);
+        params.append(params.empty() ? "?" : "&").append(key).append("=").append(std::to_string(*t));
     }
     if (!params.empty()) {
         if (url.find('?') != std::string::npos) return fail(tr("Give the window in From and To, not in the URL too."));
