@@ -1,11 +1,15 @@
 // Staged analysis (analysis/staged.h) against the whole-table analysis: the same report from a store that is
 // asked for grouped rows and then one job's records at a time.
 #include "analysis/staged.h"
+#include "io/file_store.h"
 #include "io/report_json.h"
 #include "test_util.h"
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
+#include <QTemporaryDir>
 #include <QtTest>
 
 using namespace prism;
@@ -31,6 +35,20 @@ std::string firstDifference(const std::string& a, const std::string& b) {
 
 class TestStaged : public QObject {
     Q_OBJECT
+    QTemporaryDir m_dir;
+
+    std::string path(const std::string& name) const { return (m_dir.path() + "/" + name.c_str()).toStdString(); }
+
+    // The capture on disk analysed in stages from its files against the same capture loaded whole.
+    static void compareFiles(const std::vector<std::string>& sources, const LoadOptions& lo = {},
+                             StagedStats* stats = nullptr) {
+        const Capture whole = loadCapture(sources, lo);
+        const std::string expected = reportText(analyzeCapture(whole));
+        FileStore store(sources, lo);
+        const Report staged = analyzeStore(store, store.topology(), store.hasTopology(), {}, stats);
+        const std::string got = reportText(staged);
+        QVERIFY2(got == expected, firstDifference(got, expected).c_str());
+    }
 
     static void compareStaged(const Capture& capture, StagedStats* stats = nullptr) {
         const Report whole = analyzeCapture(capture);
@@ -102,6 +120,139 @@ private slots:
         QFETCH(QString, path);
         if (!QFileInfo::exists(path)) QSKIP("not in this checkout");
         compareStaged(loadCapture(path.toStdString()));
+    }
+
+    // FileStore (io/file_store.h): streamed passes over the files give the report of the capture loaded whole,
+    // messages included.
+    void filesInStagesGiveTheSameReport_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<int>("seed");
+        QTest::addColumn<double>("loss");
+        QTest::addColumn<bool>("gzip");
+        QTest::newRow("two-jobs") << "two-jobs" << 3 << 0.0 << false;
+        QTest::newRow("restart gz") << "restart" << 7 << 0.0 << true;
+        QTest::newRow("shared-nics lossy") << "shared-nics" << 5 << 0.01 << false;
+        QTest::newRow("fsdp") << "fsdp" << 2 << 0.0 << true;
+        QTest::newRow("megatron-8 lossy") << "megatron-8" << 4 << 0.02 << false;
+    }
+    void filesInStagesGiveTheSameReport() {
+        QFETCH(QString, preset);
+        QFETCH(int, seed);
+        QFETCH(double, loss);
+        QFETCH(bool, gzip);
+        sim::SimConfig config = test::presetConfig(preset.toStdString().c_str(), seed);
+        config.lossRate = loss;
+        const std::string dir = path("files-" + QString(QTest::currentDataTag()).replace(' ', '_').toStdString());
+        sim::writeCapture(sim::simulate(config), dir, gzip);
+        StagedStats stats;
+        compareFiles({dir}, {}, &stats);
+        QVERIFY(stats.fetchedRecords > 0);
+    }
+
+    // Two flow files (one gzip), bad rows, RoCE endpoints the topology lacks, no topology, a time window.
+    void filesOfEveryShapeGiveTheSameReport() {
+        const auto r = test::simulatePreset("two-jobs", 5);
+        const std::string dir = path("shapes");
+        sim::writeCapture(r, dir);
+        const Capture c = loadCapture(dir);
+        std::vector<std::uint32_t> odd, even;
+        for (std::uint32_t i = 0; i < c.flows.size(); ++i) (i % 2 ? odd : even).push_back(i);
+        QDir().mkpath(QString::fromStdString(path("split")));
+        writeFlowsCsv(c.flows, path("split/a.csv"), {}, &odd);
+        writeFlowsCsv(c.flows, path("split/b.csv.gz"), {}, &even);
+        // Bad rows and an endpoint no topology lists, in a third file.
+        test::writeBytes(path("split/c.csv"), "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets\n"
+                                              "1793491200000500000,1793491200000600000,10.99.0.1,10.99.0.2,5,4791,udp,"
+                                              "100,1\nnot,a,row\n");
+        std::filesystem::copy_file(dir + "/topology.json", path("split/topology.json"));
+        compareFiles({path("split")});
+        compareFiles({path("split/a.csv"), path("split/b.csv.gz")}); // no topology
+        LoadOptions window;
+        window.fromNs = c.flows.startNs[c.flows.size() / 3];
+        window.toNs = c.flows.startNs[2 * c.flows.size() / 3];
+        compareFiles({path("split")}, window);
+        const Capture cut = loadCapture(path("split"), window);
+        QVERIFY(cut.flows.size() > 0 && cut.flows.size() < c.flows.size() + 1);
+        for (std::int64_t s : cut.flows.startNs) QVERIFY(s >= window.fromNs && s < window.toNs);
+    }
+
+    // The resolution of the records, exactly as measured on the whole table, from a histogram and one pass.
+    void theResolutionIsExactInBoundedMemory_data() {
+        QTest::addColumn<int>("kind");
+        QTest::newRow("fixed 60 s spans, whole seconds") << 0;
+        QTest::newRow("continuous spans") << 1;
+        QTest::newRow("spans at the 10% borders") << 2;
+        QTest::newRow("no RoCE") << 3;
+        QTest::newRow("microsecond stamps, short spans") << 4;
+    }
+    void theResolutionIsExactInBoundedMemory() {
+        QFETCH(int, kind);
+        std::string csv = "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets\n";
+        std::uint64_t x = 12345;
+        auto rnd = [&x] { return x = x * 6364136223846793005ull + 1442695040888963407ull, x >> 33; };
+        for (int i = 0; i < 20000; ++i) {
+            std::int64_t start = 1'700'000'000'000'000'000 + std::int64_t(i) * 1'000'000'000, span = 0;
+            switch (kind) {
+            case 0: span = 60'000'000'000; break;
+            case 1: span = std::int64_t(rnd() % 5'000'000) + 1; start += std::int64_t(rnd() % 1000); break;
+            case 2: span = i % 3 == 0 ? 1'000'000 : i % 3 == 1 ? 1'100'000 : 900'000 + std::int64_t(rnd() % 3); break;
+            case 3: span = std::int64_t(rnd() % 100'000); break;
+            case 4: span = std::int64_t(rnd() % 3000); start += std::int64_t(rnd() % 1000) * 1000; break;
+            }
+            csv += std::to_string(start) + "," + std::to_string(start + span) + ",10.0.0." + std::to_string(i % 7 + 1) +
+                   ",10.0.0." + std::to_string(i % 5 + 1) + ",100," + (kind == 3 ? "22,tcp" : "4791,udp") + ",1000,1\n";
+        }
+        const std::string file = path("resolution-" + std::to_string(kind) + ".csv");
+        test::writeBytes(file, csv);
+        const TimeResolution expected = measureResolution(loadCapture(file).flows);
+        FileStore store({file}, {});
+        store.overview();
+        const TimeResolution got = store.resolution();
+        QCOMPARE(got.records, expected.records);
+        QCOMPARE(got.stampGranularityNs, expected.stampGranularityNs);
+        QCOMPARE(got.typicalSpanNs, expected.typicalSpanNs);
+        QCOMPARE(got.fixedSpan, expected.fixedSpan);
+    }
+
+    // Streaming a flows.csv gives the rows and messages of reading it whole.
+    void streamingReadsTheRowsAndMessagesOfAWholeRead() {
+        const QString data = LLMPRISM_TEST_DATA;
+        for (const char* name : {"readers/good_unsorted.csv", "readers/bad_ip.csv", "readers/bad_non_numeric.csv",
+                                 "readers/good_comments.csv"}) {
+            const std::string file = (data + "/" + name).toStdString();
+            LoadDiagnostics wholeDiag, streamDiag;
+            const FlowTable whole = readFlowsCsv(file, {}, wholeDiag);
+            std::vector<FlowTable> parts;
+            streamFlowsCsv(file, {}, streamDiag, 2, [&](const FlowTable& t) { parts.push_back(t); });
+            FlowTable streamed = FlowTable::concatenate(std::move(parts));
+            streamed.sortByStart();
+            QCOMPARE(streamed.size(), whole.size());
+            for (std::size_t i = 0; i < whole.size(); ++i) {
+                QCOMPARE(streamed.startNs[i], whole.startNs[i]);
+                QCOMPARE(streamed.endpoints.at(streamed.src[i]).toString(), whole.endpoints.at(whole.src[i]).toString());
+                QCOMPARE(streamed.bytes[i], whole.bytes[i]);
+            }
+            QCOMPARE(streamDiag.skippedRows, wholeDiag.skippedRows);
+            QCOMPARE(streamDiag.errors.size(), wholeDiag.errors.size());
+            for (std::size_t k = 0; k < wholeDiag.errors.size(); ++k)
+                QCOMPARE(streamDiag.errors[k].toString(), wholeDiag.errors[k].toString());
+        }
+    }
+
+    // A job too big for the budget is refused by name, before its records are fetched.
+    void aJobOverTheMemoryBudgetIsNamed() {
+        const std::string dir = path("budget");
+        sim::writeCapture(test::simulatePreset("tiny", 2), dir);
+        FileStore store({dir}, {});
+        try {
+            analyzeStore(store, store.topology(), store.hasTopology(), {}, nullptr, 64 * 1024);
+            QFAIL("expected InputError");
+        } catch (const InputError& e) {
+            const std::string m = e.issue().message;
+            QVERIFY2(m.find("job-0 (") == 0 && m.find("needs about") != std::string::npos &&
+                         m.find("more than the memory budget of 64.0 KiB (--memory)") != std::string::npos,
+                     m.c_str());
+        }
     }
 
     void anEmptyStoreGivesNoJobs() {

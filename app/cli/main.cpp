@@ -6,6 +6,7 @@
 #include "io/capture.h"
 #include "io/clickhouse.h"
 #include "io/collector_csv.h"
+#include "io/file_store.h"
 #include "io/report_json.h"
 #include "model/units.h"
 #include "sim/simulator.h"
@@ -112,10 +113,10 @@ void addSourceOptions(CLI::App* cmd, Source& s, const char* positional) {
                     "docs/FORMATS.md)")
         ->option_text("US");
     cmd->add_option("--from", s.from,
-                    "ClickHouse tables: only records starting at or after T (ns since the epoch, or\n"
-                    "2024-01-02T03:04:05.123Z in UTC)")
+                    "only records starting at or after T (ns since the epoch, or 2024-01-02T03:04:05.123Z\n"
+                    "in UTC)")
         ->option_text("T");
-    cmd->add_option("--to", s.to, "ClickHouse tables: only records starting before T")->option_text("T");
+    cmd->add_option("--to", s.to, "only records starting before T")->option_text("T");
     cmd->add_flag("--strict", s.strict,
                   "stop at the first bad input row (default: skip bad rows, count and report them)");
     cmd->add_flag("--quiet", s.quiet, "print nothing but errors");
@@ -326,9 +327,79 @@ prism::Report analyzeClickHouse(const std::string& text, const prism::LoadOption
     return report;
 }
 
+// "8G", "512M", "1.5GiB", "2000000": bytes; 0 when the text is none of these.
+std::uint64_t parseSize(std::string text) {
+    double value = 0;
+    std::size_t unitAt = text.find_first_not_of("0123456789.");
+    std::string unit = unitAt == std::string::npos ? "" : text.substr(unitAt);
+    if (!parseNumber(text.substr(0, unitAt), value) || !(value > 0)) return 0;
+    for (char& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
+    if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();
+    if (unit.size() > 1 && unit.back() == 'I') unit.pop_back();
+    const std::string units = "KMGT";
+    double scale = 1;
+    if (!unit.empty()) {
+        const auto k = units.find(unit);
+        if (unit.size() != 1 || k == std::string::npos) return 0;
+        scale = std::pow(1024.0, double(k + 1));
+    }
+    return std::uint64_t(value * scale);
+}
+
+// Memory this process may use: MemAvailable, or the cgroup's limit when lower; 0 when unknown.
+std::uint64_t availableMemory() {
+    std::uint64_t avail = 0;
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string key; meminfo >> key;) {
+        std::uint64_t kb = 0;
+        meminfo >> kb;
+        meminfo.ignore(64, '\n');
+        if (key == "MemAvailable:") avail = kb * 1024;
+    }
+    std::ifstream cgroup("/sys/fs/cgroup/memory.max");
+    std::string limit;
+    if (cgroup >> limit && limit != "max") {
+        std::uint64_t bytes = 0;
+        if (parseNumber(limit, bytes) && bytes && (!avail || bytes < avail)) avail = bytes;
+    }
+    return avail;
+}
+
+// What reading a capture whole and analysing it takes, from the size of its flow files: about its plain text
+// size (measured: ~85 B per record of ~87 B of flows.csv, docs/BENCHMARKS.md), six times a .gz file's.
+std::uint64_t wholeLoadEstimate(const prism::CaptureFiles& files) {
+    std::uint64_t bytes = 0;
+    for (const prism::FlowFile& f : files.files) {
+        std::error_code ec;
+        const std::uint64_t size = std::filesystem::file_size(f.path, ec);
+        if (!ec) bytes += f.info.gzip ? 6 * size : size;
+    }
+    return bytes + bytes / 10;
+}
+
+// A capture analysed in stages from its files (analysis/staged.h): never held whole.
+prism::Report analyzeInStages(const std::vector<std::string>& inputs, const prism::LoadOptions& lo,
+                              std::uint64_t budget, prism::Capture& capture) {
+    prism::FileStore store(inputs, lo);
+    prism::StagedStats stats;
+    prism::Report report = prism::analyzeStore(store, store.topology(), store.hasTopology(), {}, &stats, budget);
+    capture.source = store.files().source;
+    capture.topologyPath = store.files().topologyPath;
+    for (const prism::FlowFile& f : store.files().files) {
+        capture.flowsPaths.push_back(f.path);
+        capture.flowsKinds.push_back(f.info.what + (f.info.gzip ? " (gzip)" : ""));
+    }
+    if (!capture.flowsPaths.empty()) capture.flowsPath = capture.flowsPaths.front();
+    capture.flowsKinds.front() += "; in stages within " + prism::formatBytes(budget) + ": " +
+                                  std::to_string(store.passes()) + " passes, recognition on " +
+                                  prism::formatCount(stats.groupedRows) + " grouped rows, largest job " +
+                                  prism::formatCount(stats.largestJob) + " records";
+    return report;
+}
+
 struct Analyze {
     Source source;
-    std::string json, csvSteps;
+    std::string json, csvSteps, memory;
 
     void define(CLI::App* cmd) {
         addSourceOptions(cmd, source, "CAPTURE");
@@ -336,6 +407,10 @@ struct Analyze {
         cmd->add_option("--csv-steps", csvSteps,
                         "write one row per job and step (job,index,start_ns,end_ns,duration_ns,slow) to OUT")
             ->option_text("OUT");
+        cmd->add_option("--memory", memory,
+                        "analyse in stages within SIZE (8G, 512M): the capture is streamed, never held whole,\n"
+                        "one job at a time (default: in stages only when the capture would not fit in memory)")
+            ->option_text("SIZE");
     }
 
     int run(const CLI::App& cmd) const {
@@ -357,8 +432,26 @@ struct Analyze {
             if (inputs.size() > 1) throw UsageError{"a ClickHouse table is analysed alone"};
             report = analyzeClickHouse(inputs.front(), lo, capture);
         } else {
-            capture = prism::loadCapture(inputs, lo);
-            report = prism::analyzeCapture(capture);
+            std::uint64_t budget = 0;
+            if (cmd.count("--memory") && !(budget = parseSize(memory)))
+                throw UsageError{"--memory expects a size such as 8G or 512M, found \"" + memory + "\""};
+            if (!budget) {
+                // Would the whole capture fit? If not, in stages within what there is, rather than be killed.
+                const std::uint64_t avail = availableMemory(), need = wholeLoadEstimate(prism::findCaptureFiles(inputs, lo));
+                if (avail && need > avail / 10 * 8) {
+                    budget = avail / 10 * 8;
+                    if (!source.quiet)
+                        std::cout << "Memory     the capture needs about " << prism::formatBytes(need)
+                                  << " to analyse whole, more than the " << prism::formatBytes(avail)
+                                  << " available: analysed in stages (--memory)\n";
+                }
+            }
+            if (budget) {
+                report = analyzeInStages(inputs, lo, budget, capture);
+            } else {
+                capture = prism::loadCapture(inputs, lo);
+                report = prism::analyzeCapture(capture);
+            }
         }
         if (!source.quiet) printSummary(report, capture);
         if (cmd.count("--json")) prism::writeJsonFile(prism::reportToJson(report), json);
@@ -549,7 +642,7 @@ int main(int argc, char** argv) {
         "name: flows.csv[.gz], nfdump -o csv (every version) or -o csv-fast, pmacct print-plugin CSV, pcap / pcapng,\n"
         "IPFIX files. Several files (or a folder holding several) are merged into one capture.\n"
         "CAPTURE may be a ClickHouse table, clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE.TABLE (with\n"
-        "--topology, --from, --to): analysed where it lies, the server grouping the records for recognition and\n"
+        "--topology): analysed where it lies, the server grouping the records for recognition and\n"
         "handing over one job's records at a time (docs/ENGINE.md \"Staged analysis\").\n"
         "Prints a summary of the capture and the jobs found; writes the report (llmprism-report v1)."));
     evaluate.define(app.add_subcommand(

@@ -2,6 +2,7 @@
 
 #include "analysis/resolution.h"
 #include "model/diagnostics.h"
+#include "model/units.h"
 
 #include <map>
 #include <numeric>
@@ -38,7 +39,7 @@ RecognizedJob mapped(const RecognizedJob& job, const FlowTable& grouped, FlowTab
 } // namespace
 
 Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology, const AnalysisOptions& options,
-                    StagedStats* stats) {
+                    StagedStats* stats, std::uint64_t memoryBudget) {
     StagedStats local;
     StagedStats& st = stats ? *stats : local;
     auto stage = [&](double lo, double hi) -> std::function<bool(double)> {
@@ -87,6 +88,16 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
     for (std::size_t j = 0; j < jobs; ++j) {
         const double base = 0.4 + 0.6 * double(j) / double(jobs), span = 0.6 / double(jobs);
         const RecognizedJob& rj = recognition.jobs[j];
+        std::uint64_t expected = 0; // the job's records: each grouped row counts its records as packets
+        for (std::uint32_t r : rj.records) expected += grouped.packets[r];
+        if (memoryBudget && expected * kStagedBytesPerRecord > memoryBudget)
+            throw InputError({store.source(), 0, 0,
+                              "job-" + std::to_string(j) + " (" + std::to_string(rj.nics.size()) + " GPUs, " +
+                                  formatCount(expected) + " RoCE records, " + formatTimestamp(rj.startNs) + " +" +
+                                  formatDuration(rj.endNs - rj.startNs) + ") needs about " +
+                                  formatBytes(expected * kStagedBytesPerRecord) +
+                                  " to analyse, more than the memory budget of " + formatBytes(memoryBudget) +
+                                  " (--memory): analyse part of it (--from, --to) or give it more memory"});
         FlowTable records = store.roceRecords(selectionOf(rj, grouped));
         st.largestJob = std::max<std::uint64_t>(st.largestJob, records.size());
         st.fetchedRecords += records.size();

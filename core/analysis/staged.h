@@ -10,6 +10,10 @@
 
 namespace prism {
 
+// What analysing one job's records takes, per record, on top of nothing else: the table (45 B) and the
+// stages' working sets (measured on long-run and large: docs/BENCHMARKS.md "Staged analysis").
+inline constexpr std::uint64_t kStagedBytesPerRecord = 120;
+
 struct StagedStats {
     std::uint64_t groupedRows = 0;   // rows recognition ran on
     std::uint64_t largestJob = 0;    // records of the largest job fetched
@@ -17,7 +21,9 @@ struct StagedStats {
 };
 
 // `hasTopology`: whether `topology` came from a file (else each RoCE endpoint counts as a NIC and host).
+// `memoryBudget` (bytes, 0: none): a job whose records would take more than it to analyse
+// (kStagedBytesPerRecord each) is not fetched: InputError naming the job, what it needs and what to do.
 Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology, const AnalysisOptions& options = {},
-                    StagedStats* stats = nullptr);
+                    StagedStats* stats = nullptr, std::uint64_t memoryBudget = 0);
 
 } // namespace prism

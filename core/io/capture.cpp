@@ -20,11 +20,6 @@ bool isFile(const fs::path& p) {
     return fs::exists(p, ec) && !fs::is_directory(p, ec);
 }
 
-struct FlowFile {
-    std::string path;
-    SourceInfo info;
-};
-
 // The flow data files of a folder, by content, in name order; `topology` gets its topology (topology.json
 // when it is one, else the only topology-like JSON). Files that are not flow data (truth.json, a report, a
 // README) are skipped without a word; "X.gz" is skipped, with a warning, when X is there too (the same
@@ -76,8 +71,10 @@ FlowTable mergeTables(std::vector<FlowTable> tables) {
     return out;
 }
 
-void checkTopology(Capture& c) {
-    const Topology& t = c.topology;
+} // namespace
+
+void checkTopologyOf(const Topology& t, const std::string& topologyPath,
+                     const std::vector<std::pair<IpAddr, std::uint64_t>>& unknownRoce, LoadDiagnostics& diag) {
     // One warning per unlisted switch name, not per NIC: a topology without switches[] has thousands.
     std::map<std::string, std::pair<int, int>> unlisted; // switch -> (NIC count, first NIC)
     for (int n = 0; n < int(t.nics.size()); ++n) {
@@ -89,22 +86,29 @@ void checkTopology(Capture& c) {
     for (const auto& [name, info] : unlisted) {
         const Nic& first = t.nics[info.second];
         std::string host = first.host >= 0 ? t.hosts[first.host].name : std::string("?");
-        c.diagnostics.addWarning({c.topologyPath, 0, 0,
+        diag.addWarning({topologyPath, 0, 0,
                                   "switch \"" + name + "\" of " + std::to_string(info.first) + " NIC(s) (first " +
                                       first.ip.toString() + " on host \"" + host + "\") is not listed in switches[]"});
     }
     for (const Switch& s : t.switches)
         for (const std::string& up : s.uplinks)
             if (!t.switchByName(up))
-                c.diagnostics.addWarning(
-                    {c.topologyPath, 0, 0,
+                diag.addWarning(
+                    {topologyPath, 0, 0,
                      "uplink \"" + up + "\" of switch \"" + s.name + "\" is not listed in switches[]"});
 
-    auto unknown = unknownRoceEndpoints(c.flows, t);
-    for (const auto& u : unknown)
-        c.diagnostics.addWarning({c.topologyPath, 0, 0,
-                                  "RoCE endpoint " + c.flows.endpoints.at(u.id).toString() +
-                                      " is not a NIC in topology.json (" + std::to_string(u.records) + " records)"});
+    for (const auto& [ip, records] : unknownRoce)
+        diag.addWarning({topologyPath, 0, 0,
+                         "RoCE endpoint " + ip.toString() + " is not a NIC in topology.json (" +
+                             std::to_string(records) + " records)"});
+}
+
+namespace {
+
+void checkTopology(Capture& c) {
+    std::vector<std::pair<IpAddr, std::uint64_t>> unknown;
+    for (const auto& u : unknownRoceEndpoints(c.flows, c.topology)) unknown.emplace_back(c.flows.endpoints.at(u.id), u.records);
+    checkTopologyOf(c.topology, c.topologyPath, unknown, c.diagnostics);
 }
 
 } // namespace
@@ -113,13 +117,13 @@ Capture loadCapture(const std::string& pathOrFolder, const LoadOptions& options)
     return loadCapture(std::vector<std::string>{pathOrFolder}, options);
 }
 
-Capture loadCapture(const std::vector<std::string>& sources, const LoadOptions& options) {
-    Capture c;
+CaptureFiles findCaptureFiles(const std::vector<std::string>& sources, const LoadOptions& options) {
+    CaptureFiles c;
     for (const std::string& s : sources) c.source += (c.source.empty() ? "" : " + ") + s;
     if (sources.empty()) throw InputError({"", 0, 0, "no capture given (expected a folder or flow data files)"});
 
     // Every source to flow files and at most one topology (--topology wins over one found).
-    std::vector<FlowFile> files;
+    std::vector<FlowFile>& files = c.files;
     std::string foundTopology;
     for (const std::string& source : sources) {
         if (ClickHouseUrl::looksLikeUrl(source)) { // a table on a server: no topology next to it
@@ -170,7 +174,16 @@ Capture loadCapture(const std::vector<std::string>& sources, const LoadOptions& 
     if (files.empty())
         throw InputError({c.source, 0, 0, std::string("no flow data given (expected ") + expectedFlowData() + ")"});
     c.topologyPath = options.topologyPath.empty() ? foundTopology : options.topologyPath;
+    return c;
+}
 
+Capture loadCapture(const std::vector<std::string>& sources, const LoadOptions& options) {
+    CaptureFiles found = findCaptureFiles(sources, options);
+    Capture c;
+    c.source = found.source;
+    c.topologyPath = found.topologyPath;
+    c.diagnostics = std::move(found.diagnostics);
+    const std::vector<FlowFile>& files = found.files;
     // The topology first: it is small, and its errors are worth seeing before a long flows read.
     if (!c.topologyPath.empty()) {
         c.topology = readTopologyJson(c.topologyPath);
@@ -190,6 +203,9 @@ Capture loadCapture(const std::vector<std::string>& sources, const LoadOptions& 
     }
     c.flowsPath = c.flowsPaths.front();
     c.flows = mergeTables(std::move(tables));
+    if (options.fromNs != std::numeric_limits<std::int64_t>::min() ||
+        options.toNs != std::numeric_limits<std::int64_t>::max())
+        c.flows.keepStartsIn(options.fromNs, options.toNs);
     if (c.hasTopology) {
         checkTopology(c);
     } else {

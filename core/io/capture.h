@@ -26,7 +26,7 @@ struct LoadOptions {
     // flows.csv: plain files from this size on are parsed in parallel parts, on `threads` threads (0: one per
     // core); the table, its order and every message are those of a sequential read. Strict loads and .gz
     // files read sequentially.
-    // ClickHouse tables: only the records starting in [fromNs, toNs) are read (--from, --to).
+    // Only the records starting in [fromNs, toNs) are kept (--from, --to); a ClickHouse table sends no others.
     std::int64_t fromNs = std::numeric_limits<std::int64_t>::min();
     std::int64_t toNs = std::numeric_limits<std::int64_t>::max();
     std::uint64_t parallelFromBytes = std::uint64_t(16) << 20;
@@ -38,6 +38,12 @@ struct LoadOptions {
 // Strict: throws InputError at the first bad row. Lenient: skips it and records it in `diag`.
 // Fatal in both modes (InputError): missing/unreadable file, missing required column, binary garbage header.
 FlowTable readFlowsCsv(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag);
+
+// The same rows, messages and checks, streamed: every `batchRecords` rows (and at the end) the rows read since
+// the last batch go to `batch` in file order (not sorted); endpoint ids stay the same from batch to batch.
+// Sequential (one core, .gz inflated on the other). Memory: one batch and the endpoints.
+void streamFlowsCsv(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag,
+                    std::size_t batchRecords, const std::function<void(const FlowTable&)>& batch);
 
 // Writes `flows` as flows.csv (gzip when `path` ends in ".gz"), rows in start order, `comment` lines first as
 // "# ..." lines; the congestion columns retransmits,cnps,ecn_ce when the table has them. Atomic: written to

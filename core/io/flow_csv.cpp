@@ -240,13 +240,20 @@ public:
     CsvReader(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag)
         : m_path(path), m_options(options), m_diag(diag) {}
 
+    // Streaming: every `records` rows (and at the end) the rows read so far go to `batch`, then are cleared
+    // (the endpoint table is kept, so ids stay the same from batch to batch). Rows come in file order.
+    void streamTo(std::size_t records, const std::function<void(const FlowTable&)>& batch) {
+        m_batchRecords = std::max<std::size_t>(records, 1);
+        m_batch = &batch;
+    }
+
     FlowTable run() {
         ByteSource src(m_path);
         m_progress = m_options.progress;
         Chunk chunk;
         bool more = step(src, chunk, std::size_t(64) << 10); // the header, and a sample of rows to size the parts
         struct stat st {};
-        const bool parallel = more && !src.gzip() && !m_options.strict && m_header && !m_skipping &&
+        const bool parallel = more && !m_batch && !src.gzip() && !m_options.strict && m_header && !m_skipping &&
                               ::stat(m_path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
                               std::uint64_t(st.st_size) >= m_bytesSeen + m_options.parallelFromBytes &&
                               threadCount(m_options.threads) > 1;
@@ -272,6 +279,10 @@ public:
             m_diag.addWarning({m_path, 0, 0,
                                std::string("no header row: the file has no data (expected the columns ") +
                                    std::string(kExpectedHeader) + ")"});
+        if (m_batch) {
+            if (!m_table.empty()) (*m_batch)(m_table);
+            return {};
+        }
         m_table.sortByStart();
         return std::move(m_table);
     }
@@ -295,13 +306,17 @@ private:
             throw Cancelled();
         }
         if (m_cancel && m_cancel->load(std::memory_order_relaxed)) throw Cancelled();
-        if (m_header && !eof) reserveFor(c.have, src.fraction());
+        if (m_header && !eof && !m_batch) reserveFor(c.have, src.fraction());
         // A broken gzip stream: the partial line at the break is not trusted, the rest is kept.
         bool lastLineComplete = !eof || src.streamError().empty();
         std::size_t used = processLines(c.buf.get(), c.have, eof, lastLineComplete);
         m_bytesSeen += used;
         std::memmove(c.buf.get(), c.buf.get() + used, c.have - used);
         c.have -= used;
+        if (m_batch && m_table.size() >= m_batchRecords) {
+            (*m_batch)(m_table);
+            m_table.clearRecords();
+        }
         if (!eof && c.have == kChunk) {
             overlongLine(c.buf.get(), c.have);
             c.have = 0;
@@ -700,6 +715,8 @@ private:
     bool m_skipping = false;
     std::function<bool(double)> m_progress; // false cancels
     std::atomic<bool>* m_cancel = nullptr;  // parallel parts: set when one part cancels, seen by the others
+    const std::function<void(const FlowTable&)>* m_batch = nullptr; // streaming (streamTo)
+    std::size_t m_batchRecords = 0;
 };
 
 } // namespace
@@ -707,6 +724,13 @@ private:
 FlowTable readFlowsCsv(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag) {
     CsvReader reader(path, options, diag);
     return reader.run();
+}
+
+void streamFlowsCsv(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag,
+                    std::size_t batchRecords, const std::function<void(const FlowTable&)>& batch) {
+    CsvReader reader(path, options, diag);
+    reader.streamTo(batchRecords, batch);
+    reader.run();
 }
 
 } // namespace prism

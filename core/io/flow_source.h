@@ -5,6 +5,8 @@
 #include "io/capture.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace prism {
 
@@ -27,6 +29,26 @@ struct SourceInfo {
         return kind != SourceKind::Topology && kind != SourceKind::Other;
     }
 };
+
+struct FlowFile {
+    std::string path;
+    SourceInfo info;
+};
+
+// The files a capture is made of, found as loadCapture finds them (io/capture.h): only the first bytes of each
+// are read. Throws InputError as loadCapture does for a missing source or one with no flow data.
+struct CaptureFiles {
+    std::string source;             // the sources joined by " + "
+    std::vector<FlowFile> files;    // flow data, in the order loadCapture reads them
+    std::string topologyPath;       // --topology, else the one found; empty when none
+    LoadDiagnostics diagnostics;    // what finding them met (files skipped with a warning)
+};
+CaptureFiles findCaptureFiles(const std::vector<std::string>& sources, const LoadOptions& options);
+
+// The warnings loadCapture gives about a topology: switches not listed, and RoCE endpoints (with their record
+// counts, most first) that are not NICs of it.
+void checkTopologyOf(const Topology& topology, const std::string& topologyPath,
+                     const std::vector<std::pair<IpAddr, std::uint64_t>>& unknownRoce, LoadDiagnostics& diag);
 
 // Looks at the first bytes of `path` (inflated when gzip). Throws InputError when it cannot be read.
 SourceInfo detectSource(const std::string& path);

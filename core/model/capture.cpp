@@ -27,7 +27,9 @@ CaptureSummary summarize(const Capture& capture) {
     const FlowTable& f = capture.flows;
     s.source = capture.source;
     s.records = f.size();
+    std::vector<bool> seen(f.endpoints.size(), false); // in a record read (a rejected row may have interned one)
     for (std::size_t i = 0; i < f.size(); ++i) {
+        seen[f.src[i]] = seen[f.dst[i]] = true;
         if (f.isRoce(i)) {
             ++s.roceRecords;
             s.roceBytes += f.bytes[i];
@@ -36,7 +38,7 @@ CaptureSummary summarize(const Capture& capture) {
             s.otherBytes += f.bytes[i];
         }
     }
-    s.endpoints = f.endpoints.size();
+    s.endpoints = std::uint64_t(std::count(seen.begin(), seen.end(), true));
     if (capture.hasTopology) {
         s.hosts = capture.topology.hosts.size();
         s.nics = capture.topology.nics.size();

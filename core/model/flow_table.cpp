@@ -58,6 +58,51 @@ void FlowTable::enableCongestion() {
 
 void FlowTable::clear() { *this = FlowTable{}; }
 
+void FlowTable::keepStartsIn(std::int64_t from, std::int64_t to) {
+    EndpointTable kept;
+    std::vector<EndpointId> id(endpoints.size(), ~EndpointId(0));
+    auto map = [&](EndpointId e) {
+        if (id[e] == ~EndpointId(0)) id[e] = kept.intern(endpoints.at(e));
+        return id[e];
+    };
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < size(); ++i) {
+        if (startNs[i] < from || startNs[i] >= to) continue;
+        startNs[n] = startNs[i];
+        endNs[n] = endNs[i];
+        src[n] = map(src[i]);
+        dst[n] = map(dst[i]);
+        srcPort[n] = srcPort[i];
+        dstPort[n] = dstPort[i];
+        proto[n] = proto[i];
+        bytes[n] = bytes[i];
+        packets[n] = packets[i];
+        if (m_congestion) {
+            retransmits[n] = retransmits[i];
+            cnps[n] = cnps[i];
+            ecnCe[n] = ecnCe[i];
+        }
+        ++n;
+    }
+    for (auto* c : {&startNs, &endNs}) c->resize(n);
+    for (auto* c : {&src, &dst}) c->resize(n);
+    for (auto* c : {&srcPort, &dstPort}) c->resize(n);
+    proto.resize(n);
+    for (auto* c : {&bytes, &packets}) c->resize(n);
+    if (m_congestion)
+        for (auto* c : {&retransmits, &cnps, &ecnCe}) c->resize(n);
+    endpoints = std::move(kept);
+}
+
+void FlowTable::clearRecords() {
+    for (auto* c : {&startNs, &endNs}) c->clear();
+    for (auto* c : {&src, &dst}) c->clear();
+    for (auto* c : {&srcPort, &dstPort}) c->clear();
+    proto.clear();
+    for (auto* c : {&bytes, &packets}) c->clear();
+    for (auto* c : {&retransmits, &cnps, &ecnCe}) c->clear();
+}
+
 FlowTable FlowTable::concatenate(std::vector<FlowTable> parts) {
     FlowTable out;
     std::size_t total = 0;

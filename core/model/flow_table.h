@@ -66,6 +66,10 @@ public:
     bool empty() const { return startNs.empty(); }
     void reserve(std::size_t n);
     void clear();
+    // Keeps the records that start in [from, to), in their order; endpoints interned anew (only those kept).
+    void keepStartsIn(std::int64_t from, std::int64_t to);
+    // Drops the records, keeps the endpoint table (ids stay valid) and the columns' capacity.
+    void clearRecords();
     void append(const FlowRecord& r);
     // Appends with already interned endpoints (the fast path of the readers).
     void append(std::int64_t start, std::int64_t end, EndpointId s, EndpointId d, std::uint16_t sport,

@@ -1,0 +1,298 @@
+// FileStore: streaming passes over a capture's flow files.
+#include "io/file_store.h"
+
+#include "io/capture.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <unordered_map>
+
+namespace prism {
+
+namespace {
+
+constexpr std::size_t kBatch = 1 << 20; // records per streamed batch (~50 MB of columns)
+constexpr EndpointId kNoId = ~EndpointId(0);
+
+// Record durations in buckets: exact below 4096 ns, then 4096 buckets per power of two (1/4096 of the value
+// wide), so that one more pass over a few buckets gives the exact median and the count near it.
+constexpr int kMantissa = 12;
+constexpr std::size_t kBuckets = (std::size_t(1) << kMantissa) * 52;
+
+std::size_t bucketOf(std::int64_t v) {
+    const auto u = std::uint64_t(std::max<std::int64_t>(v, 0));
+    if (u < (std::uint64_t(1) << kMantissa)) return std::size_t(u);
+    const int width = std::bit_width(u); // 13..63
+    const std::uint64_t mantissa = (u >> (width - kMantissa - 1)) & ((std::uint64_t(1) << kMantissa) - 1);
+    return (std::size_t(width - kMantissa) << kMantissa) + std::size_t(mantissa);
+}
+
+// [lo, hi] of a bucket.
+std::pair<std::int64_t, std::int64_t> bucketRange(std::size_t b) {
+    if (b < (std::size_t(1) << kMantissa)) return {std::int64_t(b), std::int64_t(b)};
+    const int width = int(b >> kMantissa) + kMantissa; // bit width of its values
+    const std::uint64_t mantissa = b & ((std::size_t(1) << kMantissa) - 1);
+    const int shift = width - kMantissa - 1;
+    const std::uint64_t lo = ((std::uint64_t(1) << kMantissa) | mantissa) << shift;
+    return {std::int64_t(lo), std::int64_t(lo + (std::uint64_t(1) << shift) - 1)};
+}
+
+} // namespace
+
+struct FileStore::SpanHistogram {
+    std::vector<std::uint64_t> counts[2] = {std::vector<std::uint64_t>(kBuckets, 0),
+                                            std::vector<std::uint64_t>(kBuckets, 0)}; // all, RoCE
+};
+
+FileStore::FileStore(const std::vector<std::string>& sources, const LoadOptions& options)
+    : m_files(findCaptureFiles(sources, options)), m_options(options) {
+    for (const FlowFile& f : m_files.files)
+        if (f.info.kind == SourceKind::ClickHouse)
+            throw InputError({f.path, 0, 0, "a ClickHouse table is a store of its own, not a file of a capture"});
+    if (!m_files.topologyPath.empty()) {
+        m_topology = readTopologyJson(m_files.topologyPath);
+        m_hasTopology = true;
+    }
+    m_diag = m_files.diagnostics;
+}
+
+FileStore::~FileStore() = default;
+
+void FileStore::scan(const std::function<void(const FlowTable&, std::size_t)>& batch) {
+    LoadDiagnostics later; // the messages of a file are given once, from the first pass
+    LoadDiagnostics& diag = m_scanned ? later : m_diag;
+    LoadOptions options = m_options;
+    options.progress = {};
+    for (std::size_t k = 0; k < m_files.files.size(); ++k) {
+        const FlowFile& f = m_files.files[k];
+        if (f.info.kind == SourceKind::FlowsCsv) {
+            streamFlowsCsv(f.path, options, diag, kBatch, [&](const FlowTable& t) { batch(t, k); });
+        } else {
+            const FlowTable t = readFlowSource(f.path, f.info, options, diag);
+            batch(t, k);
+        }
+    }
+    m_scanned = true;
+    ++m_passes;
+}
+
+StoreOverview FileStore::overview() {
+    StoreOverview o;
+    EndpointTable global;
+    std::vector<bool> seen; // per global endpoint: in a record of the window
+    std::vector<std::uint64_t> roceRecords;   // per global endpoint, RoCE records it is in
+    std::vector<std::vector<EndpointId>> toGlobal(m_files.files.size());
+    m_spans = std::make_unique<SpanHistogram>();
+    m_granularity[0] = m_granularity[1] = 1'000'000'000;
+    bool anyRecord = false;
+    m_anyRoce = false;
+    scan([&](const FlowTable& t, std::size_t file) {
+        std::vector<EndpointId>& map = toGlobal[file];
+        while (map.size() < t.endpoints.size()) {
+            map.push_back(global.intern(t.endpoints.at(EndpointId(map.size()))));
+            roceRecords.resize(global.size(), 0);
+            seen.resize(global.size(), false);
+        }
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            const std::int64_t start = t.startNs[i], end = t.endNs[i];
+            if (!inWindow(start)) continue;
+            seen[map[t.src[i]]] = seen[map[t.dst[i]]] = true;
+            o.firstNs = anyRecord ? std::min(o.firstNs, start) : start;
+            o.lastNs = anyRecord ? std::max(o.lastNs, end) : end;
+            anyRecord = true;
+            const bool roce = t.isRoce(i);
+            const std::size_t bucket = bucketOf(end - start);
+            ++m_spans->counts[0][bucket];
+            while (m_granularity[0] > 1 && start % m_granularity[0] != 0) m_granularity[0] /= 1000;
+            if (!roce) {
+                ++o.otherRecords;
+                o.otherBytes += t.bytes[i];
+                continue;
+            }
+            ++o.roceRecords;
+            o.roceBytes += t.bytes[i];
+            o.roceFirstNs = m_anyRoce ? std::min(o.roceFirstNs, start) : start;
+            o.roceLastNs = m_anyRoce ? std::max(o.roceLastNs, end) : end;
+            m_anyRoce = true;
+            ++m_spans->counts[1][bucket];
+            while (m_granularity[1] > 1 && start % m_granularity[1] != 0) m_granularity[1] /= 1000;
+            ++roceRecords[map[t.src[i]]];
+            if (t.dst[i] != t.src[i]) ++roceRecords[map[t.dst[i]]];
+        }
+    });
+    o.records = o.roceRecords + o.otherRecords;
+    o.endpoints = std::uint64_t(std::count(seen.begin(), seen.end(), true));
+    // The warnings loadCapture gives after reading: the topology's, or that there is none.
+    if (m_hasTopology) {
+        std::vector<std::pair<IpAddr, std::uint64_t>> unknown;
+        for (EndpointId e = 0; e < global.size(); ++e)
+            if (roceRecords[e] && !m_topology.nicByIp(global.at(e))) unknown.emplace_back(global.at(e), roceRecords[e]);
+        std::sort(unknown.begin(), unknown.end(), [](const auto& a, const auto& b) {
+            return a.second != b.second ? a.second > b.second : a.first < b.first;
+        });
+        checkTopologyOf(m_topology, m_files.topologyPath, unknown, m_diag);
+    } else {
+        m_diag.addWarning({m_files.source, 0, 0, "no topology.json: each NIC is treated as its own host"});
+    }
+    return o;
+}
+
+FlowTable FileStore::groupedRoce(std::int64_t lo, std::int64_t width) {
+    struct Key {
+        EndpointId src, dst;
+        std::uint16_t port;
+        std::int64_t bin;
+        bool operator==(const Key&) const = default;
+    };
+    struct KeyHash {
+        std::size_t operator()(const Key& k) const {
+            std::uint64_t h = (std::uint64_t(k.src) << 32 | k.dst) * 0x9E3779B97F4A7C15ull;
+            return std::size_t(h ^ (h >> 29) ^ (std::uint64_t(k.bin) * 0xC2B2AE3D27D4EB4Full) ^ k.port);
+        }
+    };
+    struct Group {
+        std::int64_t first, last;
+        std::uint64_t bytes = 0, records = 0;
+    };
+    EndpointTable global;
+    std::vector<std::vector<EndpointId>> toGlobal(m_files.files.size());
+    std::unordered_map<Key, std::size_t, KeyHash> index;
+    std::vector<Key> keys;
+    std::vector<Group> groups;
+    scan([&](const FlowTable& t, std::size_t file) {
+        std::vector<EndpointId>& map = toGlobal[file];
+        while (map.size() < t.endpoints.size()) map.push_back(global.intern(t.endpoints.at(EndpointId(map.size()))));
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            if (!t.isRoce(i) || !inWindow(t.startNs[i])) continue;
+            const Key key{map[t.src[i]], map[t.dst[i]], t.srcPort[i], (t.startNs[i] - lo) / width};
+            auto [it, inserted] = index.try_emplace(key, groups.size());
+            if (inserted) {
+                keys.push_back(key);
+                groups.push_back({t.startNs[i], t.endNs[i]});
+            }
+            Group& g = groups[it->second];
+            g.first = std::min(g.first, t.startNs[i]);
+            g.last = std::max(g.last, t.endNs[i]);
+            g.bytes += t.bytes[i];
+            ++g.records;
+        }
+    });
+    index = {};
+    std::vector<std::uint32_t> order(groups.size());
+    for (std::uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return groups[a].first != groups[b].first ? groups[a].first < groups[b].first : groups[a].last < groups[b].last;
+    });
+    FlowTable out;
+    out.reserve(groups.size());
+    for (std::uint32_t k : order) {
+        const EndpointId s = out.endpoints.intern(global.at(keys[k].src));
+        const EndpointId d = out.endpoints.intern(global.at(keys[k].dst));
+        out.append(groups[k].first, groups[k].last, s, d, keys[k].port, kRoceV2Port, kProtoUdp, groups[k].bytes,
+                   groups[k].records);
+    }
+    return out;
+}
+
+FlowTable FileStore::roceRecords(const RecordSelection& selection) {
+    constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+    std::unordered_map<IpAddr, std::vector<std::pair<std::int64_t, std::int64_t>>, IpAddrHash> wanted;
+    for (const IpAddr& ip : selection.whole) wanted[ip].emplace_back(lo, hi);
+    for (const SenderRange& r : selection.ranges) wanted[r.src].emplace_back(r.from, r.to);
+    // Per file, per local endpoint id: its ranges (null when it sends nothing wanted) and its id in `out`.
+    struct Local {
+        std::vector<const std::vector<std::pair<std::int64_t, std::int64_t>>*> ranges;
+        std::vector<EndpointId> outId;
+    };
+    std::vector<Local> local(m_files.files.size());
+    FlowTable out;
+    scan([&](const FlowTable& t, std::size_t file) {
+        Local& L = local[file];
+        while (L.ranges.size() < t.endpoints.size()) {
+            auto it = wanted.find(t.endpoints.at(EndpointId(L.ranges.size())));
+            L.ranges.push_back(it == wanted.end() ? nullptr : &it->second);
+            L.outId.push_back(kNoId);
+        }
+        if (t.hasCongestion() && !out.hasCongestion()) out.enableCongestion();
+        auto id = [&](EndpointId e) {
+            if (L.outId[e] == kNoId) L.outId[e] = out.endpoints.intern(t.endpoints.at(e));
+            return L.outId[e];
+        };
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            const auto* rs = L.ranges[t.src[i]];
+            if (!rs || !t.isRoce(i) || !inWindow(t.startNs[i])) continue;
+            const std::int64_t s = t.startNs[i];
+            if (!std::any_of(rs->begin(), rs->end(), [s](const auto& r) { return s >= r.first && s < r.second; }))
+                continue;
+            const EndpointId a = id(t.src[i]), b = id(t.dst[i]);
+            if (out.hasCongestion())
+                out.append(s, t.endNs[i], a, b, t.srcPort[i], t.dstPort[i], t.proto[i], t.bytes[i], t.packets[i],
+                           t.hasCongestion() ? t.retransmits[i] : 0, t.hasCongestion() ? t.cnps[i] : 0,
+                           t.hasCongestion() ? t.ecnCe[i] : 0);
+            else
+                out.append(s, t.endNs[i], a, b, t.srcPort[i], t.dstPort[i], t.proto[i], t.bytes[i], t.packets[i]);
+        }
+    });
+    if (!out.isSortedByStart()) out.sortByStart(m_options.threads);
+    return out;
+}
+
+TimeResolution FileStore::resolution() {
+    if (!m_spans) overview();
+    const int which = m_anyRoce ? 1 : 0;
+    const std::vector<std::uint64_t>& hist = m_spans->counts[which];
+    TimeResolution r;
+    std::uint64_t n = 0;
+    for (std::uint64_t c : hist) n += c;
+    r.records = n;
+    if (!n) return r;
+    r.stampGranularityNs = m_granularity[which];
+    // The bucket of the upper median (index n/2 of the sorted spans).
+    const std::uint64_t k = n / 2;
+    std::size_t median = 0;
+    std::uint64_t before = 0;
+    while (before + hist[median] <= k) before += hist[median++];
+    const auto [bLo, bHi] = bucketRange(median);
+    // The median m lies in [bLo, bHi], so m - m/10 lies in e1 and m + m/10 in e2: the buckets meeting them
+    // (and the median's) are read exactly; every other bucket is wholly inside the window or wholly outside.
+    const std::pair<std::int64_t, std::int64_t> e1{std::max<std::int64_t>(0, bLo - bHi / 10 - 1), bHi - bLo / 10 + 1};
+    const std::int64_t top = std::numeric_limits<std::int64_t>::max();
+    const std::pair<std::int64_t, std::int64_t> e2{bLo + bLo / 10 - 1, bHi > top / 2 ? top : bHi + bHi / 10 + 1};
+    std::vector<bool> exact(kBuckets, false);
+    exact[median] = true;
+    for (auto [a, b] : {e1, e2})
+        for (std::size_t j = bucketOf(a); j <= bucketOf(b) && j < kBuckets; ++j) exact[j] = true;
+    std::map<std::int64_t, std::uint64_t> values;
+    scan([&](const FlowTable& t, std::size_t) {
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            if ((which == 1 && !t.isRoce(i)) || !inWindow(t.startNs[i])) continue;
+            const std::int64_t span = t.endNs[i] - t.startNs[i];
+            if (exact[bucketOf(span)]) ++values[span];
+        }
+    });
+    std::uint64_t seen = before;
+    for (const auto& [v, c] : values) {
+        if (bucketOf(v) != median) continue;
+        if (seen + c > k) {
+            r.typicalSpanNs = v;
+            break;
+        }
+        seen += c;
+    }
+    if (r.typicalSpanNs > 0) {
+        const std::int64_t m = r.typicalSpanNs, low = m - m / 10, high = m + m / 10;
+        std::uint64_t near = 0;
+        for (std::size_t j = 0; j < kBuckets; ++j) {
+            if (exact[j] || !hist[j]) continue;
+            const auto [a, b] = bucketRange(j);
+            if (a >= low && b <= high) near += hist[j];
+        }
+        for (const auto& [v, c] : values)
+            if (v >= low && v <= high) near += c;
+        r.fixedSpan = near * 2 > n;
+    }
+    return r;
+}
+
+} // namespace prism

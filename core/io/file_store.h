@@ -1,0 +1,53 @@
+#pragma once
+// A capture on disk as a FlowStore (model/flow_store.h): every answer is a streaming pass over the flow files,
+// so that a capture larger than memory is analysed in stages (analysis/staged.h; docs/ENGINE.md "Staged
+// analysis"). flows.csv files (plain or gzip) are streamed in batches; other kinds of flow data are read one
+// file at a time. Passes: the counts (and the span histogram), the grouped rows, the time resolution, then one
+// per job fetched. Messages and warnings are those loadCapture gives, taken from the first pass.
+#include "io/flow_source.h"
+#include "model/flow_store.h"
+
+#include <memory>
+
+namespace prism {
+
+class FileStore : public FlowStore {
+public:
+    // Finds the files as loadCapture does and reads the topology (InputError as loadCapture).
+    FileStore(const std::vector<std::string>& sources, const LoadOptions& options);
+    ~FileStore() override;
+
+    const CaptureFiles& files() const { return m_files; }
+    const Topology& topology() const { return m_topology; }
+    bool hasTopology() const { return m_hasTopology; }
+    int passes() const { return m_passes; } // over the flow files so far
+
+    std::string source() const override { return m_files.source; }
+    StoreOverview overview() override;
+    FlowTable groupedRoce(std::int64_t lo, std::int64_t width) override;
+    FlowTable roceRecords(const RecordSelection& selection) override;
+    TimeResolution resolution() override;
+    const LoadDiagnostics& diagnostics() const override { return m_diag; }
+
+    struct SpanHistogram; // the record durations, for an exact median in bounded memory
+
+private:
+    // Calls `batch` with every record of every flow file, in batches: (batch, file index); the endpoint ids
+    // of a batch stay valid for the rest of its file.
+    void scan(const std::function<void(const FlowTable&, std::size_t)>& batch);
+    // --from, --to
+    bool inWindow(std::int64_t start) const { return start >= m_options.fromNs && start < m_options.toNs; }
+
+    CaptureFiles m_files;
+    LoadOptions m_options;
+    Topology m_topology;
+    bool m_hasTopology = false;
+    LoadDiagnostics m_diag;
+    bool m_scanned = false; // the first pass is over: its messages are kept, later passes' dropped
+    int m_passes = 0;
+    std::unique_ptr<SpanHistogram> m_spans; // from overview()
+    bool m_anyRoce = false;
+    std::int64_t m_granularity[2] = {1'000'000'000, 1'000'000'000}; // over all records, over RoCE records
+};
+
+} // namespace prism
