@@ -154,8 +154,33 @@ prism::LoadOptions loadOptions(const Source& s, const CLI::App& cmd) {
     return lo;
 }
 
+// Copies 2..N of the flows, each after the one before with 1 s between them, as flows-K.csv[.gz] next to
+// flows.csv (rows in end order, as writeCapture writes them). Restarts: each copy's connections are new ones
+// (UDP source ports moved), so that each copy is a restart of the jobs.
+void writeCopiesOf(prism::FlowTable table, const std::string& out, std::uint64_t copies, bool restarts, bool gzip) {
+    if (table.empty()) return;
+    const std::int64_t first = *std::min_element(table.startNs.begin(), table.startNs.end());
+    const std::int64_t last = *std::max_element(table.endNs.begin(), table.endNs.end());
+    const std::int64_t shift = last - first + 1'000'000'000;
+    std::vector<std::uint32_t> order(table.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return table.endNs[a] != table.endNs[b] ? table.endNs[a] < table.endNs[b] : table.startNs[a] < table.startNs[b];
+    });
+    for (std::uint64_t k = 1; k < copies; ++k) {
+        for (std::size_t i = 0; i < table.size(); ++i) {
+            table.startNs[i] += shift;
+            table.endNs[i] += shift;
+            if (restarts && table.isRoce(i)) table.srcPort[i] = std::uint16_t(49152 + (table.srcPort[i] + 997) % 16384);
+        }
+        prism::writeFlowsCsv(table, out + "/flows-" + std::to_string(k) + (gzip ? ".csv.gz" : ".csv"),
+                             {"copy " + std::to_string(k + 1) + " of " + std::to_string(copies) + " (simulate --repeat)"},
+                             &order);
+    }
+}
+
 struct Simulate {
-    std::string preset, seed, out, format = "csv", maxPackets, ipv6Nics, channels, loss;
+    std::string preset, seed, out, format = "csv", maxPackets, ipv6Nics, channels, loss, repeat, repeatAs = "run";
     std::vector<std::string> anomalies;
     bool gzip = false, clearAnomalies = false;
 
@@ -190,6 +215,14 @@ struct Simulate {
         cmd->add_option("--channels", channels, "NCCL channels (parallel records) per transfer for every job")
             ->option_text("N");
         cmd->add_option("--loss", loss, "fraction of flow records the exporter loses, in [0, 1)")->option_text("RATE");
+        cmd->add_option("--repeat", repeat,
+                        "write the flows N times back to back, 1 s apart, as N files (flows.csv, flows-1.csv...;\n"
+                        "a capture N times as large; truth.json describes the first copy)")
+            ->option_text("N");
+        cmd->add_option("--repeat-as", repeatAs,
+                        "run: the copies continue one run (the same connections); restarts: each copy is a\n"
+                        "restart of the jobs (new connections)")
+            ->option_text("run|restarts");
         // Runs before the checks of required options: --list-presets needs none.
         cmd->add_flag_callback(
             "--list-presets",
@@ -231,6 +264,12 @@ struct Simulate {
         } catch (const std::invalid_argument& e) {
             throw UsageError{e.what()};
         }
+        std::uint64_t copies = 1;
+        if (cmd.count("--repeat") && (!parseNumber(repeat, copies) || copies < 1 || copies > 1000))
+            throw UsageError{"--repeat expects a whole number from 1 to 1000, found \"" + repeat + "\""};
+        if (repeatAs != "run" && repeatAs != "restarts")
+            throw UsageError{"--repeat-as expects run or restarts, found \"" + repeatAs + "\""};
+        if (copies > 1 && format != "csv") throw UsageError{"--repeat applies to flows.csv, not to --format pcap"};
         if (format != "csv" && format != "pcap")
             throw UsageError{"--format expects csv or pcap, found \"" + format + "\""};
         if (format == "pcap" && gzip) throw UsageError{"--gzip applies to flows.csv, not to --format pcap"};
@@ -250,8 +289,9 @@ struct Simulate {
                 packets =
                     prism::formatCount(prism::sim::writePcapCapture(result, out, pcapOptions).packets) + " packets of ";
             else prism::sim::writeCapture(result, out, gzip);
-            std::cout << "wrote " << out << ": " << packets << prism::formatCount(result.flows.size())
-                      << " flow records, " << result.topology.hosts.size() << " hosts, " << result.truth.jobs.size()
+            if (copies > 1) writeCopiesOf(result.flows, out, copies, repeatAs == "restarts", gzip);
+            std::cout << "wrote " << out << ": " << packets << prism::formatCount(result.flows.size() * copies)
+                      << " flow records" << (copies > 1 ? " in " + std::to_string(copies) + " files" : std::string()) << ", " << result.topology.hosts.size() << " hosts, " << result.truth.jobs.size()
                       << " jobs\n";
         } catch (const std::exception& e) {
             std::cerr << "llmprism-cli: " << e.what() << '\n';
