@@ -41,11 +41,11 @@ class TestStaged : public QObject {
 
     // The capture on disk analysed in stages from its files against the same capture loaded whole.
     static void compareFiles(const std::vector<std::string>& sources, const LoadOptions& lo = {},
-                             StagedStats* stats = nullptr) {
+                             StagedStats* stats = nullptr, std::uint64_t budget = 0) {
         const Capture whole = loadCapture(sources, lo);
         const std::string expected = reportText(analyzeCapture(whole));
         FileStore store(sources, lo);
-        const Report staged = analyzeStore(store, store.topology(), store.hasTopology(), {}, stats);
+        const Report staged = analyzeStore(store, store.topology(), store.hasTopology(), {}, stats, budget);
         const std::string got = reportText(staged);
         QVERIFY2(got == expected, firstDifference(got, expected).c_str());
     }
@@ -171,6 +171,13 @@ private slots:
         window.fromNs = c.flows.startNs[c.flows.size() / 3];
         window.toNs = c.flows.startNs[2 * c.flows.size() / 3];
         compareFiles({path("split")}, window);
+        // A budget that holds every job: one pass fetches them all, the same report.
+        StagedStats together;
+        compareFiles({path("split")}, {}, &together, std::uint64_t(1) << 30);
+        QCOMPARE(together.fetches, std::uint64_t(1));
+        StagedStats apart;
+        compareFiles({path("split")}, {}, &apart);
+        QVERIFY(apart.fetches >= 2);
         const Capture cut = loadCapture(path("split"), window);
         QVERIFY(cut.flows.size() > 0 && cut.flows.size() < c.flows.size() + 1);
         for (std::int64_t s : cut.flows.startNs) QVERIFY(s >= window.fromNs && s < window.toNs);

@@ -85,26 +85,41 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
     RecognitionResult recognition = recognizeJobs(grouped, topology, options.recognition, stage(0.2, 0.4));
     report.notes = recognition.notes;
     const std::size_t jobs = recognition.jobs.size();
+    // Jobs are fetched in groups that fit the budget together (one pass of a file store per group), one at a
+    // time without a budget.
+    std::vector<std::uint64_t> expected(jobs, 0); // each job's records: a grouped row counts its records as packets
     for (std::size_t j = 0; j < jobs; ++j) {
-        const double base = 0.4 + 0.6 * double(j) / double(jobs), span = 0.6 / double(jobs);
         const RecognizedJob& rj = recognition.jobs[j];
-        std::uint64_t expected = 0; // the job's records: each grouped row counts its records as packets
-        for (std::uint32_t r : rj.records) expected += grouped.packets[r];
-        if (memoryBudget && expected * kStagedBytesPerRecord > memoryBudget)
+        for (std::uint32_t r : rj.records) expected[j] += grouped.packets[r];
+        if (memoryBudget && expected[j] * kStagedBytesPerRecord > memoryBudget)
             throw InputError({store.source(), 0, 0,
                               "job-" + std::to_string(j) + " (" + std::to_string(rj.nics.size()) + " GPUs, " +
-                                  formatCount(expected) + " RoCE records, " + formatTimestamp(rj.startNs) + " +" +
+                                  formatCount(expected[j]) + " RoCE records, " + formatTimestamp(rj.startNs) + " +" +
                                   formatDuration(rj.endNs - rj.startNs) + ") needs about " +
-                                  formatBytes(expected * kStagedBytesPerRecord) +
+                                  formatBytes(expected[j] * kStagedBytesPerRecord) +
                                   " to analyse, more than the memory budget of " + formatBytes(memoryBudget) +
                                   " (--memory): analyse part of it (--from, --to) or give it more memory"});
-        FlowTable records = store.roceRecords(selectionOf(rj, grouped));
-        st.largestJob = std::max<std::uint64_t>(st.largestJob, records.size());
-        st.fetchedRecords += records.size();
-        const RecognizedJob job = mapped(rj, grouped, records);
-        JobAnalysis analysed;
-        report.jobs.push_back(analyzeJob(records, topology, job, j, report.jobs, s.firstNs, options, true, analysed,
-                                         stage(base + 0.2 * span, base + span)));
+    }
+    for (std::size_t first = 0; first < jobs;) {
+        std::size_t last = first + 1;
+        std::uint64_t need = expected[first] * kStagedBytesPerRecord;
+        while (memoryBudget && last < jobs && need + expected[last] * kStagedBytesPerRecord <= memoryBudget)
+            need += expected[last++] * kStagedBytesPerRecord;
+        std::vector<RecordSelection> selections;
+        for (std::size_t j = first; j < last; ++j) selections.push_back(selectionOf(recognition.jobs[j], grouped));
+        std::vector<FlowTable> tables = store.roceRecords(selections);
+        ++st.fetches;
+        for (std::size_t j = first; j < last; ++j) {
+            const double base = 0.4 + 0.6 * double(j) / double(jobs), span = 0.6 / double(jobs);
+            FlowTable records = std::move(tables[j - first]);
+            st.largestJob = std::max<std::uint64_t>(st.largestJob, records.size());
+            st.fetchedRecords += records.size();
+            const RecognizedJob job = mapped(recognition.jobs[j], grouped, records);
+            JobAnalysis analysed;
+            report.jobs.push_back(analyzeJob(records, topology, job, j, report.jobs, s.firstNs, options, true,
+                                             analysed, stage(base + 0.2 * span, base + span)));
+        }
+        first = last;
     }
     checkResolution(store.resolution(), report);
     if (options.progress && !options.progress(1.0)) throw Cancelled();

@@ -18,11 +18,13 @@ struct StagedStats {
     std::uint64_t groupedRows = 0;   // rows recognition ran on
     std::uint64_t largestJob = 0;    // records of the largest job fetched
     std::uint64_t fetchedRecords = 0; // records of every job fetched
+    std::uint64_t fetches = 0;        // calls for job records (passes of a file store)
 };
 
 // `hasTopology`: whether `topology` came from a file (else each RoCE endpoint counts as a NIC and host).
 // `memoryBudget` (bytes, 0: none): a job whose records would take more than it to analyse
-// (kStagedBytesPerRecord each) is not fetched: InputError naming the job, what it needs and what to do.
+// (kStagedBytesPerRecord each) is not fetched: InputError naming the job, what it needs and what to do. Jobs
+// that fit the budget together are fetched together (one pass over a file store); without a budget, one by one.
 Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology, const AnalysisOptions& options = {},
                     StagedStats* stats = nullptr, std::uint64_t memoryBudget = 0);
 

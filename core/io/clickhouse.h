@@ -92,6 +92,7 @@ public:
     StoreOverview overview() override;
     FlowTable groupedRoce(std::int64_t lo, std::int64_t width) override;
     FlowTable roceRecords(const RecordSelection& selection) override;
+    using FlowStore::roceRecords;
     TimeResolution resolution() override;
     const LoadDiagnostics& diagnostics() const override { return m_diag; }
 

@@ -196,45 +196,62 @@ FlowTable FileStore::groupedRoce(std::int64_t lo, std::int64_t width) {
 }
 
 FlowTable FileStore::roceRecords(const RecordSelection& selection) {
+    return std::move(roceRecords(std::vector<RecordSelection>{selection}).front());
+}
+
+std::vector<FlowTable> FileStore::roceRecords(const std::vector<RecordSelection>& selections) {
     constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
-    std::unordered_map<IpAddr, std::vector<std::pair<std::int64_t, std::int64_t>>, IpAddrHash> wanted;
-    for (const IpAddr& ip : selection.whole) wanted[ip].emplace_back(lo, hi);
-    for (const SenderRange& r : selection.ranges) wanted[r.src].emplace_back(r.from, r.to);
-    // Per file, per local endpoint id: its ranges (null when it sends nothing wanted) and its id in `out`.
+    // Per sender address: (selection, from, to) of every selection that wants it.
+    struct Want {
+        std::uint32_t selection;
+        std::int64_t from, to;
+    };
+    std::unordered_map<IpAddr, std::vector<Want>, IpAddrHash> wanted;
+    for (std::uint32_t k = 0; k < selections.size(); ++k) {
+        for (const IpAddr& ip : selections[k].whole) wanted[ip].push_back({k, lo, hi});
+        for (const SenderRange& r : selections[k].ranges) wanted[r.src].push_back({k, r.from, r.to});
+    }
+    // Per file, per local endpoint id: what is wanted of it (null: nothing) and its id in each output table.
     struct Local {
-        std::vector<const std::vector<std::pair<std::int64_t, std::int64_t>>*> ranges;
-        std::vector<EndpointId> outId;
+        std::vector<const std::vector<Want>*> wants;
+        std::vector<std::vector<EndpointId>> outId; // [selection][local id]
     };
     std::vector<Local> local(m_files.files.size());
-    FlowTable out;
+    for (Local& L : local) L.outId.resize(selections.size());
+    std::vector<FlowTable> out(selections.size());
     scan([&](const FlowTable& t, std::size_t file) {
         Local& L = local[file];
-        while (L.ranges.size() < t.endpoints.size()) {
-            auto it = wanted.find(t.endpoints.at(EndpointId(L.ranges.size())));
-            L.ranges.push_back(it == wanted.end() ? nullptr : &it->second);
-            L.outId.push_back(kNoId);
+        while (L.wants.size() < t.endpoints.size()) {
+            auto it = wanted.find(t.endpoints.at(EndpointId(L.wants.size())));
+            L.wants.push_back(it == wanted.end() ? nullptr : &it->second);
         }
-        if (t.hasCongestion() && !out.hasCongestion()) out.enableCongestion();
-        auto id = [&](EndpointId e) {
-            if (L.outId[e] == kNoId) L.outId[e] = out.endpoints.intern(t.endpoints.at(e));
-            return L.outId[e];
-        };
+        for (auto& ids : L.outId) ids.resize(t.endpoints.size(), kNoId);
+        if (t.hasCongestion())
+            for (FlowTable& o : out)
+                if (!o.hasCongestion()) o.enableCongestion();
         for (std::size_t i = 0; i < t.size(); ++i) {
-            const auto* rs = L.ranges[t.src[i]];
-            if (!rs || !t.isRoce(i) || !inWindow(t.startNs[i])) continue;
+            const auto* ws = L.wants[t.src[i]];
+            if (!ws || !t.isRoce(i) || !inWindow(t.startNs[i])) continue;
             const std::int64_t s = t.startNs[i];
-            if (!std::any_of(rs->begin(), rs->end(), [s](const auto& r) { return s >= r.first && s < r.second; }))
-                continue;
-            const EndpointId a = id(t.src[i]), b = id(t.dst[i]);
-            if (out.hasCongestion())
-                out.append(s, t.endNs[i], a, b, t.srcPort[i], t.dstPort[i], t.proto[i], t.bytes[i], t.packets[i],
-                           t.hasCongestion() ? t.retransmits[i] : 0, t.hasCongestion() ? t.cnps[i] : 0,
-                           t.hasCongestion() ? t.ecnCe[i] : 0);
-            else
-                out.append(s, t.endNs[i], a, b, t.srcPort[i], t.dstPort[i], t.proto[i], t.bytes[i], t.packets[i]);
+            for (const Want& w : *ws) {
+                if (s < w.from || s >= w.to) continue;
+                FlowTable& o = out[w.selection];
+                std::vector<EndpointId>& ids = L.outId[w.selection];
+                if (ids[t.src[i]] == kNoId) ids[t.src[i]] = o.endpoints.intern(t.endpoints.at(t.src[i]));
+                if (ids[t.dst[i]] == kNoId) ids[t.dst[i]] = o.endpoints.intern(t.endpoints.at(t.dst[i]));
+                const EndpointId a = ids[t.src[i]], b = ids[t.dst[i]];
+                if (o.hasCongestion())
+                    o.append(s, t.endNs[i], a, b, t.srcPort[i], t.dstPort[i], t.proto[i], t.bytes[i], t.packets[i],
+                             t.hasCongestion() ? t.retransmits[i] : 0, t.hasCongestion() ? t.cnps[i] : 0,
+                             t.hasCongestion() ? t.ecnCe[i] : 0);
+                else
+                    o.append(s, t.endNs[i], a, b, t.srcPort[i], t.dstPort[i], t.proto[i], t.bytes[i], t.packets[i]);
+                break; // a record belongs to one job: the nodes of the selections do not overlap
+            }
         }
     });
-    if (!out.isSortedByStart()) out.sortByStart(m_options.threads);
+    for (FlowTable& o : out)
+        if (!o.isSortedByStart()) o.sortByStart(m_options.threads);
     return out;
 }
 

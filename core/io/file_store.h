@@ -26,6 +26,7 @@ public:
     StoreOverview overview() override;
     FlowTable groupedRoce(std::int64_t lo, std::int64_t width) override;
     FlowTable roceRecords(const RecordSelection& selection) override;
+    std::vector<FlowTable> roceRecords(const std::vector<RecordSelection>& selections) override; // one pass
     TimeResolution resolution() override;
     const LoadDiagnostics& diagnostics() const override { return m_diag; }
 

@@ -53,6 +53,13 @@ public:
     virtual FlowTable groupedRoce(std::int64_t lo, std::int64_t width) = 0;
     // The RoCE records `selection` names, with their congestion counts when the store has them.
     virtual FlowTable roceRecords(const RecordSelection& selection) = 0;
+    // The records of several selections at once (one table each): a store that reads everything to answer one
+    // (a file) answers several in the same pass. By default one roceRecords() each.
+    virtual std::vector<FlowTable> roceRecords(const std::vector<RecordSelection>& selections) {
+        std::vector<FlowTable> out;
+        for (const RecordSelection& s : selections) out.push_back(roceRecords(s));
+        return out;
+    }
     virtual TimeResolution resolution() = 0;
     // What reading the store met (rows it could not read), for the capture summary.
     virtual const LoadDiagnostics& diagnostics() const = 0;
@@ -68,6 +75,7 @@ public:
     StoreOverview overview() override;
     FlowTable groupedRoce(std::int64_t lo, std::int64_t width) override;
     FlowTable roceRecords(const RecordSelection& selection) override;
+    using FlowStore::roceRecords;
     TimeResolution resolution() override;
     const LoadDiagnostics& diagnostics() const override { return m_diag; }
 
