@@ -100,52 +100,33 @@ struct ConnKeyHash {
 // Per endpoint, the times where a new epoch begins (recognition.h): connections sorted by their first
 // record; a connection that opens while fewer than half of its endpoint's current-epoch connections are
 // still alive (have a record ending at or after its first) opens a new epoch. The first epoch has no entry.
-std::vector<std::vector<std::int64_t>> connectionEpochs(const FlowTable& flows) {
-    struct Span {
-        std::int64_t first, last;
-    };
-    std::unordered_map<ConnKey, std::uint32_t, ConnKeyHash> index;
-    std::vector<ConnKey> keys;
-    std::vector<Span> spans;
-    for (std::size_t i = 0; i < flows.size(); ++i) {
-        if (!flows.isRoce(i)) continue;
-        const ConnKey key{flows.src[i], flows.dst[i], flows.srcPort[i]};
-        auto [it, inserted] = index.try_emplace(key, std::uint32_t(spans.size()));
-        if (inserted) {
-            keys.push_back(key);
-            spans.push_back({flows.startNs[i], flows.endNs[i]});
-        } else {
-            Span& sp = spans[it->second];
-            sp.first = std::min(sp.first, flows.startNs[i]);
-            sp.last = std::max(sp.last, flows.endNs[i]);
-        }
-    }
-    std::vector<std::vector<std::uint32_t>> connsOf(flows.endpoints.size());
+std::vector<std::vector<std::int64_t>> connectionEpochs(const std::vector<ConnKey>& keys,
+                                                        const std::vector<std::pair<std::int64_t, std::int64_t>>& spans,
+                                                        std::size_t endpoints) {
+    std::vector<std::vector<std::uint32_t>> connsOf(endpoints);
     for (std::uint32_t c = 0; c < keys.size(); ++c) {
         connsOf[keys[c].src].push_back(c);
         if (keys[c].dst != keys[c].src) connsOf[keys[c].dst].push_back(c);
     }
-    std::vector<std::vector<std::int64_t>> starts(flows.endpoints.size());
+    std::vector<std::vector<std::int64_t>> starts(endpoints);
     std::vector<std::int64_t> alive; // min-heap of the current epoch's connection ends
     for (std::size_t e = 0; e < connsOf.size(); ++e) {
         std::vector<std::uint32_t>& list = connsOf[e];
-        std::sort(list.begin(), list.end(), [&](std::uint32_t a, std::uint32_t b) {
-            return std::tie(spans[a].first, spans[a].last) < std::tie(spans[b].first, spans[b].last);
-        });
+        std::sort(list.begin(), list.end(), [&](std::uint32_t a, std::uint32_t b) { return spans[a] < spans[b]; });
         alive.clear();
         std::size_t epochSize = 0;
         for (std::uint32_t c : list) {
-            const Span& sp = spans[c];
-            while (!alive.empty() && alive.front() < sp.first) {
+            const auto [first, last] = spans[c];
+            while (!alive.empty() && alive.front() < first) {
                 std::pop_heap(alive.begin(), alive.end(), std::greater<>());
                 alive.pop_back();
             }
             if (epochSize > 0 && 2 * alive.size() < epochSize) {
-                starts[e].push_back(sp.first);
+                starts[e].push_back(first);
                 alive.clear();
                 epochSize = 0;
             }
-            alive.push_back(sp.last);
+            alive.push_back(last);
             std::push_heap(alive.begin(), alive.end(), std::greater<>());
             ++epochSize;
         }
@@ -160,163 +141,208 @@ std::int64_t rhythmBinWidth(std::int64_t lo, std::int64_t hi, const RecognitionP
                                   (hi - lo) / std::int64_t(std::max<std::size_t>(params.rhythmBins, 1)) + 1);
 }
 
-RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology, const RecognitionParams& params,
-                                const std::function<bool(double)>& progress) {
-    RecognitionResult result;
-    const std::size_t n = flows.size();
-    const std::size_t endpoints = flows.endpoints.size();
-
-    // Pass 1: the connections' lifetimes give each endpoint's epochs (recognition.h).
-    const std::vector<std::vector<std::int64_t>> epochStarts = connectionEpochs(flows);
-    if (progress && !progress(0.2)) throw Cancelled();
-
-    // Pass 2: each endpoint's activity falls into its epochs (an (endpoint, epoch) is a node); join the two
-    // nodes of each RoCE record (union-find; a node's last partner is remembered, so the repeats of a pair
-    // cost no union), and gather per node what the clusters need (records, span, bytes as a sender). Per
-    // record only its sender node is kept.
-    std::vector<std::uint32_t> current(endpoints, kNone);
-    std::vector<std::uint32_t> nextEpoch(endpoints, 0); // index into epochStarts[e] of the next boundary
+struct RecognitionPasses::State {
+    const Topology& topology;
+    RecognitionParams params;
+    // Pass 1: connections.
+    std::unordered_map<ConnKey, std::uint32_t, ConnKeyHash> connIndex;
+    std::vector<ConnKey> keys;
+    std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+    std::size_t endpoints = 0; // 1 + the largest id seen
+    // Pass 2: nodes (endpoint, epoch), dense: nodeBase[e] + epoch.
+    std::vector<std::vector<std::int64_t>> epochStarts;
+    std::vector<std::uint32_t> nodeBase;
     std::vector<EndpointId> nodeEndpoint;
-    std::vector<std::uint32_t> nodeEpoch; // the epoch's index in epochStarts[e] order (0: the first)
+    std::vector<std::uint32_t> nodeEpoch;
     struct NodeStats {
-        std::size_t records = 0;
+        std::uint64_t records = 0;
         std::uint64_t bytes = 0;
         std::int64_t first = std::numeric_limits<std::int64_t>::max();
         std::int64_t last = std::numeric_limits<std::int64_t>::min();
         std::uint32_t lastPartner = kNone;
+        bool touched = false;
     };
     std::vector<NodeStats> nodeStats;
-    std::vector<std::size_t> parent; // union-find over nodes (union by index, path halving)
-    auto find = [&](std::size_t v) {
+    std::vector<std::uint32_t> parent; // union-find over nodes (union by index, path halving)
+    // After pass 2.
+    std::vector<Cluster> clusters;
+    std::vector<std::uint32_t> clusterOfNode;
+    std::vector<std::pair<std::size_t, std::size_t>> candidates;
+    std::vector<float*> seriesOfNode;
+    std::vector<std::int64_t> firstBinOfNode;
+    std::int64_t lo = 0, width = 1;
+    BinOf binOf{0, 1};
+
+    State(const Topology& t, const RecognitionParams& p) : topology(t), params(p) {}
+
+    std::uint32_t find(std::uint32_t v) {
         while (parent[v] != v) {
             parent[v] = parent[parent[v]];
             v = parent[v];
         }
         return v;
-    };
-    // Records come in start order, so an endpoint's epochs are entered one after another.
-    auto nodeOf = [&](EndpointId e, std::int64_t start) __attribute__((always_inline)) {
-        std::uint32_t& cur = current[e];
-        const std::vector<std::int64_t>& starts = epochStarts[e];
-        std::uint32_t& next = nextEpoch[e];
-        bool open = cur == kNone;
-        while (next < starts.size() && start >= starts[next]) [[unlikely]] {
-            ++next;
-            open = true;
-        }
-        if (open) [[unlikely]] {
-            cur = std::uint32_t(nodeEndpoint.size());
-            nodeEndpoint.push_back(e);
-            nodeEpoch.push_back(next);
-            nodeStats.emplace_back();
-            parent.push_back(cur);
-        }
-        return cur;
-    };
-    std::vector<std::uint32_t> senderNode(n); // kNone for records that are not RoCE
-    const std::int64_t* startNs = flows.startNs.data();
-    const std::int64_t* endNs = flows.endNs.data();
-    const EndpointId* src = flows.src.data();
-    const EndpointId* dst = flows.dst.data();
-    for (std::size_t i = 0; i < n; ++i) {
-        if (!flows.isRoce(i)) {
-            senderNode[i] = kNone;
-            continue;
-        }
-        const std::int64_t start = startNs[i], end = endNs[i];
-        const std::uint32_t s = nodeOf(src[i], start);
-        const std::uint32_t d = nodeOf(dst[i], start);
-        senderNode[i] = s;
-        NodeStats& st = nodeStats[s];
-        ++st.records;
-        st.bytes += flows.bytes[i];
-        st.first = std::min(st.first, start);
-        st.last = std::max(st.last, end);
-        if (st.lastPartner != d) {
-            st.lastPartner = d;
-            const std::size_t a = find(s), b = find(d);
-            if (a != b) parent[std::max(a, b)] = std::min(a, b);
-        }
-        if (progress && (i & 0xFFFFF) == 0 && !progress(0.2 + 0.2 * double(i) / double(n))) throw Cancelled();
     }
+    std::uint32_t nodeOf(EndpointId e, std::int64_t start) const {
+        const std::vector<std::int64_t>& starts = epochStarts[e];
+        if (starts.empty()) [[likely]] return nodeBase[e];
+        return nodeBase[e] + std::uint32_t(std::upper_bound(starts.begin(), starts.end(), start) - starts.begin());
+    }
+};
 
-    // Clusters: the connected node sets, numbered by their first node.
-    const std::size_t nodes = nodeEndpoint.size();
-    std::vector<std::uint32_t> clusterOfRoot(nodes, kNone);
-    std::vector<Cluster> clusters;
-    std::vector<std::uint32_t> clusterOfNode(nodes);
-    for (std::size_t v = 0; v < nodes; ++v) {
-        std::size_t root = find(v);
-        if (clusterOfRoot[root] == kNone) {
-            clusterOfRoot[root] = std::uint32_t(clusters.size());
-            clusters.emplace_back();
+RecognitionPasses::RecognitionPasses(const Topology& topology, const RecognitionParams& params)
+    : m(std::make_unique<State>(topology, params)) {}
+
+RecognitionPasses::~RecognitionPasses() = default;
+
+void RecognitionPasses::connection(EndpointId src, EndpointId dst, std::uint16_t port, std::int64_t start,
+                                   std::int64_t end) {
+    m->endpoints = std::max<std::size_t>(m->endpoints, std::size_t(std::max(src, dst)) + 1);
+    auto [it, inserted] = m->connIndex.try_emplace(ConnKey{src, dst, port}, std::uint32_t(m->spans.size()));
+    if (inserted) {
+        m->keys.push_back({src, dst, port});
+        m->spans.emplace_back(start, end);
+    } else {
+        auto& sp = m->spans[it->second];
+        sp.first = std::min(sp.first, start);
+        sp.second = std::max(sp.second, end);
+    }
+}
+
+void RecognitionPasses::endConnections() {
+    State& S = *m;
+    S.epochStarts = connectionEpochs(S.keys, S.spans, S.endpoints);
+    S.connIndex = {};
+    S.keys = {};
+    S.spans = {};
+    S.nodeBase.resize(S.endpoints + 1);
+    std::uint32_t n = 0;
+    for (std::size_t e = 0; e < S.endpoints; ++e) {
+        S.nodeBase[e] = n;
+        for (std::uint32_t k = 0; k <= S.epochStarts[e].size(); ++k) {
+            S.nodeEndpoint.push_back(EndpointId(e));
+            S.nodeEpoch.push_back(k);
         }
-        clusterOfNode[v] = clusterOfRoot[root];
-        Cluster& c = clusters[clusterOfNode[v]];
-        EndpointId e = nodeEndpoint[v];
+        n += std::uint32_t(S.epochStarts[e].size() + 1);
+    }
+    S.nodeBase[S.endpoints] = n;
+    S.nodeStats.resize(n);
+    S.parent.resize(n);
+    for (std::uint32_t v = 0; v < n; ++v) S.parent[v] = v;
+}
+
+std::uint32_t RecognitionPasses::record(EndpointId src, EndpointId dst, std::int64_t start, std::int64_t end,
+                                        std::uint64_t bytes) {
+    State& S = *m;
+    const std::uint32_t s = S.nodeOf(src, start), d = S.nodeOf(dst, start);
+    State::NodeStats& st = S.nodeStats[s];
+    ++st.records;
+    st.bytes += bytes;
+    st.first = std::min(st.first, start);
+    st.last = std::max(st.last, end);
+    st.touched = true;
+    S.nodeStats[d].touched = true;
+    if (st.lastPartner != d) {
+        st.lastPartner = d;
+        const std::uint32_t a = S.find(s), b = S.find(d);
+        if (a != b) S.parent[std::max(a, b)] = std::min(a, b);
+    }
+    return s;
+}
+
+bool RecognitionPasses::endGraph(const EndpointTable& endpoints) {
+    State& S = *m;
+    const std::size_t nodes = S.nodeStats.size();
+    // Clusters: the connected node sets (of nodes that have records), numbered by their first node.
+    std::vector<std::uint32_t> clusterOfRoot(nodes, kNone);
+    S.clusterOfNode.assign(nodes, kNone);
+    for (std::uint32_t v = 0; v < nodes; ++v) {
+        if (!S.nodeStats[v].touched) continue;
+        const std::uint32_t root = S.find(v);
+        if (clusterOfRoot[root] == kNone) {
+            clusterOfRoot[root] = std::uint32_t(S.clusters.size());
+            S.clusters.emplace_back();
+        }
+        S.clusterOfNode[v] = clusterOfRoot[root];
+        Cluster& c = S.clusters[S.clusterOfNode[v]];
+        const EndpointId e = S.nodeEndpoint[v];
         c.endpoints.push_back(e);
-        auto nic = topology.nicByIp(flows.endpoints.at(e));
-        c.hostKeys.push_back(nic && topology.nics[*nic].host >= 0 ? long(topology.nics[*nic].host) : -1L - long(e));
-        const NodeStats& st = nodeStats[v];
+        auto nic = S.topology.nicByIp(endpoints.at(e));
+        c.hostKeys.push_back(nic && S.topology.nics[*nic].host >= 0 ? long(S.topology.nics[*nic].host) : -1L - long(e));
+        const State::NodeStats& st = S.nodeStats[v];
         c.records += st.records;
         c.first = std::min(c.first, st.first);
         c.last = std::max(c.last, st.last);
     }
-    if (progress && !progress(0.5)) throw Cancelled();
-    for (Cluster& c : clusters) {
+    for (Cluster& c : S.clusters) {
         std::sort(c.endpoints.begin(), c.endpoints.end());
         c.endpoints.erase(std::unique(c.endpoints.begin(), c.endpoints.end()), c.endpoints.end());
         std::sort(c.hostKeys.begin(), c.hostKeys.end());
         c.hostKeys.erase(std::unique(c.hostKeys.begin(), c.hostKeys.end()), c.hostKeys.end());
     }
-
-    // Topology-aware merging: overlapping host sets and one shared step rhythm.
-    const std::size_t cn = clusters.size();
-    std::vector<std::size_t> rank2(cn), parent2(cn);
-    boost::disjoint_sets<std::size_t*, std::size_t*> jobs(rank2.data(), parent2.data());
-    for (std::size_t c = 0; c < cn; ++c) jobs.make_set(c);
-    std::vector<std::pair<std::size_t, std::size_t>> candidates;
+    // Topology-aware merging candidates: overlapping in time and host sets.
+    const std::size_t cn = S.clusters.size();
     for (std::size_t a = 0; a < cn; ++a)
         for (std::size_t b = a + 1; b < cn; ++b) {
-            const Cluster &A = clusters[a], &B = clusters[b];
+            const Cluster &A = S.clusters[a], &B = S.clusters[b];
             std::int64_t overlap = std::min(A.last, B.last) - std::max(A.first, B.first);
             std::int64_t shorter = std::min(A.last - A.first, B.last - B.first);
             if (overlap <= 0 || double(overlap) < 0.5 * double(shorter)) continue;
-            if (jaccard(A.hostKeys, B.hostKeys) < params.jaccardThreshold) continue;
-            candidates.emplace_back(a, b);
+            if (jaccard(A.hostKeys, B.hostKeys) < S.params.jaccardThreshold) continue;
+            S.candidates.emplace_back(a, b);
         }
-    if (!candidates.empty()) {
-        // Traffic series on one global grid, only for clusters that may merge: one pass over the records.
-        std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
-        for (const Cluster& c : clusters) lo = std::min(lo, c.first), hi = std::max(hi, c.last);
-        const std::int64_t width = rhythmBinWidth(lo, hi, params);
-        for (auto [a, b] : candidates)
-            for (std::size_t c : {a, b}) {
-                Cluster& C = clusters[c];
-                if (!C.series.empty()) continue;
-                C.firstBin = (C.first - lo) / width;
-                C.series.assign(std::size_t((C.last - lo) / width - C.firstBin + 1), 0.0f);
-            }
-        // Per node, where its records go (nullptr: not a candidate), so the pass makes no cluster lookups.
-        std::vector<float*> seriesOfNode(nodes, nullptr);
-        std::vector<std::int64_t> firstBinOfNode(nodes, 0);
-        for (std::size_t v = 0; v < nodes; ++v) {
-            Cluster& C = clusters[clusterOfNode[v]];
-            if (C.series.empty()) continue;
-            seriesOfNode[v] = C.series.data();
-            firstBinOfNode[v] = C.firstBin;
+    if (S.candidates.empty()) return false;
+    // Traffic series on one global grid, only for clusters that may merge.
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+    for (const Cluster& c : S.clusters) lo = std::min(lo, c.first), hi = std::max(hi, c.last);
+    S.lo = lo;
+    S.width = rhythmBinWidth(lo, hi, S.params);
+    S.binOf = BinOf(lo, S.width);
+    for (auto [a, b] : S.candidates)
+        for (std::size_t c : {a, b}) {
+            Cluster& C = S.clusters[c];
+            if (!C.series.empty()) continue;
+            C.firstBin = (C.first - lo) / S.width;
+            C.series.assign(std::size_t((C.last - lo) / S.width - C.firstBin + 1), 0.0f);
         }
-        const BinOf binOf(lo, width);
-        for (std::size_t i = 0; i < n; ++i) {
-            const std::uint32_t v = senderNode[i];
-            if (v == kNone || !seriesOfNode[v]) continue;
-            seriesOfNode[v][std::size_t(binOf(startNs[i]) - firstBinOfNode[v])] += float(flows.bytes[i]);
-        }
-        for (auto [a, b] : candidates)
-            if (rhythmCorrelation(clusters[a], clusters[b]) >= params.rhythmThreshold) jobs.union_set(a, b);
+    // Per node, where its records go (nullptr: not a candidate), so the pass makes no cluster lookups.
+    S.seriesOfNode.assign(nodes, nullptr);
+    S.firstBinOfNode.assign(nodes, 0);
+    for (std::size_t v = 0; v < nodes; ++v) {
+        if (S.clusterOfNode[v] == kNone) continue;
+        Cluster& C = S.clusters[S.clusterOfNode[v]];
+        if (C.series.empty()) continue;
+        S.seriesOfNode[v] = C.series.data();
+        S.firstBinOfNode[v] = C.firstBin;
     }
-    if (progress && !progress(0.7)) throw Cancelled();
+    return true;
+}
 
+void RecognitionPasses::series(std::uint32_t senderNode, std::int64_t start, std::uint64_t bytes) {
+    State& S = *m;
+    float* series = S.seriesOfNode[senderNode];
+    if (!series) return;
+    series[std::size_t(S.binOf(start) - S.firstBinOfNode[senderNode])] += float(bytes);
+}
+
+std::uint32_t RecognitionPasses::senderNode(EndpointId src, std::int64_t start) const { return m->nodeOf(src, start); }
+
+bool RecognitionPasses::seriesWanted(std::uint32_t senderNode) const {
+    return !m->seriesOfNode.empty() && m->seriesOfNode[senderNode] != nullptr;
+}
+
+RecognitionResult RecognitionPasses::result(const EndpointTable& endpoints, std::vector<std::uint32_t>* jobOfNode) {
+    State& S = *m;
+    const Topology& topology = S.topology;
+    const RecognitionParams& params = S.params;
+    RecognitionResult result;
+    const std::size_t cn = S.clusters.size();
+    const std::vector<Cluster>& clusters = S.clusters;
+    std::vector<std::size_t> rank2(cn), parent2(cn);
+    boost::disjoint_sets<std::size_t*, std::size_t*> jobs(rank2.data(), parent2.data());
+    for (std::size_t c = 0; c < cn; ++c) jobs.make_set(c);
+    for (auto [a, b] : S.candidates)
+        if (rhythmCorrelation(clusters[a], clusters[b]) >= params.rhythmThreshold) jobs.union_set(a, b);
+    const auto& flowsEndpoints = endpoints;
     std::map<std::size_t, std::vector<std::size_t>> members;
     for (std::size_t c = 0; c < cn; ++c) members[jobs.find_set(c)].push_back(c);
     std::size_t unknownTotal = 0;
@@ -341,7 +367,7 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
         };
         std::vector<std::pair<Key, EndpointId>> keyed;
         for (EndpointId e : job.nics) {
-            const IpAddr& ip = flows.endpoints.at(e);
+            const IpAddr& ip = flowsEndpoints.at(e);
             auto nic = topology.nicByIp(ip);
             if (nic && topology.nics[*nic].host >= 0) {
                 const Nic& N = topology.nics[*nic];
@@ -363,42 +389,43 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
         unknownTotal += job.unknownNics.size();
         result.jobs.push_back(std::move(job));
     }
-    // The records of each job, in start order: one pass over the sender nodes, into lists sized beforehand.
+    // Per job: its nodes (for fetching its records), record and byte counts.
     {
         std::map<std::size_t, std::size_t> jobOfRoot;
         for (auto& [root, list] : members) jobOfRoot.emplace(root, jobOfRoot.size());
-        std::vector<std::uint32_t> jobOfNode(nodes);
-        std::vector<std::size_t> count(result.jobs.size(), 0);
-        for (std::size_t v = 0; v < nodes; ++v) {
-            const std::uint32_t j = std::uint32_t(jobOfRoot.at(jobs.find_set(clusterOfNode[v])));
-            jobOfNode[v] = j;
-            const std::vector<std::int64_t>& starts = epochStarts[nodeEndpoint[v]];
-            const std::uint32_t k = nodeEpoch[v];
-            result.jobs[j].nodes.push_back({nodeEndpoint[v], k ? starts[k - 1] : std::numeric_limits<std::int64_t>::min(),
-                                            k < starts.size() ? starts[k] : std::numeric_limits<std::int64_t>::max()});
-            count[j] += nodeStats[v].records;
-            result.jobs[j].bytes += nodeStats[v].bytes;
-        }
-        std::vector<std::uint32_t*> fill(result.jobs.size());
-        for (std::size_t j = 0; j < result.jobs.size(); ++j) {
-            result.jobs[j].records.resize(count[j]);
-            fill[j] = result.jobs[j].records.data();
-        }
-        if (result.jobs.size() == 1) {
-            std::uint32_t* out = fill[0];
-            for (std::size_t i = 0; i < n; ++i)
-                if (senderNode[i] != kNone) *out++ = std::uint32_t(i);
-        } else {
-            for (std::size_t i = 0; i < n; ++i) {
-                const std::uint32_t v = senderNode[i];
-                if (v != kNone) *fill[jobOfNode[v]]++ = std::uint32_t(i);
-            }
+        const std::size_t nodes = S.nodeStats.size();
+        if (jobOfNode) jobOfNode->assign(nodes, kNone);
+        for (std::uint32_t v = 0; v < nodes; ++v) {
+            if (S.clusterOfNode[v] == kNone) continue;
+            const std::uint32_t j = std::uint32_t(jobOfRoot.at(jobs.find_set(S.clusterOfNode[v])));
+            if (jobOfNode) (*jobOfNode)[v] = j;
+            const std::vector<std::int64_t>& starts = S.epochStarts[S.nodeEndpoint[v]];
+            const std::uint32_t k = S.nodeEpoch[v];
+            RecognizedJob& job = result.jobs[j];
+            job.nodes.push_back({S.nodeEndpoint[v], k ? starts[k - 1] : std::numeric_limits<std::int64_t>::min(),
+                                 k < starts.size() ? starts[k] : std::numeric_limits<std::int64_t>::max()});
+            job.recordCount += S.nodeStats[v].records;
+            job.bytes += S.nodeStats[v].bytes;
         }
     }
-    std::sort(result.jobs.begin(), result.jobs.end(), [&](const RecognizedJob& a, const RecognizedJob& b) {
-        if (a.startNs != b.startNs) return a.startNs < b.startNs;
-        return flows.endpoints.at(a.nics.front()) < flows.endpoints.at(b.nics.front());
+    // Ordered by start, then first NIC; the node-to-job map follows.
+    std::vector<std::uint32_t> byStart(result.jobs.size());
+    std::iota(byStart.begin(), byStart.end(), 0u);
+    std::stable_sort(byStart.begin(), byStart.end(), [&](std::uint32_t a, std::uint32_t b) {
+        const RecognizedJob &A = result.jobs[a], &B = result.jobs[b];
+        if (A.startNs != B.startNs) return A.startNs < B.startNs;
+        return endpoints.at(A.nics.front()) < endpoints.at(B.nics.front());
     });
+    std::vector<std::uint32_t> newIndex(byStart.size());
+    std::vector<RecognizedJob> sorted;
+    for (std::uint32_t k = 0; k < byStart.size(); ++k) {
+        newIndex[byStart[k]] = k;
+        sorted.push_back(std::move(result.jobs[byStart[k]]));
+    }
+    result.jobs = std::move(sorted);
+    if (jobOfNode)
+        for (std::uint32_t& j : *jobOfNode)
+            if (j != kNone) j = newIndex[j];
     // Restarts: a job on (mostly) the same NICs as one that ended before it started — new connections on the
     // same GPUs. The latest such job is the one restarted.
     {
@@ -420,6 +447,51 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
     if (unknownTotal)
         result.notes.push_back(std::to_string(unknownTotal) +
                                " RoCE endpoints are not NICs of topology.json; each is treated as its own host");
+    return result;
+}
+
+RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology, const RecognitionParams& params,
+                                const std::function<bool(double)>& progress) {
+    const std::size_t n = flows.size();
+    RecognitionPasses passes(topology, params);
+    // Pass 1: the connections' lifetimes give each endpoint's epochs (recognition.h).
+    for (std::size_t i = 0; i < n; ++i)
+        if (flows.isRoce(i)) passes.connection(flows.src[i], flows.dst[i], flows.srcPort[i], flows.startNs[i], flows.endNs[i]);
+    passes.endConnections();
+    if (progress && !progress(0.2)) throw Cancelled();
+    // Pass 2: each endpoint's activity falls into its epochs (an (endpoint, epoch) is a node); join the two
+    // nodes of each RoCE record, gather per node what the clusters need. Per record its sender node is kept.
+    std::vector<std::uint32_t> senderNode(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        senderNode[i] = flows.isRoce(i) ? passes.record(flows.src[i], flows.dst[i], flows.startNs[i], flows.endNs[i],
+                                                        flows.bytes[i])
+                                        : kNone;
+        if (progress && (i & 0xFFFFF) == 0 && !progress(0.2 + 0.2 * double(i) / double(n))) throw Cancelled();
+    }
+    if (progress && !progress(0.5)) throw Cancelled();
+    // Pass 3, when clusters may merge: their traffic series.
+    if (passes.endGraph(flows.endpoints))
+        for (std::size_t i = 0; i < n; ++i)
+            if (senderNode[i] != kNone) passes.series(senderNode[i], flows.startNs[i], flows.bytes[i]);
+    if (progress && !progress(0.7)) throw Cancelled();
+    std::vector<std::uint32_t> jobOfNode;
+    RecognitionResult result = passes.result(flows.endpoints, &jobOfNode);
+    // The records of each job, in start order: one pass over the sender nodes, into lists sized beforehand.
+    std::vector<std::uint32_t*> fill(result.jobs.size());
+    for (std::size_t j = 0; j < result.jobs.size(); ++j) {
+        result.jobs[j].records.resize(result.jobs[j].recordCount);
+        fill[j] = result.jobs[j].records.data();
+    }
+    if (result.jobs.size() == 1) {
+        std::uint32_t* out = fill[0];
+        for (std::size_t i = 0; i < n; ++i)
+            if (senderNode[i] != kNone) *out++ = std::uint32_t(i);
+    } else {
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint32_t v = senderNode[i];
+            if (v != kNone) *fill[jobOfNode[v]]++ = std::uint32_t(i);
+        }
+    }
     if (progress && !progress(1.0)) throw Cancelled();
     return result;
 }

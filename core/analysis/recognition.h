@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct RecognizedJob {
     std::int64_t startNs = 0;
     std::int64_t endNs = 0;
     std::vector<std::uint32_t> records; // indices of the job's RoCE records in the FlowTable, by start time
+                                        // (empty from RecognitionPasses)
+    std::uint64_t recordCount = 0;      // the job's RoCE records (records.size() when they are listed)
     int clusters = 0;                   // cross-machine clusters merged into this job
     int restartOf = -1; // index in RecognitionResult::jobs of the job this one restarted (same NICs, new
                         // connections, after it ended), -1 when none
@@ -54,6 +57,32 @@ struct RecognitionResult {
 // The width of the bins of the traffic series compared for merging, for RoCE records from lo to hi: the
 // same on every store, so that records grouped by these bins are recognized as the records themselves.
 std::int64_t rhythmBinWidth(std::int64_t lo, std::int64_t hi, const RecognitionParams& params);
+
+// Recognition over records given in passes, in any order (a capture streamed batch by batch: io/file_store.h):
+// the jobs recognizeJobs finds in the same records, holding only the connections, the (endpoint, epoch) nodes
+// and the series of clusters that may merge. Endpoint ids are the caller's, of one table for all passes.
+//   1. connection() for every RoCE record, then endConnections();
+//   2. record() for every RoCE record (it gives the record's sender node), then endGraph(endpoints);
+//   3. when endGraph() said so, series() for every RoCE record (with its sender node: senderNode());
+//   then result(endpoints): the jobs with their nodes and record counts, without record lists.
+class RecognitionPasses {
+public:
+    explicit RecognitionPasses(const Topology& topology, const RecognitionParams& params = {});
+    ~RecognitionPasses();
+    void connection(EndpointId src, EndpointId dst, std::uint16_t port, std::int64_t start, std::int64_t end);
+    void endConnections();
+    std::uint32_t record(EndpointId src, EndpointId dst, std::int64_t start, std::int64_t end, std::uint64_t bytes);
+    bool endGraph(const EndpointTable& endpoints); // true: pass 3 is needed
+    std::uint32_t senderNode(EndpointId src, std::int64_t start) const;
+    bool seriesWanted(std::uint32_t senderNode) const;
+    void series(std::uint32_t senderNode, std::int64_t start, std::uint64_t bytes);
+    // `jobOfNode` (optional): per node, its job's index in the result (~0u for nodes without records).
+    RecognitionResult result(const EndpointTable& endpoints, std::vector<std::uint32_t>* jobOfNode = nullptr);
+
+private:
+    struct State;
+    std::unique_ptr<State> m;
+};
 
 RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology,
                                 const RecognitionParams& params = {},
