@@ -13,11 +13,11 @@ namespace {
 
 // The records of `job` (ids of `grouped`) as a store selection: an endpoint whose node in the job spans all time
 // is fetched whole, the others by the starts their nodes span.
-RecordSelection selectionOf(const RecognizedJob& job, const FlowTable& grouped) {
+RecordSelection selectionOf(const RecognizedJob& job, const EndpointTable& ids) {
     RecordSelection sel;
     constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
     for (const RecognizedJob::Node& n : job.nodes) {
-        const IpAddr& ip = grouped.endpoints.at(n.endpoint);
+        const IpAddr& ip = ids.at(n.endpoint);
         if (n.from == lo && n.to == hi) sel.whole.push_back(ip);
         else sel.ranges.push_back({ip, n.from, n.to});
     }
@@ -25,14 +25,15 @@ RecordSelection selectionOf(const RecognizedJob& job, const FlowTable& grouped) 
 }
 
 // `job` with its endpoints as ids of `records` (the job's records, all of them, fetched from the store).
-RecognizedJob mapped(const RecognizedJob& job, const FlowTable& grouped, FlowTable& records) {
+RecognizedJob mapped(const RecognizedJob& job, const EndpointTable& ids, FlowTable& records) {
     RecognizedJob out = job;
-    auto map = [&](EndpointId e) { return records.endpoints.intern(grouped.endpoints.at(e)); };
+    auto map = [&](EndpointId e) { return records.endpoints.intern(ids.at(e)); };
     for (EndpointId& e : out.nics) e = map(e);
     for (EndpointId& e : out.unknownNics) e = map(e);
     for (RecognizedJob::Node& n : out.nodes) n.endpoint = map(n.endpoint);
     out.records.resize(records.size());
     std::iota(out.records.begin(), out.records.end(), 0u);
+    out.recordCount = records.size();
     return out;
 }
 
@@ -49,11 +50,59 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
     Report report;
     const StoreOverview ov = store.overview();
     if (options.progress && !options.progress(0.05)) throw Cancelled();
+    // Recognition: on the records themselves when the store can show them all (three passes), else on the
+    // RoCE records grouped by connection and bin (one query).
     FlowTable grouped;
-    if (ov.roceRecords)
-        grouped = store.groupedRoce(ov.roceFirstNs, rhythmBinWidth(ov.roceFirstNs, ov.roceLastNs, options.recognition));
-    st.groupedRows = grouped.size();
-    if (options.progress && !options.progress(0.2)) throw Cancelled();
+    RecognitionResult recognition;
+    const EndpointTable* ids = nullptr;
+    std::vector<bool> roce; // per endpoint id of `ids`: in a RoCE record
+    std::vector<std::uint64_t> expected; // per job, its records
+    RecognitionPasses passes(topology, options.recognition);
+    if (store.scanAll([&](const StoreBatch& b) {
+            const FlowTable& t = b.records;
+            for (std::size_t i = 0; i < t.size(); ++i)
+                if (t.isRoce(i) && b.use(i)) {
+                    const EndpointId src = b.global[t.src[i]], dst = b.global[t.dst[i]];
+                    passes.connection(src, dst, t.srcPort[i], t.startNs[i], t.endNs[i]);
+                    if (roce.size() <= std::max(src, dst)) roce.resize(std::max(src, dst) + 1, false);
+                    roce[src] = roce[dst] = true;
+                }
+        })) {
+        passes.endConnections();
+        store.scanAll([&](const StoreBatch& b) {
+            const FlowTable& t = b.records;
+            for (std::size_t i = 0; i < t.size(); ++i)
+                if (t.isRoce(i) && b.use(i))
+                    passes.record(b.global[t.src[i]], b.global[t.dst[i]], t.startNs[i], t.endNs[i], t.bytes[i]);
+        });
+        ids = store.globalEndpoints();
+        if (passes.endGraph(*ids))
+            store.scanAll([&](const StoreBatch& b) {
+                const FlowTable& t = b.records;
+                for (std::size_t i = 0; i < t.size(); ++i)
+                    if (t.isRoce(i) && b.use(i)) {
+                        const std::uint32_t v = passes.senderNode(b.global[t.src[i]], t.startNs[i]);
+                        if (passes.seriesWanted(v)) passes.series(v, t.startNs[i], t.bytes[i]);
+                    }
+            });
+        recognition = passes.result(*ids);
+        for (const RecognizedJob& rj : recognition.jobs) expected.push_back(rj.recordCount);
+    } else {
+        if (ov.roceRecords)
+            grouped =
+                store.groupedRoce(ov.roceFirstNs, rhythmBinWidth(ov.roceFirstNs, ov.roceLastNs, options.recognition));
+        st.groupedRows = grouped.size();
+        roce.assign(grouped.endpoints.size(), false);
+        for (std::size_t i = 0; i < grouped.size(); ++i) roce[grouped.src[i]] = roce[grouped.dst[i]] = true;
+        recognition = recognizeJobs(grouped, topology, options.recognition, stage(0.2, 0.4));
+        ids = &grouped.endpoints;
+        for (const RecognizedJob& rj : recognition.jobs) { // a grouped row counts its records as packets
+            std::uint64_t n = 0;
+            for (std::uint32_t r : rj.records) n += grouped.packets[r];
+            expected.push_back(n);
+        }
+    }
+    if (options.progress && !options.progress(0.4)) throw Cancelled();
 
     CaptureSummary& s = report.capture.emplace();
     s.source = store.source();
@@ -65,14 +114,11 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
     s.endpoints = ov.endpoints;
     s.firstNs = ov.firstNs;
     s.lastNs = ov.lastNs;
-    // Every RoCE endpoint is an endpoint of the grouped rows.
-    std::vector<bool> roce(grouped.endpoints.size(), false);
-    for (std::size_t i = 0; i < grouped.size(); ++i) roce[grouped.src[i]] = roce[grouped.dst[i]] = true;
     if (hasTopology) {
         s.hosts = topology.hosts.size();
         s.nics = topology.nics.size();
         for (EndpointId e = 0; e < roce.size(); ++e)
-            s.unknownRoceEndpoints += roce[e] && !topology.nicByIp(grouped.endpoints.at(e));
+            s.unknownRoceEndpoints += roce[e] && !topology.nicByIp(ids->at(e));
     } else {
         s.nics = s.hosts = std::uint64_t(std::count(roce.begin(), roce.end(), true));
     }
@@ -82,15 +128,12 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
     for (const InputIssue& e : d.errors) s.messages.push_back("error: " + e.toString());
     for (const InputIssue& w : d.warnings) s.messages.push_back("warning: " + w.toString());
 
-    RecognitionResult recognition = recognizeJobs(grouped, topology, options.recognition, stage(0.2, 0.4));
     report.notes = recognition.notes;
     const std::size_t jobs = recognition.jobs.size();
     // Jobs are fetched in groups that fit the budget together (one pass of a file store per group), one at a
     // time without a budget.
-    std::vector<std::uint64_t> expected(jobs, 0); // each job's records: a grouped row counts its records as packets
     for (std::size_t j = 0; j < jobs; ++j) {
         const RecognizedJob& rj = recognition.jobs[j];
-        for (std::uint32_t r : rj.records) expected[j] += grouped.packets[r];
         if (memoryBudget && expected[j] * kStagedBytesPerRecord > memoryBudget)
             throw InputError({store.source(), 0, 0,
                               "job-" + std::to_string(j) + " (" + std::to_string(rj.nics.size()) + " GPUs, " +
@@ -106,7 +149,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
         while (memoryBudget && last < jobs && need + expected[last] * kStagedBytesPerRecord <= memoryBudget)
             need += expected[last++] * kStagedBytesPerRecord;
         std::vector<RecordSelection> selections;
-        for (std::size_t j = first; j < last; ++j) selections.push_back(selectionOf(recognition.jobs[j], grouped));
+        for (std::size_t j = first; j < last; ++j) selections.push_back(selectionOf(recognition.jobs[j], *ids));
         std::vector<FlowTable> tables = store.roceRecords(selections);
         ++st.fetches;
         for (std::size_t j = first; j < last; ++j) {
@@ -114,7 +157,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
             FlowTable records = std::move(tables[j - first]);
             st.largestJob = std::max<std::uint64_t>(st.largestJob, records.size());
             st.fetchedRecords += records.size();
-            const RecognizedJob job = mapped(recognition.jobs[j], grouped, records);
+            const RecognizedJob job = mapped(recognition.jobs[j], *ids, records);
             JobAnalysis analysed;
             report.jobs.push_back(analyzeJob(records, topology, job, j, report.jobs, s.firstNs, options, true,
                                              analysed, stage(base + 0.2 * span, base + span)));

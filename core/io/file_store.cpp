@@ -77,6 +77,16 @@ void FileStore::scan(const std::function<void(const FlowTable&, std::size_t)>& b
     ++m_passes;
 }
 
+bool FileStore::scanAll(const std::function<void(const StoreBatch&)>& batch) {
+    std::vector<std::vector<EndpointId>> toGlobal(m_files.files.size());
+    scan([&](const FlowTable& t, std::size_t file) {
+        std::vector<EndpointId>& map = toGlobal[file];
+        while (map.size() < t.endpoints.size()) map.push_back(m_global.intern(t.endpoints.at(EndpointId(map.size()))));
+        batch(StoreBatch{t, map, m_options.fromNs, m_options.toNs});
+    });
+    return true;
+}
+
 StoreOverview FileStore::overview() {
     StoreOverview o;
     EndpointTable global;

@@ -28,6 +28,8 @@ public:
     FlowTable roceRecords(const RecordSelection& selection) override;
     std::vector<FlowTable> roceRecords(const std::vector<RecordSelection>& selections) override; // one pass
     TimeResolution resolution() override;
+    bool scanAll(const std::function<void(const StoreBatch&)>& batch) override;
+    const EndpointTable* globalEndpoints() const override { return &m_global; }
     const LoadDiagnostics& diagnostics() const override { return m_diag; }
 
     struct SpanHistogram; // the record durations, for an exact median in bounded memory
@@ -44,6 +46,7 @@ private:
     Topology m_topology;
     bool m_hasTopology = false;
     LoadDiagnostics m_diag;
+    EndpointTable m_global; // scanAll's ids
     bool m_scanned = false; // the first pass is over: its messages are kept, later passes' dropped
     int m_passes = 0;
     std::unique_ptr<SpanHistogram> m_spans; // from overview()

@@ -7,6 +7,7 @@
 #include "model/flow_table.h"
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -42,6 +43,16 @@ struct RecordSelection {
     std::vector<SenderRange> ranges;
 };
 
+// One batch of a pass over every record (FlowStore::scanAll): the records, each batch endpoint's id in the
+// store's global endpoint table, and the window of starts the store stands for (records outside it are not
+// the store's: `use` tells).
+struct StoreBatch {
+    const FlowTable& records;
+    const std::vector<EndpointId>& global;
+    std::int64_t from, to;
+    bool use(std::size_t i) const { return records.startNs[i] >= from && records.startNs[i] < to; }
+};
+
 class FlowStore {
 public:
     virtual ~FlowStore() = default;
@@ -61,6 +72,12 @@ public:
         return out;
     }
     virtual TimeResolution resolution() = 0;
+    // A store that reads every record to answer anything (files) shows them all in a pass, so that
+    // recognition runs on the records themselves (analysis/recognition.h, RecognitionPasses) rather than on
+    // grouped rows. False when the store cannot (a database).
+    virtual bool scanAll(const std::function<void(const StoreBatch&)>& /*batch*/) { return false; }
+    // The endpoint table the ids of scanAll() refer to.
+    virtual const EndpointTable* globalEndpoints() const { return nullptr; }
     // What reading the store met (rows it could not read), for the capture summary.
     virtual const LoadDiagnostics& diagnostics() const = 0;
 };
