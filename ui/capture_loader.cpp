@@ -1,6 +1,8 @@
 #include "capture_loader.h"
 
 #include "analysis/pipeline.h"
+#include "io/file_store.h"
+#include "model/units.h"
 #include "model/diagnostics.h"
 #include "session_file.h"
 
@@ -30,6 +32,18 @@ QString CaptureLoader::describeError(const std::exception& e) {
     return QString::fromStdString(e.what());
 }
 
+// The app reads a capture whole: one that would not fit in memory is refused with what it needs, before the
+// system has to kill the app for it.
+static void checkItFits(const std::vector<std::string>& sources, const LoadOptions& lo) {
+    const CaptureFiles files = findCaptureFiles(sources, lo);
+    const std::uint64_t avail = availableMemory(), need = wholeLoadEstimate(files);
+    if (avail && need > avail / 10 * 9)
+        throw InputError({files.source, 0, 0,
+                          "this capture needs about " + formatBytes(need) + " of memory to open, and " +
+                              formatBytes(avail) + " is available. Analyse it in stages with `llmprism-cli analyze " +
+                              files.source + " --memory SIZE` (docs/ENGINE.md \"Staged analysis\")"});
+}
+
 SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) {
     if (isSessionFile(path)) {
         auto session = readSessionFile(path, {});
@@ -40,6 +54,7 @@ SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) {
     session->source = path;
     LoadOptions lo;
     lo.strict = strict;
+    checkItFits({path.toStdString()}, lo);
     session->capture = loadCapture(path.toStdString(), lo);
     session->analysis = runAnalysis(session->capture);
     session->buildLod();
@@ -97,6 +112,7 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
             lo.progress = [report](double f) { return report(0.8 * f, "Reading flows"); };
             std::vector<std::string> all;
             for (const QString& p : paths) all.push_back(p.toStdString());
+            checkItFits(all, lo);
             session->capture = loadCapture(all, lo);
             AnalysisOptions ao;
             ao.progress = [report](double f) { return report(0.8 + 0.17 * f, "Analysing"); };

@@ -386,37 +386,6 @@ std::uint64_t parseSize(std::string text) {
     return std::uint64_t(value * scale);
 }
 
-// Memory this process may use: MemAvailable, or the cgroup's limit when lower; 0 when unknown.
-std::uint64_t availableMemory() {
-    std::uint64_t avail = 0;
-    std::ifstream meminfo("/proc/meminfo");
-    for (std::string key; meminfo >> key;) {
-        std::uint64_t kb = 0;
-        meminfo >> kb;
-        meminfo.ignore(64, '\n');
-        if (key == "MemAvailable:") avail = kb * 1024;
-    }
-    std::ifstream cgroup("/sys/fs/cgroup/memory.max");
-    std::string limit;
-    if (cgroup >> limit && limit != "max") {
-        std::uint64_t bytes = 0;
-        if (parseNumber(limit, bytes) && bytes && (!avail || bytes < avail)) avail = bytes;
-    }
-    return avail;
-}
-
-// What reading a capture whole and analysing it takes, from the size of its flow files: about its plain text
-// size (measured: ~85 B per record of ~87 B of flows.csv, docs/BENCHMARKS.md), six times a .gz file's.
-std::uint64_t wholeLoadEstimate(const prism::CaptureFiles& files) {
-    std::uint64_t bytes = 0;
-    for (const prism::FlowFile& f : files.files) {
-        std::error_code ec;
-        const std::uint64_t size = std::filesystem::file_size(f.path, ec);
-        if (!ec) bytes += f.info.gzip ? 6 * size : size;
-    }
-    return bytes + bytes / 10;
-}
-
 // A capture analysed in stages from its files (analysis/staged.h): never held whole.
 prism::Report analyzeInStages(const std::vector<std::string>& inputs, const prism::LoadOptions& lo,
                               std::uint64_t budget, prism::Capture& capture) {
@@ -477,7 +446,8 @@ struct Analyze {
                 throw UsageError{"--memory expects a size such as 8G or 512M, found \"" + memory + "\""};
             if (!budget) {
                 // Would the whole capture fit? If not, in stages within what there is, rather than be killed.
-                const std::uint64_t avail = availableMemory(), need = wholeLoadEstimate(prism::findCaptureFiles(inputs, lo));
+                const std::uint64_t avail = prism::availableMemory(),
+                                    need = prism::wholeLoadEstimate(prism::findCaptureFiles(inputs, lo));
                 if (avail && need > avail / 10 * 8) {
                     budget = avail / 10 * 8;
                     if (!source.quiet)

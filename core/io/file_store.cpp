@@ -4,6 +4,9 @@
 #include "io/capture.h"
 
 #include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
 #include <bit>
 #include <map>
 #include <unordered_map>
@@ -39,6 +42,35 @@ std::pair<std::int64_t, std::int64_t> bucketRange(std::size_t b) {
 }
 
 } // namespace
+
+std::uint64_t availableMemory() {
+    std::uint64_t avail = 0;
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string key; meminfo >> key;) {
+        std::uint64_t kb = 0;
+        meminfo >> kb;
+        meminfo.ignore(64, '\n');
+        if (key == "MemAvailable:") avail = kb * 1024;
+    }
+    std::ifstream cgroup("/sys/fs/cgroup/memory.max");
+    std::string limit;
+    if (cgroup >> limit && limit != "max") {
+        std::uint64_t bytes = 0;
+        auto [p, ec] = std::from_chars(limit.data(), limit.data() + limit.size(), bytes);
+        if (ec == std::errc{} && bytes && (!avail || bytes < avail)) avail = bytes;
+    }
+    return avail;
+}
+
+std::uint64_t wholeLoadEstimate(const CaptureFiles& files) {
+    std::uint64_t bytes = 0;
+    for (const FlowFile& f : files.files) {
+        std::error_code ec;
+        const std::uint64_t size = std::filesystem::file_size(f.path, ec);
+        if (!ec) bytes += f.info.gzip ? 6 * size : size;
+    }
+    return bytes + bytes / 10;
+}
 
 struct FileStore::SpanHistogram {
     std::vector<std::uint64_t> counts[2] = {std::vector<std::uint64_t>(kBuckets, 0),

@@ -11,6 +11,12 @@
 
 namespace prism {
 
+// Memory this process may use: MemAvailable, or the cgroup's limit when lower; 0 when unknown.
+std::uint64_t availableMemory();
+// What reading a capture whole and analysing it takes, from the size of its flow files: about its plain text
+// size (measured: ~85 B per record of ~87 B of flows.csv, docs/BENCHMARKS.md), six times a .gz file's.
+std::uint64_t wholeLoadEstimate(const CaptureFiles& files);
+
 class FileStore : public FlowStore {
 public:
     // Finds the files as loadCapture does and reads the topology (InputError as loadCapture).
