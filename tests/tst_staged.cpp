@@ -120,6 +120,7 @@ private slots:
         QFETCH(QString, path);
         if (!QFileInfo::exists(path)) QSKIP("not in this checkout");
         compareStaged(loadCapture(path.toStdString()));
+        compareFiles({path.toStdString()}); // in stages from the file: the resolution rides on a fetch
     }
 
     // FileStore (io/file_store.h): streamed passes over the files give the report of the capture loaded whole,

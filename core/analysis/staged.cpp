@@ -48,8 +48,6 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
         return [&, lo, hi](double f) { return options.progress(lo + (hi - lo) * f); };
     };
     Report report;
-    const StoreOverview ov = store.overview();
-    if (options.progress && !options.progress(0.05)) throw Cancelled();
     // Recognition: on the records themselves when the store can show them all (three passes), else on the
     // RoCE records grouped by connection and bin (one query).
     FlowTable grouped;
@@ -58,6 +56,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
     std::vector<bool> roce; // per endpoint id of `ids`: in a RoCE record
     std::vector<std::uint64_t> expected; // per job, its records
     RecognitionPasses passes(topology, options.recognition);
+    StoreOverview ov;
     if (store.scanAll([&](const StoreBatch& b) {
             const FlowTable& t = b.records;
             for (std::size_t i = 0; i < t.size(); ++i)
@@ -69,6 +68,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
                 }
         })) {
         passes.endConnections();
+        ov = store.overview(); // a file store counted in that pass
         store.scanAll([&](const StoreBatch& b) {
             const FlowTable& t = b.records;
             for (std::size_t i = 0; i < t.size(); ++i)
@@ -88,6 +88,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
         recognition = passes.result(*ids);
         for (const RecognizedJob& rj : recognition.jobs) expected.push_back(rj.recordCount);
     } else {
+        ov = store.overview();
         if (ov.roceRecords)
             grouped =
                 store.groupedRoce(ov.roceFirstNs, rhythmBinWidth(ov.roceFirstNs, ov.roceLastNs, options.recognition));

@@ -77,6 +77,121 @@ struct FileStore::SpanHistogram {
                                             std::vector<std::uint64_t>(kBuckets, 0)}; // all, RoCE
 };
 
+// The overview's counts, gathered batch by batch (in a pass of its own or in scanAll's first).
+struct FileStore::OverviewPass {
+    StoreOverview o;
+    EndpointTable global;
+    std::vector<bool> seen;                 // per global endpoint: in a record of the window
+    std::vector<std::uint64_t> roceRecords; // per global endpoint, RoCE records it is in
+    std::vector<std::vector<EndpointId>> toGlobal;
+    bool anyRecord = false;
+
+    void add(FileStore& store, const FlowTable& t, std::size_t file) {
+        if (toGlobal.size() <= file) toGlobal.resize(file + 1);
+        std::vector<EndpointId>& map = toGlobal[file];
+        while (map.size() < t.endpoints.size()) {
+            map.push_back(global.intern(t.endpoints.at(EndpointId(map.size()))));
+            roceRecords.resize(global.size(), 0);
+            seen.resize(global.size(), false);
+        }
+        SpanHistogram& spans = *store.m_spans;
+        std::int64_t* granularity = store.m_granularity;
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            const std::int64_t start = t.startNs[i], end = t.endNs[i];
+            if (!store.inWindow(start)) continue;
+            seen[map[t.src[i]]] = seen[map[t.dst[i]]] = true;
+            o.firstNs = anyRecord ? std::min(o.firstNs, start) : start;
+            o.lastNs = anyRecord ? std::max(o.lastNs, end) : end;
+            anyRecord = true;
+            const std::size_t bucket = bucketOf(end - start);
+            ++spans.counts[0][bucket];
+            while (granularity[0] > 1 && start % granularity[0] != 0) granularity[0] /= 1000;
+            if (!t.isRoce(i)) {
+                ++o.otherRecords;
+                o.otherBytes += t.bytes[i];
+                continue;
+            }
+            ++o.roceRecords;
+            o.roceBytes += t.bytes[i];
+            o.roceFirstNs = store.m_anyRoce ? std::min(o.roceFirstNs, start) : start;
+            o.roceLastNs = store.m_anyRoce ? std::max(o.roceLastNs, end) : end;
+            store.m_anyRoce = true;
+            ++spans.counts[1][bucket];
+            while (granularity[1] > 1 && start % granularity[1] != 0) granularity[1] /= 1000;
+            ++roceRecords[map[t.src[i]]];
+            if (t.dst[i] != t.src[i]) ++roceRecords[map[t.dst[i]]];
+        }
+    }
+};
+
+// The exact median and the count near it: which buckets to read exactly (from the histogram), then their
+// values batch by batch, then the figures.
+struct FileStore::ResolutionPass {
+    int which = 0; // 0: all records, 1: RoCE records
+    std::uint64_t n = 0, k = 0, before = 0;
+    std::size_t median = 0;
+    std::vector<bool> exact;
+    std::map<std::int64_t, std::uint64_t> values;
+
+    explicit ResolutionPass(const FileStore& store) : which(store.m_anyRoce ? 1 : 0), exact(kBuckets, false) {
+        const std::vector<std::uint64_t>& hist = store.m_spans->counts[which];
+        for (std::uint64_t c : hist) n += c;
+        if (!n) return;
+        // The bucket of the upper median (index n/2 of the sorted spans).
+        k = n / 2;
+        while (before + hist[median] <= k) before += hist[median++];
+        const auto [bLo, bHi] = bucketRange(median);
+        // The median m lies in [bLo, bHi], so m - m/10 lies in e1 and m + m/10 in e2: the buckets meeting them
+        // (and the median's) are read exactly; every other bucket is wholly inside the window or wholly outside.
+        const std::pair<std::int64_t, std::int64_t> e1{std::max<std::int64_t>(0, bLo - bHi / 10 - 1),
+                                                       bHi - bLo / 10 + 1};
+        const std::int64_t top = std::numeric_limits<std::int64_t>::max();
+        const std::pair<std::int64_t, std::int64_t> e2{bLo + bLo / 10 - 1, bHi > top / 2 ? top : bHi + bHi / 10 + 1};
+        exact[median] = true;
+        for (auto [a, b] : {e1, e2})
+            for (std::size_t j = bucketOf(a); j <= bucketOf(b) && j < kBuckets; ++j) exact[j] = true;
+    }
+
+    void add(const FileStore& store, const FlowTable& t) {
+        if (!n) return;
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            if ((which == 1 && !t.isRoce(i)) || !store.inWindow(t.startNs[i])) continue;
+            const std::int64_t span = t.endNs[i] - t.startNs[i];
+            if (exact[bucketOf(span)]) ++values[span];
+        }
+    }
+
+    TimeResolution finish(const FileStore& store) const {
+        const std::vector<std::uint64_t>& hist = store.m_spans->counts[which];
+        TimeResolution r;
+        r.records = n;
+        if (!n) return r;
+        r.stampGranularityNs = store.m_granularity[which];
+        std::uint64_t seen = before;
+        for (const auto& [v, c] : values) {
+            if (bucketOf(v) != median) continue;
+            if (seen + c > k) {
+                r.typicalSpanNs = v;
+                break;
+            }
+            seen += c;
+        }
+        if (r.typicalSpanNs > 0) {
+            const std::int64_t m = r.typicalSpanNs, low = m - m / 10, high = m + m / 10;
+            std::uint64_t near = 0;
+            for (std::size_t j = 0; j < kBuckets; ++j) {
+                if (exact[j] || !hist[j]) continue;
+                const auto [a, b] = bucketRange(j);
+                if (a >= low && b <= high) near += hist[j];
+            }
+            for (const auto& [v, c] : values)
+                if (v >= low && v <= high) near += c;
+            r.fixedSpan = near * 2 > n;
+        }
+        return r;
+    }
+};
+
 FileStore::FileStore(const std::vector<std::string>& sources, const LoadOptions& options)
     : m_files(findCaptureFiles(sources, options)), m_options(options) {
     for (const FlowFile& f : m_files.files)
@@ -111,65 +226,37 @@ void FileStore::scan(const std::function<void(const FlowTable&, std::size_t)>& b
 
 bool FileStore::scanAll(const std::function<void(const StoreBatch&)>& batch) {
     std::vector<std::vector<EndpointId>> toGlobal(m_files.files.size());
+    const bool withOverview = !m_overview; // the counts ride on the first pass
+    if (withOverview) startOverview();
     scan([&](const FlowTable& t, std::size_t file) {
         std::vector<EndpointId>& map = toGlobal[file];
         while (map.size() < t.endpoints.size()) map.push_back(m_global.intern(t.endpoints.at(EndpointId(map.size()))));
+        if (withOverview) m_overviewPass->add(*this, t, file);
         batch(StoreBatch{t, map, m_options.fromNs, m_options.toNs});
     });
+    if (withOverview) finishOverview();
     return true;
 }
 
-StoreOverview FileStore::overview() {
-    StoreOverview o;
-    EndpointTable global;
-    std::vector<bool> seen; // per global endpoint: in a record of the window
-    std::vector<std::uint64_t> roceRecords;   // per global endpoint, RoCE records it is in
-    std::vector<std::vector<EndpointId>> toGlobal(m_files.files.size());
+
+void FileStore::startOverview() {
+    m_overviewPass = std::make_unique<OverviewPass>();
     m_spans = std::make_unique<SpanHistogram>();
     m_granularity[0] = m_granularity[1] = 1'000'000'000;
-    bool anyRecord = false;
     m_anyRoce = false;
-    scan([&](const FlowTable& t, std::size_t file) {
-        std::vector<EndpointId>& map = toGlobal[file];
-        while (map.size() < t.endpoints.size()) {
-            map.push_back(global.intern(t.endpoints.at(EndpointId(map.size()))));
-            roceRecords.resize(global.size(), 0);
-            seen.resize(global.size(), false);
-        }
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            const std::int64_t start = t.startNs[i], end = t.endNs[i];
-            if (!inWindow(start)) continue;
-            seen[map[t.src[i]]] = seen[map[t.dst[i]]] = true;
-            o.firstNs = anyRecord ? std::min(o.firstNs, start) : start;
-            o.lastNs = anyRecord ? std::max(o.lastNs, end) : end;
-            anyRecord = true;
-            const bool roce = t.isRoce(i);
-            const std::size_t bucket = bucketOf(end - start);
-            ++m_spans->counts[0][bucket];
-            while (m_granularity[0] > 1 && start % m_granularity[0] != 0) m_granularity[0] /= 1000;
-            if (!roce) {
-                ++o.otherRecords;
-                o.otherBytes += t.bytes[i];
-                continue;
-            }
-            ++o.roceRecords;
-            o.roceBytes += t.bytes[i];
-            o.roceFirstNs = m_anyRoce ? std::min(o.roceFirstNs, start) : start;
-            o.roceLastNs = m_anyRoce ? std::max(o.roceLastNs, end) : end;
-            m_anyRoce = true;
-            ++m_spans->counts[1][bucket];
-            while (m_granularity[1] > 1 && start % m_granularity[1] != 0) m_granularity[1] /= 1000;
-            ++roceRecords[map[t.src[i]]];
-            if (t.dst[i] != t.src[i]) ++roceRecords[map[t.dst[i]]];
-        }
-    });
+}
+
+void FileStore::finishOverview() {
+    OverviewPass& p = *m_overviewPass;
+    StoreOverview o = p.o;
     o.records = o.roceRecords + o.otherRecords;
-    o.endpoints = std::uint64_t(std::count(seen.begin(), seen.end(), true));
+    o.endpoints = std::uint64_t(std::count(p.seen.begin(), p.seen.end(), true));
     // The warnings loadCapture gives after reading: the topology's, or that there is none.
     if (m_hasTopology) {
         std::vector<std::pair<IpAddr, std::uint64_t>> unknown;
-        for (EndpointId e = 0; e < global.size(); ++e)
-            if (roceRecords[e] && !m_topology.nicByIp(global.at(e))) unknown.emplace_back(global.at(e), roceRecords[e]);
+        for (EndpointId e = 0; e < p.global.size(); ++e)
+            if (p.roceRecords[e] && !m_topology.nicByIp(p.global.at(e)))
+                unknown.emplace_back(p.global.at(e), p.roceRecords[e]);
         std::sort(unknown.begin(), unknown.end(), [](const auto& a, const auto& b) {
             return a.second != b.second ? a.second > b.second : a.first < b.first;
         });
@@ -177,7 +264,17 @@ StoreOverview FileStore::overview() {
     } else {
         m_diag.addWarning({m_files.source, 0, 0, "no topology.json: each NIC is treated as its own host"});
     }
-    return o;
+    m_overview = o;
+    m_overviewPass.reset();
+}
+
+StoreOverview FileStore::overview() {
+    if (!m_overview) {
+        startOverview();
+        scan([&](const FlowTable& t, std::size_t file) { m_overviewPass->add(*this, t, file); });
+        finishOverview();
+    }
+    return *m_overview;
 }
 
 FlowTable FileStore::groupedRoce(std::int64_t lo, std::int64_t width) {
@@ -261,7 +358,11 @@ std::vector<FlowTable> FileStore::roceRecords(const std::vector<RecordSelection>
     std::vector<Local> local(m_files.files.size());
     for (Local& L : local) L.outId.resize(selections.size());
     std::vector<FlowTable> out(selections.size());
+    // The resolution's exact pass rides on the first fetch.
+    std::unique_ptr<ResolutionPass> resolution;
+    if (!m_resolution && m_overview) resolution = std::make_unique<ResolutionPass>(*this);
     scan([&](const FlowTable& t, std::size_t file) {
+        if (resolution) resolution->add(*this, t);
         Local& L = local[file];
         while (L.wants.size() < t.endpoints.size()) {
             auto it = wanted.find(t.endpoints.at(EndpointId(L.wants.size())));
@@ -292,66 +393,21 @@ std::vector<FlowTable> FileStore::roceRecords(const std::vector<RecordSelection>
             }
         }
     });
+    if (resolution) m_resolution = resolution->finish(*this);
     for (FlowTable& o : out)
         if (!o.isSortedByStart()) o.sortByStart(m_options.threads);
     return out;
 }
 
+
 TimeResolution FileStore::resolution() {
-    if (!m_spans) overview();
-    const int which = m_anyRoce ? 1 : 0;
-    const std::vector<std::uint64_t>& hist = m_spans->counts[which];
-    TimeResolution r;
-    std::uint64_t n = 0;
-    for (std::uint64_t c : hist) n += c;
-    r.records = n;
-    if (!n) return r;
-    r.stampGranularityNs = m_granularity[which];
-    // The bucket of the upper median (index n/2 of the sorted spans).
-    const std::uint64_t k = n / 2;
-    std::size_t median = 0;
-    std::uint64_t before = 0;
-    while (before + hist[median] <= k) before += hist[median++];
-    const auto [bLo, bHi] = bucketRange(median);
-    // The median m lies in [bLo, bHi], so m - m/10 lies in e1 and m + m/10 in e2: the buckets meeting them
-    // (and the median's) are read exactly; every other bucket is wholly inside the window or wholly outside.
-    const std::pair<std::int64_t, std::int64_t> e1{std::max<std::int64_t>(0, bLo - bHi / 10 - 1), bHi - bLo / 10 + 1};
-    const std::int64_t top = std::numeric_limits<std::int64_t>::max();
-    const std::pair<std::int64_t, std::int64_t> e2{bLo + bLo / 10 - 1, bHi > top / 2 ? top : bHi + bHi / 10 + 1};
-    std::vector<bool> exact(kBuckets, false);
-    exact[median] = true;
-    for (auto [a, b] : {e1, e2})
-        for (std::size_t j = bucketOf(a); j <= bucketOf(b) && j < kBuckets; ++j) exact[j] = true;
-    std::map<std::int64_t, std::uint64_t> values;
-    scan([&](const FlowTable& t, std::size_t) {
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            if ((which == 1 && !t.isRoce(i)) || !inWindow(t.startNs[i])) continue;
-            const std::int64_t span = t.endNs[i] - t.startNs[i];
-            if (exact[bucketOf(span)]) ++values[span];
-        }
-    });
-    std::uint64_t seen = before;
-    for (const auto& [v, c] : values) {
-        if (bucketOf(v) != median) continue;
-        if (seen + c > k) {
-            r.typicalSpanNs = v;
-            break;
-        }
-        seen += c;
+    if (!m_resolution) {
+        overview();
+        ResolutionPass pass(*this);
+        scan([&](const FlowTable& t, std::size_t) { pass.add(*this, t); });
+        m_resolution = pass.finish(*this);
     }
-    if (r.typicalSpanNs > 0) {
-        const std::int64_t m = r.typicalSpanNs, low = m - m / 10, high = m + m / 10;
-        std::uint64_t near = 0;
-        for (std::size_t j = 0; j < kBuckets; ++j) {
-            if (exact[j] || !hist[j]) continue;
-            const auto [a, b] = bucketRange(j);
-            if (a >= low && b <= high) near += hist[j];
-        }
-        for (const auto& [v, c] : values)
-            if (v >= low && v <= high) near += c;
-        r.fixedSpan = near * 2 > n;
-    }
-    return r;
+    return *m_resolution;
 }
 
 } // namespace prism

@@ -2,12 +2,13 @@
 // A capture on disk as a FlowStore (model/flow_store.h): every answer is a streaming pass over the flow files,
 // so that a capture larger than memory is analysed in stages (analysis/staged.h; docs/ENGINE.md "Staged
 // analysis"). flows.csv files (plain or gzip) are streamed in batches; other kinds of flow data are read one
-// file at a time. Passes: the counts (and the span histogram), the grouped rows, the time resolution, then one
-// per job fetched. Messages and warnings are those loadCapture gives, taken from the first pass.
+// file at a time. Passes: recognition's three (the counts and the span histogram ride on the first), then one
+// per group of jobs fetched (the time resolution's exact values ride on the first). Messages and warnings are those loadCapture gives, taken from the first pass.
 #include "io/flow_source.h"
 #include "model/flow_store.h"
 
 #include <memory>
+#include <optional>
 
 namespace prism {
 
@@ -39,8 +40,12 @@ public:
     const LoadDiagnostics& diagnostics() const override { return m_diag; }
 
     struct SpanHistogram; // the record durations, for an exact median in bounded memory
+    struct OverviewPass;
+    struct ResolutionPass;
 
 private:
+    void startOverview();
+    void finishOverview();
     // Calls `batch` with every record of every flow file, in batches: (batch, file index); the endpoint ids
     // of a batch stay valid for the rest of its file.
     void scan(const std::function<void(const FlowTable&, std::size_t)>& batch);
@@ -56,6 +61,9 @@ private:
     bool m_scanned = false; // the first pass is over: its messages are kept, later passes' dropped
     int m_passes = 0;
     std::unique_ptr<SpanHistogram> m_spans; // from overview()
+    std::unique_ptr<OverviewPass> m_overviewPass;
+    std::optional<StoreOverview> m_overview;
+    std::optional<TimeResolution> m_resolution;
     bool m_anyRoce = false;
     std::int64_t m_granularity[2] = {1'000'000'000, 1'000'000'000}; // over all records, over RoCE records
 };
