@@ -70,9 +70,9 @@ T numberOr(std::string_view s, const ClickHouseUrl& url, const char* what) {
 }
 
 // A line the server wrote in place of data after an error broke off the answer.
-void checkServerError(std::string_view line, const ClickHouseUrl& url) {
+void checkServerError(std::string_view line, const std::string& source) {
     if (line.rfind("Code: ", 0) == 0)
-        throw InputError({url.display(), 0, 0, "the server answered: " + std::string(line.substr(0, 400))});
+        throw InputError({source, 0, 0, "the server answered: " + std::string(line.substr(0, 400))});
 }
 
 // The columns of a flow record, in the order readRecordLine expects, for a table that has `packets` and the
@@ -145,10 +145,11 @@ FlowTable readRecords(ClickHouseClient& client, const std::string& sql, LoadDiag
     bool anyCongestion = false;
     std::uint64_t row = 0;
     std::string why;
+    const std::string source = client.url().display();
     client.queryLines(sql, [&](std::string_view line) {
         ++row;
-        checkServerError(line, client.url());
-        if (!readRecordLine(line, out, anyCongestion, why)) diag.addError({client.url().display(), row, 0, why});
+        checkServerError(line, source);
+        if (!readRecordLine(line, out, anyCongestion, why)) diag.addError({source, row, 0, why});
         if (rowProgress && (row & 0xFFFF) == 0 && !rowProgress(row)) throw Cancelled();
     });
     if (!out.isSortedByStart()) out.sortByStart();
@@ -156,6 +157,22 @@ FlowTable readRecords(ClickHouseClient& client, const std::string& sql, LoadDiag
 }
 
 } // namespace
+
+FlowTable parseClickHouseRows(std::string_view answer, const std::string& source, LoadDiagnostics& diag) {
+    FlowTable out;
+    bool anyCongestion = false;
+    std::uint64_t row = 0;
+    std::string why;
+    while (!answer.empty()) {
+        const std::size_t nl = answer.find('\n');
+        const std::string_view line = answer.substr(0, nl);
+        answer = nl == std::string_view::npos ? std::string_view() : answer.substr(nl + 1);
+        ++row;
+        checkServerError(line, source);
+        if (!readRecordLine(line, out, anyCongestion, why)) diag.addError({source, row, 0, why});
+    }
+    return out;
+}
 
 bool ClickHouseUrl::looksLikeUrl(std::string_view text) { return text.substr(0, kPrefix.size()) == kPrefix; }
 

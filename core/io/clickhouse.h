@@ -83,6 +83,12 @@ std::uint64_t exportToClickHouse(const FlowTable& flows, const ClickHouseUrl& ur
 FlowTable readClickHouseTable(const ClickHouseUrl& url, const TimeWindow& window, LoadDiagnostics& diag,
                               const std::function<bool(double)>& progress = {});
 
+// Rows of flow records as the server answers them (TabSeparated, the columns start_ns, end_ns, src, dst,
+// src_port, dst_port, proto, bytes, packets, retransmits, cnps, ecn_ce; NULL as \N) into a table, in their order;
+// rows it cannot read are skipped and counted in `diag` (file: `source`, line: the row). A line the server wrote
+// in place of rows after an error ("Code: …") is an InputError.
+FlowTable parseClickHouseRows(std::string_view answer, const std::string& source, LoadDiagnostics& diag);
+
 class ClickHouseStore : public FlowStore {
 public:
     // Checks that the table exists and has the required columns (InputError naming what is missing).
