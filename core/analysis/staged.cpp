@@ -11,7 +11,7 @@ namespace prism {
 
 namespace {
 
-// The records of `job` (ids of `grouped`) as a store selection: an endpoint whose node in the job spans all time
+// The records of `job` (endpoint ids of `ids`) as a store selection: an endpoint whose node in the job spans all time
 // is fetched whole, the others by the starts their nodes span.
 RecordSelection selectionOf(const RecognizedJob& job, const EndpointTable& ids) {
     RecordSelection sel;
@@ -131,8 +131,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
 
     report.notes = recognition.notes;
     const std::size_t jobs = recognition.jobs.size();
-    // Jobs are fetched in groups that fit the budget together (one pass of a file store per group), one at a
-    // time without a budget.
+    // A job that does not fit the budget is refused before anything is fetched.
     for (std::size_t j = 0; j < jobs; ++j) {
         const RecognizedJob& rj = recognition.jobs[j];
         if (memoryBudget && expected[j] * kStagedBytesPerRecord > memoryBudget)
@@ -144,6 +143,8 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
                                   " to analyse, more than the memory budget of " + formatBytes(memoryBudget) +
                                   " (--memory): analyse part of it (--from, --to) or give it more memory"});
     }
+    // Jobs are fetched in groups that fit the budget together (one pass of a file store per group), one at a
+    // time without a budget.
     for (std::size_t first = 0; first < jobs;) {
         std::size_t last = first + 1;
         std::uint64_t need = expected[first] * kStagedBytesPerRecord;

@@ -278,60 +278,14 @@ StoreOverview FileStore::overview() {
 }
 
 FlowTable FileStore::groupedRoce(std::int64_t lo, std::int64_t width) {
-    struct Key {
-        EndpointId src, dst;
-        std::uint16_t port;
-        std::int64_t bin;
-        bool operator==(const Key&) const = default;
-    };
-    struct KeyHash {
-        std::size_t operator()(const Key& k) const {
-            std::uint64_t h = (std::uint64_t(k.src) << 32 | k.dst) * 0x9E3779B97F4A7C15ull;
-            return std::size_t(h ^ (h >> 29) ^ (std::uint64_t(k.bin) * 0xC2B2AE3D27D4EB4Full) ^ k.port);
-        }
-    };
-    struct Group {
-        std::int64_t first, last;
-        std::uint64_t bytes = 0, records = 0;
-    };
-    EndpointTable global;
-    std::vector<std::vector<EndpointId>> toGlobal(m_files.files.size());
-    std::unordered_map<Key, std::size_t, KeyHash> index;
-    std::vector<Key> keys;
-    std::vector<Group> groups;
-    scan([&](const FlowTable& t, std::size_t file) {
-        std::vector<EndpointId>& map = toGlobal[file];
-        while (map.size() < t.endpoints.size()) map.push_back(global.intern(t.endpoints.at(EndpointId(map.size()))));
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            if (!t.isRoce(i) || !inWindow(t.startNs[i])) continue;
-            const Key key{map[t.src[i]], map[t.dst[i]], t.srcPort[i], (t.startNs[i] - lo) / width};
-            auto [it, inserted] = index.try_emplace(key, groups.size());
-            if (inserted) {
-                keys.push_back(key);
-                groups.push_back({t.startNs[i], t.endNs[i]});
-            }
-            Group& g = groups[it->second];
-            g.first = std::min(g.first, t.startNs[i]);
-            g.last = std::max(g.last, t.endNs[i]);
-            g.bytes += t.bytes[i];
-            ++g.records;
-        }
+    RoceGroups groups(lo, width);
+    scanAll([&](const StoreBatch& b) {
+        const FlowTable& t = b.records;
+        for (std::size_t i = 0; i < t.size(); ++i)
+            if (t.isRoce(i) && b.use(i))
+                groups.add(b.global[t.src[i]], b.global[t.dst[i]], t.srcPort[i], t.startNs[i], t.endNs[i], t.bytes[i]);
     });
-    index = {};
-    std::vector<std::uint32_t> order(groups.size());
-    for (std::uint32_t k = 0; k < order.size(); ++k) order[k] = k;
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return groups[a].first != groups[b].first ? groups[a].first < groups[b].first : groups[a].last < groups[b].last;
-    });
-    FlowTable out;
-    out.reserve(groups.size());
-    for (std::uint32_t k : order) {
-        const EndpointId s = out.endpoints.intern(global.at(keys[k].src));
-        const EndpointId d = out.endpoints.intern(global.at(keys[k].dst));
-        out.append(groups[k].first, groups[k].last, s, d, keys[k].port, kRoceV2Port, kProtoUdp, groups[k].bytes,
-                   groups[k].records);
-    }
-    return out;
+    return groups.table(m_global);
 }
 
 FlowTable FileStore::roceRecords(const RecordSelection& selection) {

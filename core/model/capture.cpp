@@ -1,6 +1,8 @@
 // summarize() and unknownRoceEndpoints(): the numbers of a capture shown before any analysis.
 #include "model/capture.h"
 
+#include "model/flow_store.h"
+
 #include <algorithm>
 
 namespace prism {
@@ -26,19 +28,15 @@ CaptureSummary summarize(const Capture& capture) {
     CaptureSummary s;
     const FlowTable& f = capture.flows;
     s.source = capture.source;
-    s.records = f.size();
-    std::vector<bool> seen(f.endpoints.size(), false); // in a record read (a rejected row may have interned one)
-    for (std::size_t i = 0; i < f.size(); ++i) {
-        seen[f.src[i]] = seen[f.dst[i]] = true;
-        if (f.isRoce(i)) {
-            ++s.roceRecords;
-            s.roceBytes += f.bytes[i];
-        } else {
-            ++s.otherRecords;
-            s.otherBytes += f.bytes[i];
-        }
-    }
-    s.endpoints = std::uint64_t(std::count(seen.begin(), seen.end(), true));
+    const StoreOverview o = TableStore(f, capture.source).overview();
+    s.records = o.records;
+    s.roceRecords = o.roceRecords;
+    s.roceBytes = o.roceBytes;
+    s.otherRecords = o.otherRecords;
+    s.otherBytes = o.otherBytes;
+    s.endpoints = o.endpoints; // in a record read (a rejected row may have interned one)
+    s.firstNs = o.firstNs;     // scanned, not taken from the ends: a table built by hand need not be sorted
+    s.lastNs = o.lastNs;
     if (capture.hasTopology) {
         s.hosts = capture.topology.hosts.size();
         s.nics = capture.topology.nics.size();
@@ -49,11 +47,6 @@ CaptureSummary summarize(const Capture& capture) {
         for (std::size_t i = 0; i < f.size(); ++i)
             if (f.isRoce(i)) roce[f.src[i]] = roce[f.dst[i]] = true;
         s.nics = s.hosts = std::uint64_t(std::count(roce.begin(), roce.end(), true));
-    }
-    if (!f.empty()) {
-        // Scanned, not taken from the ends: a table built by hand need not be sorted.
-        s.firstNs = *std::min_element(f.startNs.begin(), f.startNs.end());
-        s.lastNs = *std::max_element(f.endNs.begin(), f.endNs.end());
     }
     const LoadDiagnostics& d = capture.diagnostics;
     s.skippedRows = d.skippedRows;

@@ -61,57 +61,47 @@ StoreOverview TableStore::overview() {
     return o;
 }
 
-FlowTable TableStore::groupedRoce(std::int64_t lo, std::int64_t width) {
-    struct Key {
-        EndpointId src, dst;
-        std::uint16_t port;
-        std::int64_t bin;
-        bool operator==(const Key&) const = default;
-    };
-    struct KeyHash {
-        std::size_t operator()(const Key& k) const {
-            std::uint64_t h = (std::uint64_t(k.src) << 32 | k.dst) * 0x9E3779B97F4A7C15ull;
-            return std::size_t(h ^ (h >> 29) ^ (std::uint64_t(k.bin) * 0xC2B2AE3D27D4EB4Full) ^ k.port);
-        }
-    };
-    struct Group {
-        Key key;
-        std::int64_t first, last;
-        std::uint64_t bytes = 0, records = 0;
-    };
-    const FlowTable& f = m_flows;
-    std::unordered_map<Key, std::size_t, KeyHash> index;
-    std::vector<Group> groups;
-    for (std::size_t i = 0; i < f.size(); ++i) {
-        if (!f.isRoce(i)) continue;
-        const Key key{f.src[i], f.dst[i], f.srcPort[i], (f.startNs[i] - lo) / width};
-        auto [it, inserted] = index.try_emplace(key, groups.size());
-        if (inserted) groups.push_back({key, f.startNs[i], f.endNs[i]});
-        Group& g = groups[it->second];
-        g.first = std::min(g.first, f.startNs[i]);
-        g.last = std::max(g.last, f.endNs[i]);
-        g.bytes += f.bytes[i];
-        ++g.records;
-    }
-    std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
-        return a.first != b.first ? a.first < b.first : a.last < b.last;
+std::size_t RoceGroups::KeyHash::operator()(const Key& k) const {
+    std::uint64_t h = (std::uint64_t(k.src) << 32 | k.dst) * 0x9E3779B97F4A7C15ull;
+    return std::size_t(h ^ (h >> 29) ^ (std::uint64_t(k.bin) * 0xC2B2AE3D27D4EB4Full) ^ k.port);
+}
+
+void RoceGroups::add(EndpointId src, EndpointId dst, std::uint16_t port, std::int64_t start, std::int64_t end,
+                     std::uint64_t bytes) {
+    const Key key{src, dst, port, (start - m_lo) / m_width};
+    auto [it, inserted] = m_index.try_emplace(key, m_groups.size());
+    if (inserted) m_groups.push_back({key, start, end});
+    Group& g = m_groups[it->second];
+    g.first = std::min(g.first, start);
+    g.last = std::max(g.last, end);
+    g.bytes += bytes;
+    ++g.records;
+}
+
+FlowTable RoceGroups::table(const EndpointTable& endpoints) const {
+    std::vector<std::uint32_t> order(m_groups.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        const Group &A = m_groups[a], &B = m_groups[b];
+        return A.first != B.first ? A.first < B.first : A.last < B.last;
     });
     FlowTable out;
-    out.reserve(groups.size());
-    for (const Group& g : groups) {
-        FlowRecord r;
-        r.startNs = g.first;
-        r.endNs = g.last;
-        r.src = f.endpoints.at(g.key.src);
-        r.dst = f.endpoints.at(g.key.dst);
-        r.srcPort = g.key.port;
-        r.dstPort = kRoceV2Port;
-        r.proto = kProtoUdp;
-        r.bytes = g.bytes;
-        r.packets = g.records;
-        out.append(r);
+    out.reserve(m_groups.size());
+    for (std::uint32_t k : order) {
+        const Group& g = m_groups[k];
+        const EndpointId s = out.endpoints.intern(endpoints.at(g.key.src));
+        const EndpointId d = out.endpoints.intern(endpoints.at(g.key.dst));
+        out.append(g.first, g.last, s, d, g.key.port, kRoceV2Port, kProtoUdp, g.bytes, g.records);
     }
     return out;
+}
+
+FlowTable TableStore::groupedRoce(std::int64_t lo, std::int64_t width) {
+    const FlowTable& f = m_flows;
+    RoceGroups groups(lo, width);
+    for (std::size_t i = 0; i < f.size(); ++i)
+        if (f.isRoce(i)) groups.add(f.src[i], f.dst[i], f.srcPort[i], f.startNs[i], f.endNs[i], f.bytes[i]);
+    return groups.table(f.endpoints);
 }
 
 FlowTable TableStore::roceRecords(const RecordSelection& selection) {

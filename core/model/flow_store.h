@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace prism {
@@ -80,6 +81,36 @@ public:
     virtual const EndpointTable* globalEndpoints() const { return nullptr; }
     // What reading the store met (rows it could not read), for the capture summary.
     virtual const LoadDiagnostics& diagnostics() const = 0;
+};
+
+// RoCE records grouped by (src, dst, src_port, (start - lo) / width), as FlowStore::groupedRoce gives them:
+// add() each record (endpoint ids of `endpoints`), then table().
+class RoceGroups {
+public:
+    RoceGroups(std::int64_t lo, std::int64_t width) : m_lo(lo), m_width(width) {}
+    void add(EndpointId src, EndpointId dst, std::uint16_t port, std::int64_t start, std::int64_t end,
+             std::uint64_t bytes);
+    // One row per group, sorted by first start then last end (groups in the order first met otherwise).
+    FlowTable table(const EndpointTable& endpoints) const;
+
+private:
+    struct Key {
+        EndpointId src, dst;
+        std::uint16_t port;
+        std::int64_t bin;
+        bool operator==(const Key&) const = default;
+    };
+    struct KeyHash {
+        std::size_t operator()(const Key& k) const;
+    };
+    struct Group {
+        Key key;
+        std::int64_t first, last;
+        std::uint64_t bytes = 0, records = 0;
+    };
+    std::int64_t m_lo, m_width;
+    std::unordered_map<Key, std::size_t, KeyHash> m_index;
+    std::vector<Group> m_groups;
 };
 
 // A FlowTable as a store: every answer computed from the records in memory.
