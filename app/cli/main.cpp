@@ -400,8 +400,8 @@ prism::Report analyzeInStages(const std::vector<std::string>& inputs, const pris
     }
     if (!capture.flowsPaths.empty()) capture.flowsPath = capture.flowsPaths.front();
     capture.flowsKinds.front() += "; in stages within " + prism::formatBytes(budget) + ": " +
-                                  std::to_string(store.passes()) + " passes, recognition on " +
-                                  prism::formatCount(stats.groupedRows) + " grouped rows, largest job " +
+                                  std::to_string(store.passes()) + " passes over the files, " +
+                                  std::to_string(stats.fetches) + " of them fetching jobs, largest job " +
                                   prism::formatCount(stats.largestJob) + " records";
     return report;
 }
