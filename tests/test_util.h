@@ -2,6 +2,7 @@
 // Helpers the tests share: simulator presets as captures, whole-file reads and writes (plain or gzip),
 // std::string in QCOMPARE messages.
 #include "io/capture.h"
+#include "io/report_json.h"
 #include "sim/simulator.h"
 
 #include <QTest>
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -40,6 +42,22 @@ inline sim::SimConfig presetConfig(const char* name, int seed) {
 }
 
 inline sim::SimResult simulatePreset(const char* name, int seed) { return sim::simulate(presetConfig(name, seed)); }
+
+// A report as JSON text with the capture's source left out (a store or another path names itself), to compare
+// two ways of analysing the same records.
+inline std::string reportText(Report r) {
+    if (r.capture) r.capture->source.clear();
+    return reportToJson(r).dump(1);
+}
+
+// The first line where two texts differ, for a failure message.
+inline std::string firstDifference(const std::string& a, const std::string& b) {
+    std::istringstream x(a), y(b);
+    std::string la, lb;
+    for (int line = 1; bool(std::getline(x, la)) | bool(std::getline(y, lb)); ++line)
+        if (la != lb) return "line " + std::to_string(line) + ": \"" + la + "\" vs \"" + lb + "\"";
+    return "";
+}
 
 inline std::string readBytes(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

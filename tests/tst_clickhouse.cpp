@@ -22,19 +22,6 @@ using namespace prism;
 
 namespace {
 
-std::string reportText(Report r) {
-    if (r.capture) r.capture->source.clear();
-    return reportToJson(r).dump(1);
-}
-
-std::string firstDifference(const std::string& a, const std::string& b) {
-    std::istringstream x(a), y(b);
-    std::string la, lb;
-    for (int line = 1; bool(std::getline(x, la)) | bool(std::getline(y, lb)); ++line)
-        if (la != lb) return "line " + std::to_string(line) + ": \"" + la + "\" vs \"" + lb + "\"";
-    return "";
-}
-
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 } // namespace
@@ -105,14 +92,14 @@ class TestClickHouse : public QObject {
 
     void compareWithFiles(const Capture& capture, const std::string& table) {
         const std::string u = exported(capture, table);
-        const std::string expected = reportText(analyzeCapture(capture));
+        const std::string expected = test::reportText(analyzeCapture(capture));
         // Staged: the server's aggregates, then one job at a time.
         ClickHouseStore store(ClickHouseUrl::parse(u));
         StagedStats stats;
         const Report staged = analyzeStore(store, capture.topology, capture.hasTopology, {}, &stats);
         QCOMPARE(staged.capture->source, ClickHouseUrl::parse(u).display());
-        std::string got = reportText(staged);
-        QVERIFY2(got == expected, firstDifference(got, expected).c_str());
+        std::string got = test::reportText(staged);
+        QVERIFY2(got == expected, test::firstDifference(got, expected).c_str());
         QVERIFY(stats.groupedRows > 0);
         // The whole table read back: the same records, so the same report.
         LoadDiagnostics diag;
@@ -121,8 +108,8 @@ class TestClickHouse : public QObject {
         QVERIFY(diag.clean());
         QCOMPARE(back.flows.size(), capture.flows.size());
         QCOMPARE(back.flows.hasCongestion(), capture.flows.hasCongestion());
-        got = reportText(analyzeCapture(back));
-        QVERIFY2(got == expected, firstDifference(got, expected).c_str());
+        got = test::reportText(analyzeCapture(back));
+        QVERIFY2(got == expected, test::firstDifference(got, expected).c_str());
     }
 
 private slots:
@@ -338,8 +325,8 @@ private slots:
         const Capture table = loadCapture(std::vector<std::string>{u, dir + "/topology.json"});
         QVERIFY(table.hasTopology);
         QCOMPARE(table.flowsKinds.at(0).substr(0, 16), std::string("ClickHouse table"));
-        const std::string a = reportText(analyzeCapture(table)), b = reportText(analyzeCapture(files));
-        QVERIFY2(a == b, firstDifference(a, b).c_str());
+        const std::string a = test::reportText(analyzeCapture(table)), b = test::reportText(analyzeCapture(files));
+        QVERIFY2(a == b, test::firstDifference(a, b).c_str());
         // A window in the URL, as the dialog writes it.
         const std::int64_t mid = files.flows.startNs[files.flows.size() / 2];
         const Capture half = loadCapture(std::vector<std::string>{u + "?from=" + std::to_string(mid)});
@@ -372,7 +359,7 @@ private slots:
         auto b = nlohmann::json::parse(test::readBytes(path("cli-files.json")));
         a["capture"].erase("source");
         b["capture"].erase("source");
-        QVERIFY2(a == b, firstDifference(a.dump(1), b.dump(1)).c_str());
+        QVERIFY2(a == b, test::firstDifference(a.dump(1), b.dump(1)).c_str());
         // A second export into the same table is refused with exit code 1.
         std::tie(code, out) = run({"export-clickhouse", QString::fromStdString(dir), "--url", u});
         QCOMPARE(code, 1);

@@ -14,25 +14,6 @@
 
 using namespace prism;
 
-namespace {
-
-// The report as JSON text, the capture's source left out (a store names itself).
-std::string reportText(Report r) {
-    if (r.capture) r.capture->source.clear();
-    return reportToJson(r).dump(1);
-}
-
-// The first line where two texts differ, for the failure message.
-std::string firstDifference(const std::string& a, const std::string& b) {
-    std::istringstream x(a), y(b);
-    std::string la, lb;
-    for (int line = 1; bool(std::getline(x, la)) | bool(std::getline(y, lb)); ++line)
-        if (la != lb) return "line " + std::to_string(line) + ": \"" + la + "\" vs \"" + lb + "\"";
-    return "";
-}
-
-} // namespace
-
 class TestStaged : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
@@ -43,11 +24,11 @@ class TestStaged : public QObject {
     static void compareFiles(const std::vector<std::string>& sources, const LoadOptions& lo = {},
                              StagedStats* stats = nullptr, std::uint64_t budget = 0) {
         const Capture whole = loadCapture(sources, lo);
-        const std::string expected = reportText(analyzeCapture(whole));
+        const std::string expected = test::reportText(analyzeCapture(whole));
         FileStore store(sources, lo);
         const Report staged = analyzeStore(store, store.topology(), store.hasTopology(), {}, stats, budget);
-        const std::string got = reportText(staged);
-        QVERIFY2(got == expected, firstDifference(got, expected).c_str());
+        const std::string got = test::reportText(staged);
+        QVERIFY2(got == expected, test::firstDifference(got, expected).c_str());
     }
 
     static void compareStaged(const Capture& capture, StagedStats* stats = nullptr) {
@@ -55,8 +36,8 @@ class TestStaged : public QObject {
         TableStore store(capture.flows, "memory", capture.diagnostics);
         const Report staged = analyzeStore(store, capture.topology, capture.hasTopology, {}, stats);
         QCOMPARE(staged.capture->source, std::string("memory"));
-        const std::string a = reportText(whole), b = reportText(staged);
-        QVERIFY2(a == b, firstDifference(a, b).c_str());
+        const std::string a = test::reportText(whole), b = test::reportText(staged);
+        QVERIFY2(a == b, test::firstDifference(a, b).c_str());
     }
 
 private slots:
