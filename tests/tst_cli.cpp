@@ -31,6 +31,27 @@ class TestCli : public QObject {
     QTemporaryDir m_dir;
 
 private slots:
+    // simulate --repeat: N files back to back; as restarts, N times the jobs (each a restart of the one before);
+    // as one run, the same jobs N times longer. Then --memory analyses it in stages with the same report.
+    void repeatedCapturesAreRestartsOrOneRun() {
+        const QString restarts = m_dir.filePath("repeat-restarts"), run = m_dir.filePath("repeat-run");
+        QCOMPARE(cli({"simulate", "--preset", "tiny", "--repeat", "3", "--repeat-as", "restarts", "--out", restarts}).code, 0);
+        QCOMPARE(cli({"simulate", "--preset", "tiny", "--repeat", "3", "--out", run}).code, 0);
+        QVERIFY(QFile::exists(restarts + "/flows-2.csv") && !QFile::exists(restarts + "/flows-3.csv"));
+        Run r = cli({"analyze", restarts, "--json", restarts + "/whole.json"});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("Jobs       3") && r.out.contains("restart of job-1"), qPrintable(r.out));
+        r = cli({"analyze", run});
+        QVERIFY2(r.out.contains("Jobs       1"), qPrintable(r.out));
+        r = cli({"analyze", restarts, "--memory", "64M", "--json", restarts + "/staged.json"});
+        QVERIFY2(r.code == 0 && r.out.contains("in stages within 64.0 MiB"), qPrintable(r.out + r.err));
+        QJsonObject a = QJsonDocument::fromJson(readAll(restarts + "/whole.json")).object();
+        QJsonObject b = QJsonDocument::fromJson(readAll(restarts + "/staged.json")).object();
+        QCOMPARE(a["jobs"], b["jobs"]);
+        QCOMPARE(cli({"simulate", "--preset", "tiny", "--repeat", "0", "--out", run}).code, 2);
+        QCOMPARE(cli({"analyze", restarts, "--memory", "lots"}).code, 2);
+    }
+
     void everyCommandHasHelp_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("expected");
