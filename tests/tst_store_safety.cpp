@@ -8,7 +8,9 @@
 #include "store/session.h"
 #include "store/sha256.h"
 
+#include <QProcess>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -149,6 +151,65 @@ private slots:
         if (!enforced) QSKIP("running as root: folder permissions are not enforced");
         QVERIFY2(error.find(dir + "/s.prism") != std::string::npos, error.c_str());
         QVERIFY(snapshot(dir).empty());
+    }
+
+    // As root folder permissions are not enforced; a place no one may create files in still is (/proc).
+    void aPlaceNoOneMayWriteChangesNothing() {
+        const std::string path = "/proc/llmprism-test.prism";
+        std::string error;
+        try {
+            saveSession(path, m_anomalies.capture, m_anomalies.analysis, {});
+        } catch (const std::runtime_error& e) {
+            error = e.what();
+        }
+        QVERIFY2(error.find(path) != std::string::npos, error.c_str());
+        QVERIFY(!fs::exists(path));
+    }
+
+    // The process killed (SIGKILL) while it writes the session: the previous session stays whole and opens; the
+    // hidden temp file the killed save left is removed by the next save.
+    void aSaveKilledMidwayLeavesTheOldSession() {
+        const std::string dir = tmp("killed");
+        const std::string capture = dir + "/capture", out = dir + "/s.prism";
+        sim::writeCapture(sim::simulate(*sim::makePreset("long-run", 1)), capture);
+        auto import = [&](QProcess& p) {
+            p.start(LLMPRISM_CLI, {"import", QString::fromStdString(capture), "--out", QString::fromStdString(out), "--quiet"});
+        };
+        {
+            QProcess first;
+            import(first);
+            QVERIFY(first.waitForFinished(300000));
+            QCOMPARE(first.exitCode(), 0);
+        }
+        const auto before = sha256File(out);
+        bool killed = false;
+        for (int attempt = 0; attempt < 5 && !killed; ++attempt) {
+            QProcess p;
+            import(p);
+            QVERIFY(p.waitForStarted());
+            while (p.state() == QProcess::Running && !killed) {
+                for (const auto& e : fs::directory_iterator(dir))
+                    if (e.path().filename().string().rfind(".s.prism.tmp-", 0) == 0 && fs::file_size(e.path()) > 0) {
+                        p.kill(); // SIGKILL, in the middle of writing the temp file
+                        killed = true;
+                        break;
+                    }
+                QThread::usleep(500);
+            }
+            p.waitForFinished(60000);
+        }
+        if (!killed) QSKIP("the save finished before it could be caught writing");
+        QCOMPARE(sha256File(out).sha256, before.sha256);
+        const Session reopened = openSession(out);
+        QVERIFY(!reopened.analysis.report.jobs.empty());
+        auto leftovers = [&] {
+            int n = 0;
+            for (const auto& e : fs::directory_iterator(dir)) n += e.path().filename().string().rfind(".s.prism.tmp-", 0) == 0;
+            return n;
+        };
+        QCOMPARE(leftovers(), 1);
+        saveSession(out, reopened.capture, reopened.analysis, {});
+        QCOMPARE(leftovers(), 0);
     }
 
     void theSourceCaptureIsNeverModified() {

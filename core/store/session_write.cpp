@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -428,6 +429,27 @@ private:
 };
 } // namespace
 
+namespace {
+
+// Temp files of earlier saves of `name` in `dir` whose process is gone (killed mid-save): removed. A save in
+// progress in another live process keeps its own.
+void removeStaleTempFiles(const fs::path& dir, const std::string& name) {
+    const std::string prefix = "." + name + ".tmp-";
+    std::error_code ec;
+    for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string file = it->path().filename().string();
+        if (file.rfind(prefix, 0) != 0) continue;
+        const std::string rest = file.substr(prefix.size());
+        const pid_t pid = pid_t(std::strtol(rest.c_str(), nullptr, 10));
+        if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) {
+            std::error_code ignored;
+            fs::remove(it->path(), ignored);
+        }
+    }
+}
+
+} // namespace
+
 void saveSession(const std::string& path, const Capture& capture, const Analysis& analysis,
                  const std::vector<Note>& notes, const SaveOptions& options) {
     const fs::path target = fs::absolute(path);
@@ -465,6 +487,7 @@ void saveSession(const std::string& path, const Capture& capture, const Analysis
     meta.records = capture.flows.size();
 
     fs::path dir = target.parent_path();
+    removeStaleTempFiles(dir, target.filename().string());
     static std::atomic<unsigned> counter{0};
     TempFile tmp{(dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
                          std::to_string(counter++)))
