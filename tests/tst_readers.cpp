@@ -151,6 +151,38 @@ private:
     }
 
 private slots:
+    // A .gz that inflates a thousandfold (valid rows, one repeated) stops at the record limit a whole load is
+    // given (the memory available), in the sequential, the gzip and the parallel reader, with a message that
+    // says what to do instead.
+    void aThousandfoldGzipStopsAtTheRecordLimit() {
+        std::string text = "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets\n";
+        const std::string row = "1000,2000,10.0.0.1,10.0.0.2,49152,4791,17,4096,4\n";
+        for (int i = 0; i < 200000; ++i) text += row;
+        const std::string gz = tmp("bomb.csv.gz"), plain = tmp("big.csv");
+        test::writeGzip(gz, text);
+        test::writeBytes(plain, text);
+        QVERIFY(std::filesystem::file_size(gz) * 200 < text.size()); // inflates > 200x (about 1000x here)
+        for (const std::string& file : {gz, plain})
+            for (std::uint64_t parallelFrom : {std::uint64_t(16) << 20, std::uint64_t(1)}) {
+                LoadOptions o;
+                o.maxRecords = 50000;
+                o.parallelFromBytes = parallelFrom;
+                LoadDiagnostics diag;
+                try {
+                    readFlowsCsv(file, o, diag);
+                    QFAIL("expected InputError");
+                } catch (const InputError& e) {
+                    QCOMPARE(e.issue().file, file);
+                    QVERIFY2(e.issue().message.find("more than 50,000 records, more than fit in the memory available") == 0 &&
+                                 e.issue().message.find("llmprism-cli analyze --memory SIZE") != std::string::npos,
+                             e.what());
+                    QCOMPARE(file == gz, e.issue().message.find("inflates") != std::string::npos);
+                }
+                o.maxRecords = 0; // no limit: all of it
+                QCOMPARE(readFlowsCsv(file, o, diag).size(), std::size_t(200000));
+            }
+    }
+
     void initTestCase() {
         QVERIFY(m_tmp.isValid());
         for (const auto& e : fs::recursive_directory_iterator(data("")))

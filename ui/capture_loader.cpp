@@ -54,6 +54,7 @@ SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) {
     session->source = path;
     LoadOptions lo;
     lo.strict = strict;
+    lo.maxRecords = maxRecordsInMemory();
     checkItFits({path.toStdString()}, lo);
     session->capture = loadCapture(path.toStdString(), lo);
     session->analysis = runAnalysis(session->capture);
@@ -109,6 +110,7 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
             session->sources = paths;
             LoadOptions lo;
             lo.strict = strict;
+            lo.maxRecords = maxRecordsInMemory();
             lo.progress = [report](double f) { return report(0.8 * f, "Reading flows"); };
             std::vector<std::string> all;
             for (const QString& p : paths) all.push_back(p.toStdString());

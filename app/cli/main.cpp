@@ -459,7 +459,9 @@ struct Analyze {
             if (budget) {
                 report = analyzeInStages(inputs, lo, budget, capture);
             } else {
-                capture = prism::loadCapture(inputs, lo);
+                prism::LoadOptions whole = lo; // a .gz that inflates far beyond its size stops before memory does
+                whole.maxRecords = prism::maxRecordsInMemory();
+                capture = prism::loadCapture(inputs, whole);
                 report = prism::analyzeCapture(capture);
             }
         }

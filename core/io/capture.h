@@ -29,6 +29,9 @@ struct LoadOptions {
     // Only the records starting in [fromNs, toNs) are kept (--from, --to); a ClickHouse table sends no others.
     std::int64_t fromNs = std::numeric_limits<std::int64_t>::min();
     std::int64_t toNs = std::numeric_limits<std::int64_t>::max();
+    // flows.csv read whole: more records than this (0: no limit) is an InputError saying to analyse in stages,
+    // before memory runs out (a .gz that inflates a thousandfold; set from the memory available).
+    std::uint64_t maxRecords = 0;
     std::uint64_t parallelFromBytes = std::uint64_t(16) << 20;
     unsigned threads = 0;
 };

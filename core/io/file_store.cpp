@@ -72,6 +72,8 @@ std::uint64_t wholeLoadEstimate(const CaptureFiles& files) {
     return bytes + bytes / 10;
 }
 
+std::uint64_t maxRecordsInMemory() { return availableMemory() / 10 * 9 / 90; }
+
 struct FileStore::SpanHistogram {
     std::vector<std::uint64_t> counts[2] = {std::vector<std::uint64_t>(kBuckets, 0),
                                             std::vector<std::uint64_t>(kBuckets, 0)}; // all, RoCE

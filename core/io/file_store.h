@@ -17,6 +17,8 @@ std::uint64_t availableMemory();
 // What reading a capture whole and analysing it takes, from the size of its flow files: about its plain text
 // size (measured: ~85 B per record of ~87 B of flows.csv, docs/BENCHMARKS.md), six times a .gz file's.
 std::uint64_t wholeLoadEstimate(const CaptureFiles& files);
+// The records a whole load may hold: 90% of the memory available at ~90 B each (0: unknown, no limit).
+std::uint64_t maxRecordsInMemory();
 
 class FileStore : public FlowStore {
 public:

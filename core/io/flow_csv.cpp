@@ -3,6 +3,7 @@
 // rejects goes through a slow, forgiving path (trims spaces and quotes) that either accepts the row or says
 // exactly what is wrong. Measured ~3.6M records/s plain on one core (bench/bench_ingest.cpp).
 #include "io/capture.h"
+#include "model/units.h"
 #include "io/text_input.h"
 #include "util/parallel.h"
 
@@ -313,6 +314,16 @@ private:
         m_bytesSeen += used;
         std::memmove(c.buf.get(), c.buf.get() + used, c.have - used);
         c.have -= used;
+        if (m_options.maxRecords && m_table.size() > m_options.maxRecords && !m_batch) {
+            if (m_cancel) *m_cancel = true; // the other parts stop too
+            throw InputError({m_path, m_line, 0,
+                              "more than " + formatCount(m_options.maxRecords) +
+                                  " records, more than fit in the memory available" +
+                                  std::string(m_path.ends_with(".gz") ? " (the .gz file inflates far beyond its size)"
+                                                                      : "") +
+                                  ": analyse it in stages, `llmprism-cli analyze --memory SIZE` (docs/ENGINE.md "
+                                  "\"Staged analysis\")"});
+        }
         if (m_batch && m_table.size() >= m_batchRecords) {
             (*m_batch)(m_table);
             m_table.clearRecords();
