@@ -664,6 +664,30 @@ private slots:
         QVERIFY(!QFile::exists(QString::fromStdString(path("budget") + "/capture.pcap")));
     }
 
+    // A capture of more flows than fit in memory stops at the record limit with what to do instead.
+    void tooManyFlowRecordsStopWithAMessage() {
+        sim::SimConfig c = smallConfig("tiny", 3, 64);
+        for (sim::JobSpec& j : c.jobs) j.steps = 2;
+        const std::string dir = path("record-limit");
+        sim::writePcapCapture(sim::simulate(c), dir);
+        const std::string file = dir + "/capture.pcap";
+        PcapReadOptions o;
+        LoadDiagnostics diag;
+        const std::size_t all = readPcap(file, o, diag).size();
+        QVERIFY(all > 100);
+        o.maxRecords = 100;
+        try {
+            readPcap(file, o, diag);
+            QFAIL("expected InputError");
+        } catch (const InputError& e) {
+            QCOMPARE(e.issue().file, file);
+            QVERIFY2(e.issue().message.find("more than 100 flow records, more than fit in the memory available") !=
+                             std::string::npos &&
+                         e.issue().message.find("--memory SIZE") != std::string::npos,
+                     e.what());
+        }
+    }
+
     // The CLI's --idle-timeout / --message-gap reach the flow builder: a shorter idle timeout on the same pcap
     // gives more records than the default, and a bad value is a usage error.
     void theCliTimeoutOptionsChangeTheRecords() {

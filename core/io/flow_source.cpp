@@ -143,6 +143,7 @@ FlowTable readFlowSource(const std::string& path, const SourceInfo& info, const 
         po.flows.activeTimeoutNs = options.activeTimeoutNs;
         po.flows.messageGapNs = options.messageGapNs;
         po.strict = options.strict;
+        po.maxRecords = options.maxRecords;
         po.progress = options.progress;
         PcapStats stats;
         table = readPcap(path, po, diag, &stats);

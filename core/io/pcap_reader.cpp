@@ -3,6 +3,8 @@
 // datagram.
 #include "io/pcap_reader.h"
 
+#include "model/units.h"
+
 #include <pcap/pcap.h>
 #include <unistd.h>
 
@@ -170,6 +172,13 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
         if (options.strict) throw InputError(bad);
         diag.addError(bad);
     };
+    const auto checkRecords = [&](std::uint64_t number) {
+        if (options.maxRecords && out.size() > options.maxRecords)
+            throw InputError({path, 0, 0,
+                              "packet " + formatCount(number) + ": more than " + formatCount(options.maxRecords) +
+                                  " flow records, more than fit in the memory available: analyse it in stages, "
+                                  "`llmprism-cli analyze --memory SIZE` (docs/ENGINE.md \"Staged analysis\")"});
+    };
     const auto progress = [&](std::uint64_t position) {
         const double f = fileSize > 0 ? std::min(1.0, double(position) / double(fileSize)) : 0.0;
         if (!options.progress(f)) throw Cancelled();
@@ -213,6 +222,7 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
             const std::int64_t t = std::int64_t(sec) * 1'000'000'000 + std::int64_t(frac) * (nano ? 1 : 1000);
             handle(t, p + 16, caplen, len);
             in.skip(16 + std::size_t(caplen));
+            if ((number & 0xffff) == 0) checkRecords(number);
             if ((number & 0xffff) == 0 && options.progress) progress(in.consumed);
         }
     } else {
@@ -229,6 +239,7 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
             }
             handle(std::int64_t(header->ts.tv_sec) * 1'000'000'000 + std::int64_t(header->ts.tv_usec), data,
                    header->caplen, header->len);
+            if ((number & 0xffff) == 0) checkRecords(number);
             if ((number & 0xffff) == 0 && options.progress) {
                 const long pos = std::ftell(file);
                 progress(pos > 0 ? std::uint64_t(pos) : 0);
@@ -236,6 +247,7 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
         }
     }
     builder.finish(out);
+    checkRecords(number);
     if (exports) {
         exports->finish(out);
         stats.exports = exports->stats();

@@ -17,6 +17,9 @@ namespace prism {
 struct PcapReadOptions {
     FlowBuilderOptions flows; // idle / active timeouts (0: the defaults)
     bool strict = false;      // a truncated packet record throws instead of ending the read with an error
+    // More flow records than this (0: no limit) is an InputError saying to analyse in stages, before memory runs
+    // out (a capture of 10^8 tiny packets of as many flows).
+    std::uint64_t maxRecords = 0;
     // Called now and then with a fraction in [0,1]; return false to cancel (the read throws Cancelled).
     std::function<bool(double)> progress;
 };
