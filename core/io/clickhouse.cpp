@@ -139,19 +139,37 @@ bool readRecordLine(std::string_view line, FlowTable& out, bool& anyCongestion, 
 }
 
 // Reads the answer of a record query into a table, skipping rows it cannot read (counted in `diag`).
+// The rows of an answer, one line at a time, into a table; rows it cannot read are counted in `diag`.
+class RowReader {
+public:
+    RowReader(std::string source, LoadDiagnostics& diag) : m_source(std::move(source)), m_diag(diag) {}
+    // Returns the number of the row just read (1-based).
+    std::uint64_t line(std::string_view text) {
+        ++m_row;
+        checkServerError(text, m_source);
+        if (!readRecordLine(text, m_out, m_anyCongestion, m_why)) m_diag.addError({m_source, m_row, 0, m_why});
+        return m_row;
+    }
+    FlowTable take() { return std::move(m_out); }
+
+private:
+    std::string m_source;
+    LoadDiagnostics& m_diag;
+    FlowTable m_out;
+    bool m_anyCongestion = false;
+    std::uint64_t m_row = 0;
+    std::string m_why;
+};
+
+// Reads the answer of a record query into a table, sorted by start.
 FlowTable readRecords(ClickHouseClient& client, const std::string& sql, LoadDiagnostics& diag,
                       const std::function<bool(std::uint64_t)>& rowProgress = {}) {
-    FlowTable out;
-    bool anyCongestion = false;
-    std::uint64_t row = 0;
-    std::string why;
-    const std::string source = client.url().display();
+    RowReader reader(client.url().display(), diag);
     client.queryLines(sql, [&](std::string_view line) {
-        ++row;
-        checkServerError(line, source);
-        if (!readRecordLine(line, out, anyCongestion, why)) diag.addError({source, row, 0, why});
+        const std::uint64_t row = reader.line(line);
         if (rowProgress && (row & 0xFFFF) == 0 && !rowProgress(row)) throw Cancelled();
     });
+    FlowTable out = reader.take();
     if (!out.isSortedByStart()) out.sortByStart();
     return out;
 }
@@ -159,19 +177,13 @@ FlowTable readRecords(ClickHouseClient& client, const std::string& sql, LoadDiag
 } // namespace
 
 FlowTable parseClickHouseRows(std::string_view answer, const std::string& source, LoadDiagnostics& diag) {
-    FlowTable out;
-    bool anyCongestion = false;
-    std::uint64_t row = 0;
-    std::string why;
+    RowReader reader(source, diag);
     while (!answer.empty()) {
         const std::size_t nl = answer.find('\n');
-        const std::string_view line = answer.substr(0, nl);
+        reader.line(answer.substr(0, nl));
         answer = nl == std::string_view::npos ? std::string_view() : answer.substr(nl + 1);
-        ++row;
-        checkServerError(line, source);
-        if (!readRecordLine(line, out, anyCongestion, why)) diag.addError({source, row, 0, why});
     }
-    return out;
+    return reader.take();
 }
 
 bool ClickHouseUrl::looksLikeUrl(std::string_view text) { return text.substr(0, kPrefix.size()) == kPrefix; }
