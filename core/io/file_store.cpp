@@ -82,25 +82,20 @@ struct FileStore::SpanHistogram {
 // The overview's counts, gathered batch by batch (in a pass of its own or in scanAll's first).
 struct FileStore::OverviewPass {
     StoreOverview o;
-    EndpointTable global;
-    std::vector<bool> seen;                 // per global endpoint: in a record of the window
-    std::vector<std::uint64_t> roceRecords; // per global endpoint, RoCE records it is in
-    std::vector<std::vector<EndpointId>> toGlobal;
+    std::vector<bool> seen;                 // per endpoint of the store's table: in a record of the window
+    std::vector<std::uint64_t> roceRecords; // per endpoint of the store's table, RoCE records it is in
     bool anyRecord = false;
 
-    void add(FileStore& store, const FlowTable& t, std::size_t file) {
-        if (toGlobal.size() <= file) toGlobal.resize(file + 1);
-        std::vector<EndpointId>& map = toGlobal[file];
-        while (map.size() < t.endpoints.size()) {
-            map.push_back(global.intern(t.endpoints.at(EndpointId(map.size()))));
-            roceRecords.resize(global.size(), 0);
-            seen.resize(global.size(), false);
-        }
+    void add(FileStore& store, const StoreBatch& b) {
+        const FlowTable& t = b.records;
+        const std::vector<EndpointId>& map = b.global;
+        roceRecords.resize(store.m_global.size(), 0);
+        seen.resize(store.m_global.size(), false);
         SpanHistogram& spans = *store.m_spans;
         std::int64_t* granularity = store.m_granularity;
         for (std::size_t i = 0; i < t.size(); ++i) {
             const std::int64_t start = t.startNs[i], end = t.endNs[i];
-            if (!store.inWindow(start)) continue;
+            if (!b.use(i)) continue;
             seen[map[t.src[i]]] = seen[map[t.dst[i]]] = true;
             o.firstNs = anyRecord ? std::min(o.firstNs, start) : start;
             o.lastNs = anyRecord ? std::max(o.lastNs, end) : end;
@@ -233,8 +228,9 @@ bool FileStore::scanAll(const std::function<void(const StoreBatch&)>& batch) {
     scan([&](const FlowTable& t, std::size_t file) {
         std::vector<EndpointId>& map = toGlobal[file];
         while (map.size() < t.endpoints.size()) map.push_back(m_global.intern(t.endpoints.at(EndpointId(map.size()))));
-        if (withOverview) m_overviewPass->add(*this, t, file);
-        batch(StoreBatch{t, map, m_options.fromNs, m_options.toNs});
+        const StoreBatch b{t, map, m_options.fromNs, m_options.toNs};
+        if (withOverview) m_overviewPass->add(*this, b);
+        batch(b);
     });
     if (withOverview) finishOverview();
     return true;
@@ -256,9 +252,9 @@ void FileStore::finishOverview() {
     // The warnings loadCapture gives after reading: the topology's, or that there is none.
     if (m_hasTopology) {
         std::vector<std::pair<IpAddr, std::uint64_t>> unknown;
-        for (EndpointId e = 0; e < p.global.size(); ++e)
-            if (p.roceRecords[e] && !m_topology.nicByIp(p.global.at(e)))
-                unknown.emplace_back(p.global.at(e), p.roceRecords[e]);
+        for (EndpointId e = 0; e < p.roceRecords.size(); ++e)
+            if (p.roceRecords[e] && !m_topology.nicByIp(m_global.at(e)))
+                unknown.emplace_back(m_global.at(e), p.roceRecords[e]);
         std::sort(unknown.begin(), unknown.end(), [](const auto& a, const auto& b) {
             return a.second != b.second ? a.second > b.second : a.first < b.first;
         });
@@ -271,11 +267,7 @@ void FileStore::finishOverview() {
 }
 
 StoreOverview FileStore::overview() {
-    if (!m_overview) {
-        startOverview();
-        scan([&](const FlowTable& t, std::size_t file) { m_overviewPass->add(*this, t, file); });
-        finishOverview();
-    }
+    if (!m_overview) scanAll([](const StoreBatch&) {}); // the counts are made by the first pass
     return *m_overview;
 }
 
