@@ -326,10 +326,6 @@ void RecognitionPasses::series(std::uint32_t senderNode, std::int64_t start, std
 
 std::uint32_t RecognitionPasses::senderNode(EndpointId src, std::int64_t start) const { return m->nodeOf(src, start); }
 
-bool RecognitionPasses::seriesWanted(std::uint32_t senderNode) const {
-    return !m->seriesOfNode.empty() && m->seriesOfNode[senderNode] != nullptr;
-}
-
 RecognitionResult RecognitionPasses::result(const EndpointTable& endpoints, std::vector<std::uint32_t>* jobOfNode) {
     State& S = *m;
     const Topology& topology = S.topology;

@@ -74,7 +74,7 @@ public:
     std::uint32_t record(EndpointId src, EndpointId dst, std::int64_t start, std::int64_t end, std::uint64_t bytes);
     bool endGraph(const EndpointTable& endpoints); // true: pass 3 is needed
     std::uint32_t senderNode(EndpointId src, std::int64_t start) const;
-    bool seriesWanted(std::uint32_t senderNode) const;
+    // Adds the record to its cluster's series when the cluster may merge (nothing otherwise).
     void series(std::uint32_t senderNode, std::int64_t start, std::uint64_t bytes);
     // `jobOfNode` (optional): per node, its job's index in the result (~0u for nodes without records).
     RecognitionResult result(const EndpointTable& endpoints, std::vector<std::uint32_t>* jobOfNode = nullptr);

@@ -80,10 +80,8 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
             store.scanAll([&](const StoreBatch& b) {
                 const FlowTable& t = b.records;
                 for (std::size_t i = 0; i < t.size(); ++i)
-                    if (t.isRoce(i) && b.use(i)) {
-                        const std::uint32_t v = passes.senderNode(b.global[t.src[i]], t.startNs[i]);
-                        if (passes.seriesWanted(v)) passes.series(v, t.startNs[i], t.bytes[i]);
-                    }
+                    if (t.isRoce(i) && b.use(i))
+                        passes.series(passes.senderNode(b.global[t.src[i]], t.startNs[i]), t.startNs[i], t.bytes[i]);
             });
         recognition = passes.result(*ids);
         for (const RecognizedJob& rj : recognition.jobs) expected.push_back(rj.recordCount);
