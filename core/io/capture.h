@@ -10,6 +10,11 @@
 
 namespace prism {
 
+// What to do when a capture holds more records than fit in memory (LoadOptions::maxRecords), in every reader's
+// message.
+inline constexpr const char* kStagedAdvice =
+    "analyse it in stages, `llmprism-cli analyze --memory SIZE` (docs/ENGINE.md \"Staged analysis\")";
+
 struct LoadOptions {
     bool strict = false; // stop at the first bad row (InputError) instead of skipping it
     // Called now and then with a fraction in [0,1]; return false to cancel (the load throws Cancelled).

@@ -321,8 +321,7 @@ private:
                                   " records, more than fit in the memory available" +
                                   std::string(m_path.ends_with(".gz") ? " (the .gz file inflates far beyond its size)"
                                                                       : "") +
-                                  ": analyse it in stages, `llmprism-cli analyze --memory SIZE` (docs/ENGINE.md "
-                                  "\"Staged analysis\")"});
+                                  ": " + kStagedAdvice});
         }
         if (m_batch && m_table.size() >= m_batchRecords) {
             (*m_batch)(m_table);

@@ -3,6 +3,7 @@
 // datagram.
 #include "io/pcap_reader.h"
 
+#include "io/capture.h" // kStagedAdvice
 #include "model/units.h"
 
 #include <pcap/pcap.h>
@@ -176,8 +177,7 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
         if (options.maxRecords && out.size() > options.maxRecords)
             throw InputError({path, 0, 0,
                               "packet " + formatCount(number) + ": more than " + formatCount(options.maxRecords) +
-                                  " flow records, more than fit in the memory available: analyse it in stages, "
-                                  "`llmprism-cli analyze --memory SIZE` (docs/ENGINE.md \"Staged analysis\")"});
+                                  " flow records, more than fit in the memory available: " + kStagedAdvice});
     };
     const auto progress = [&](std::uint64_t position) {
         const double f = fileSize > 0 ? std::min(1.0, double(position) / double(fileSize)) : 0.0;
