@@ -1,5 +1,6 @@
 // llmprism-cli: the headless front end of the engine (simulate, analyze, evaluate, import, convert). Every option
 // is one CLI11 definition: it parses the command line and makes the --help text (and so the manual page).
+#include "analysis/compare.h"
 #include "analysis/evaluate.h"
 #include "analysis/pipeline.h"
 #include "analysis/staged.h"
@@ -55,7 +56,9 @@ public:
             app->get_options([&](const CLI::Option* o) { return o != app->get_help_ptr(); });
         std::stable_partition(options.begin(), options.end(), [](const CLI::Option* o) { return o->get_required(); });
         for (const CLI::Option* opt : options) {
-            std::string word = opt->get_positional() ? opt->get_name(true, false) + "..." : opt->get_name();
+            std::string word = opt->get_positional()
+                                   ? opt->get_name(true, false) + (opt->get_items_expected_max() > 1 ? "..." : "")
+                                   : opt->get_name();
             if (!opt->get_option_text().empty()) word += " " + opt->get_option_text();
             if (!opt->get_required()) word = "[" + word + "]";
             if (opt->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll && !opt->get_positional())
@@ -181,7 +184,7 @@ void writeCopiesOf(prism::FlowTable table, const std::string& out, std::uint64_t
 
 struct Simulate {
     std::string preset, seed, out, format = "csv", maxPackets, ipv6Nics, channels, loss, repeat, repeatAs = "run";
-    std::vector<std::string> anomalies;
+    std::vector<std::string> anomalies, settings;
     bool gzip = false, clearAnomalies = false;
 
     void define(CLI::App* cmd) {
@@ -212,6 +215,14 @@ struct Simulate {
             ->allow_extra_args(false) // one SPEC per --anomaly
             ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
         cmd->add_flag("--clear-anomalies", clearAnomalies, "drop the preset's own anomalies (the --anomaly ones stay)");
+        cmd->add_option("--set", settings,
+                        "change a job of the preset (repeatable): KEY=VALUE[,KEY=VALUE...][,job=J] with keys\n"
+                        "tp, pp, dp, micro_batches, steps, buckets, channels, forward_ms, optimizer_ms,\n"
+                        "gradient_mib (bytes each DP group all-reduces per step), activation_mib; e.g.\n"
+                        "--set gradient_mib=96 (a longer DP sync), --set pp=4,dp=1 (another shape)")
+            ->option_text("SPEC")
+            ->allow_extra_args(false)
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
         cmd->add_option("--channels", channels, "NCCL channels (parallel records) per transfer for every job")
             ->option_text("N");
         cmd->add_option("--loss", loss, "fraction of flow records the exporter loses, in [0, 1)")->option_text("RATE");
@@ -257,6 +268,7 @@ struct Simulate {
             config->lossRate = rate;
         }
         try {
+            for (const std::string& spec : settings) prism::sim::applySetting(spec, *config);
             int index = 0;
             for (const std::string& spec : anomalies)
                 config->anomalies.push_back(prism::sim::parseAnomaly(spec, *config, seedValue, index++));
@@ -610,6 +622,89 @@ struct Evaluate {
     }
 };
 
+// One side of `compare`: a capture analysed with its per-rank timelines, or a session as it was saved.
+struct Run {
+    prism::Capture capture;
+    prism::Analysis analysis;
+};
+
+Run loadRun(const std::string& path, const prism::LoadOptions& lo) {
+    Run run;
+    if (looksLikeSession(path)) {
+        prism::Session session = prism::openSession(path);
+        run.capture = std::move(session.capture);
+        run.analysis = std::move(session.analysis);
+    } else {
+        prism::LoadOptions whole = lo;
+        whole.maxRecords = prism::maxRecordsInMemory();
+        run.capture = prism::loadCapture({path}, whole);
+        run.analysis = prism::runAnalysis(run.capture);
+    }
+    return run;
+}
+
+struct Compare {
+    std::string a, b, jobA, jobB, json, tz;
+    bool strict = false, quiet = false;
+
+    void define(CLI::App* cmd) {
+        cmd->add_option("A", a)->required(); // described in the command's text
+        cmd->add_option("B", b)->required();
+        cmd->add_option("--job-a", jobA, "compare this job of A (an id of its report: job-0, ...)")->option_text("ID");
+        cmd->add_option("--job-b", jobB, "with this job of B (default: the jobs are matched by GPUs, else shape)")
+            ->option_text("ID");
+        cmd->add_option("--json", json, "write the comparison as JSON to OUT (llmprism-compare v1)")
+            ->option_text("OUT");
+        cmd->add_option("--tz", tz, "zone of local-time stamps in collector CSVs: UTC (default), +02:00, Europe/Berlin")
+            ->option_text("ZONE");
+        cmd->add_flag("--strict", strict, "stop at the first bad input row (default: skip bad rows)");
+        cmd->add_flag("--quiet", quiet, "print nothing but errors");
+    }
+
+    int run(const CLI::App& cmd) const {
+        prism::LoadOptions lo;
+        lo.strict = strict;
+        lo.timeZone = tz;
+        try {
+            prism::TimeZone::parse(lo.timeZone);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError{std::string("--tz: ") + e.what()};
+        }
+        const Run runA = loadRun(a, lo), runB = loadRun(b, lo);
+        const prism::RunData da{a, &runA.capture, &runA.analysis}, db{b, &runB.capture, &runB.analysis};
+        // A job named on one side only: its partner is the other side's job matched to it, else its only job.
+        auto pick = [](const std::string& option, const std::string& id, const std::string& path, const prism::Report& r) {
+            const int j = prism::jobIndexById(r, id);
+            if (j >= 0) return j;
+            std::string ids;
+            for (const auto& job : r.jobs) ids += (ids.empty() ? "" : ", ") + job.id;
+            throw UsageError{option + ": " + path + " has no job \"" + id + "\" (its jobs: " +
+                             (ids.empty() ? "none" : ids) + ")"};
+        };
+        prism::Comparison comparison;
+        if (cmd.count("--job-a") || cmd.count("--job-b")) {
+            int ja = cmd.count("--job-a") ? pick("--job-a", jobA, a, runA.analysis.report) : -1;
+            int jb = cmd.count("--job-b") ? pick("--job-b", jobB, b, runB.analysis.report) : -1;
+            const prism::Comparison all = prism::compareRuns(da, db);
+            for (const prism::JobComparison& j : all.jobs) {
+                if (ja < 0 && j.jobB == jb) ja = j.jobA;
+                if (jb < 0 && j.jobA == ja) jb = j.jobB;
+            }
+            if (ja < 0 || jb < 0)
+                throw UsageError{"no job of " + (ja < 0 ? a : b) + " matches " + (ja < 0 ? "--job-b " + jobB : "--job-a " + jobA) +
+                                 ": name both (--job-a and --job-b)"};
+            comparison.sourceA = a;
+            comparison.sourceB = b;
+            comparison.jobs.push_back(prism::compareJobs(da, ja, db, jb));
+        } else {
+            comparison = prism::compareRuns(da, db);
+        }
+        if (!quiet) std::cout << prism::comparisonToText(comparison);
+        if (cmd.count("--json")) prism::writeJsonFile(prism::comparisonToJson(comparison), json);
+        return kExitOk;
+    }
+};
+
 // CLI11's message for a command line it refused, in the words of our help: the unknown option or argument,
 // the option without its value, the missing CAPTURE.
 std::string usageMessage(const CLI::ParseError& e, const CLI::App& cmd) {
@@ -642,6 +737,7 @@ int main(int argc, char** argv) {
     Import import;
     Convert convert;
     ExportClickHouse exportClickHouse;
+    Compare compare;
     simulate.define(app.add_subcommand(
         "simulate", "generate a capture (flows.csv, topology.json) and its ground truth (truth.json)\n\n"
                     "Writes DIR/flows.csv (DIR/flows.csv.gz with --gzip), DIR/topology.json and DIR/truth.json.\n"
@@ -687,6 +783,17 @@ int main(int argc, char** argv) {
         "over ClickHouse's HTTP interface, creating the database and the table (docs/FORMATS.md \"ClickHouse\n"
         "table\") when missing. `analyze clickhouse://HOST:PORT/DB.TABLE --topology T.json` then analyses it where\n"
         "it lies: the server groups the records for recognition and hands over one job's records at a time."));
+    compare.define(app.add_subcommand(
+        "compare",
+        "what changed between two runs: jobs matched, steps, per-rank breakdown and links compared\n\n"
+        "A and B are captures (a folder or a flow file, as `analyze` takes them) or sessions (.prism), A the\n"
+        "earlier run. Jobs are matched by their GPUs (NIC sets overlapping by half or more), else by shape\n"
+        "(TP, PP, DP, GPU count), else the only job left on each side; --job-a / --job-b pick a pair. Ranks\n"
+        "correspond by role (PP stage, DP group, place in it). For each rank the time per step in compute, PP\n"
+        "send/receive, DP sync and waiting, and for each NIC and NIC pair the time its transfers take per byte,\n"
+        "are compared; a change counts only when it stands out of the step-to-step spread of both runs.\n"
+        "Prints a summary; --json writes the differences, largest first (llmprism-compare v1,\n"
+        "docs/FORMATS.md)."));
     for (CLI::App* cmd : app.get_subcommands({})) {
         cmd->group("Commands");
         cmd->footer("");
@@ -725,6 +832,7 @@ int main(int argc, char** argv) {
         if (cmd->get_name() == "import") return import.run(*cmd);
         if (cmd->get_name() == "convert") return convert.run(*cmd);
         if (cmd->get_name() == "export-clickhouse") return exportClickHouse.run(*cmd);
+        if (cmd->get_name() == "compare") return compare.run(*cmd);
     } catch (const CLI::CallForHelp&) {
         std::cout << (cmd == &app ? app.help() : cmd->help("llmprism-cli"));
         return kExitOk;

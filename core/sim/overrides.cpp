@@ -96,4 +96,59 @@ AnomalySpec parseAnomaly(const std::string& spec, const SimConfig& config, std::
     return a; // validate() checks the rest against the job (its GPUs, its steps)
 }
 
+void applySetting(const std::string& spec, SimConfig& config) {
+    auto fail = [&](const std::string& what) { throw std::invalid_argument("setting \"" + spec + "\": " + what); };
+    // The job first (job=J may come anywhere), then the values in order.
+    std::vector<std::pair<std::string, std::string>> items;
+    int job = 0;
+    std::string rest = spec;
+    while (!rest.empty()) {
+        const auto comma = rest.find(',');
+        const std::string item = rest.substr(0, comma);
+        rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+        const auto eq = item.find('=');
+        if (eq == std::string::npos || eq == 0) fail("\"" + item + "\" is not key=value");
+        const std::string key = item.substr(0, eq), v = item.substr(eq + 1);
+        if (key != "job") {
+            items.push_back({key, v});
+            continue;
+        }
+        job = -1;
+        for (std::size_t j = 0; j < config.jobs.size(); ++j)
+            if (config.jobs[j].name == v) job = int(j);
+        if (job < 0) {
+            auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), job);
+            if (ec != std::errc() || p != v.data() + v.size() || job < 0 || job >= int(config.jobs.size()))
+                fail("the preset has " + std::to_string(config.jobs.size()) + " jobs, no job " + v);
+        }
+    }
+    if (items.empty()) fail("expected KEY=VALUE");
+    JobSpec& j = config.jobs.at(std::size_t(job));
+    for (const auto& item : items) {
+        const auto& [key, v] = item; // the lambdas below capture `item` (clang before 16 cannot capture a binding)
+        const double x = toNumber(spec, key, v);
+        auto whole = [&] {
+            if (x != std::floor(x) || x > 1e6)
+                fail(item.first + " expects a whole number, found \"" + item.second + "\"");
+            return int(x);
+        };
+        auto mib = [&] { return std::uint64_t(std::llround(x * double(1 << 20))); };
+        auto nanos = [&] { return std::int64_t(std::llround(x * 1e6)); };
+        if (key == "tp") j.tp = whole();
+        else if (key == "pp") j.pp = whole();
+        else if (key == "dp") j.dp = whole();
+        else if (key == "micro_batches") j.microBatches = whole();
+        else if (key == "steps") j.steps = whole();
+        else if (key == "buckets") j.buckets = whole();
+        else if (key == "channels") j.channels = whole();
+        else if (key == "forward_ms") j.forwardNs = nanos();
+        else if (key == "optimizer_ms") j.optimizerNs = nanos();
+        else if (key == "gradient_mib") j.gradientBytes = mib();
+        else if (key == "activation_mib") j.activationBytes = mib();
+        else
+            fail("unknown key \"" + key + "\" (expected job, tp, pp, dp, micro_batches, steps, buckets, channels, " +
+                 "forward_ms, optimizer_ms, gradient_mib, activation_mib)");
+    }
+}
+
 } // namespace prism::sim

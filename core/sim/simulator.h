@@ -125,6 +125,12 @@ std::optional<SimConfig> makePreset(const std::string& name, std::uint64_t seed)
 // std::invalid_argument quoting the spec and what was expected; validate() checks it against the job.
 AnomalySpec parseAnomaly(const std::string& spec, const SimConfig& config, std::uint64_t seed, int index);
 
+// A job's parameter changed from the command line (simulate --set): "KEY=VALUE[,KEY=VALUE...][,job=J]" with
+// keys tp, pp, dp, micro_batches, steps, buckets, channels (whole numbers), forward_ms, optimizer_ms (ms),
+// gradient_mib, activation_mib (MiB); job: index or name, default 0. Throws std::invalid_argument quoting the
+// spec; validate() checks that the job still fits its hosts.
+void applySetting(const std::string& spec, SimConfig& config);
+
 // Throws std::invalid_argument saying what is wrong (a job that does not fit, GPUs shared by concurrent
 // jobs, an anomaly outside its job, ...). simulate() calls it first.
 void validate(const SimConfig& config);
