@@ -5,6 +5,9 @@
 #include "io/report_json.h"
 #include "sim/simulator.h"
 
+#include <QProcess>
+#include <QString>
+#include <QStringList>
 #include <QTest>
 
 #include <zlib.h>
@@ -79,5 +82,19 @@ inline void writeGzip(const std::string& path, const std::string& bytes) {
 }
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// llmprism-cli run to its end: exit code (-1 when it crashed), stdout and stderr.
+struct CliRun {
+    int code = -1;
+    QString out, err;
+};
+
+inline CliRun runCli(const QStringList& args) {
+    QProcess p;
+    p.start(LLMPRISM_CLI, args);
+    p.waitForFinished(300000);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
 
 } // namespace prism::test

@@ -1,4 +1,6 @@
 // llmprism-cli end to end: simulate -> analyze -> evaluate, help texts, exit codes, errors.
+#include "test_util.h"
+
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -8,18 +10,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-struct Run {
-    int code = -1;
-    QString out, err;
-};
-
-static Run cli(const QStringList& args) {
-    QProcess p;
-    p.start(LLMPRISM_CLI, args);
-    p.waitForFinished(300000);
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
-}
+using Run = prism::test::CliRun;
+static const auto cli = prism::test::runCli;
 
 static QByteArray readAll(const QString& path) {
     QFile f(path);

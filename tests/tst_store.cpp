@@ -210,18 +210,8 @@ std::map<std::string, std::string> documentedQueries() {
     return out;
 }
 
-struct Run {
-    int code = -1;
-    QString out, err;
-};
-
-Run cli(const QStringList& args) {
-    QProcess p;
-    p.start(LLMPRISM_CLI, args);
-    p.waitForFinished(300000);
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
-}
+using Run = prism::test::CliRun;
+const auto cli = prism::test::runCli;
 
 } // namespace
 

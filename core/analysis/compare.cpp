@@ -519,7 +519,13 @@ private:
                 where.ranks = int(ranks.size());
                 add(k, d, where, whereText);
             };
-            if (alike(matched)) {
+            // One place said once needs the ranks of several hosts (a stage of one TP group is that group).
+            auto hosts = [&](const std::vector<int>& ranks) {
+                std::set<int> h;
+                for (int r : ranks) h.insert(B.tl->ranks[std::size_t(r)].host);
+                return h.size();
+            };
+            if (alike(matched) && hosts(matched) > 1) {
                 emit(matched, {}, "on every rank (" + std::to_string(matched.size()) + ")");
                 continue;
             }
@@ -527,7 +533,7 @@ private:
             for (int r : matched) stages[B.tl->ranks[std::size_t(r)].stage].push_back(r);
             if (stages.size() > 1)
                 for (auto& [stage, ranks] : stages) {
-                    if (!alike(ranks)) continue;
+                    if (!alike(ranks) || hosts(ranks) < 2) continue;
                     DiffPlace where;
                     where.stage = stage;
                     emit(ranks, where,

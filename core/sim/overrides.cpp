@@ -2,6 +2,7 @@
 #include "sim/random.h"
 #include "sim/simulator.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -124,9 +125,18 @@ void applySetting(const std::string& spec, SimConfig& config) {
     }
     if (items.empty()) fail("expected KEY=VALUE");
     JobSpec& j = config.jobs.at(std::size_t(job));
+    static const std::vector<std::string> keys = {"tp",           "pp",           "dp",          "micro_batches",
+                                                  "steps",        "buckets",      "channels",    "forward_ms",
+                                                  "optimizer_ms", "gradient_mib", "activation_mib"};
     for (const auto& item : items) {
         const auto& [key, v] = item; // the lambdas below capture `item` (clang before 16 cannot capture a binding)
-        const double x = toNumber(spec, key, v);
+        if (std::find(keys.begin(), keys.end(), key) == keys.end())
+            fail("unknown key \"" + key + "\" (expected job, tp, pp, dp, micro_batches, steps, buckets, channels, " +
+                 "forward_ms, optimizer_ms, gradient_mib, activation_mib)");
+        double x = 0;
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+        if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(x) || x <= 0)
+            fail(key + " expects a positive number, found \"" + v + "\"");
         auto whole = [&] {
             if (x != std::floor(x) || x > 1e6)
                 fail(item.first + " expects a whole number, found \"" + item.second + "\"");
@@ -144,10 +154,7 @@ void applySetting(const std::string& spec, SimConfig& config) {
         else if (key == "forward_ms") j.forwardNs = nanos();
         else if (key == "optimizer_ms") j.optimizerNs = nanos();
         else if (key == "gradient_mib") j.gradientBytes = mib();
-        else if (key == "activation_mib") j.activationBytes = mib();
-        else
-            fail("unknown key \"" + key + "\" (expected job, tp, pp, dp, micro_batches, steps, buckets, channels, " +
-                 "forward_ms, optimizer_ms, gradient_mib, activation_mib)");
+        else j.activationBytes = mib();
     }
 }
 
