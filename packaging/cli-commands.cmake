@@ -1,7 +1,7 @@
 # Writes a help2man include file with the --help of each llmprism-cli command, so that the manual page holds
 # every option. cmake -DCLI=path/to/llmprism-cli -DOUT=commands.h2m -P cli-commands.cmake
 set(text "[COMMANDS IN DETAIL]\n")
-foreach(cmd simulate analyze evaluate import convert export-clickhouse)
+foreach(cmd simulate analyze evaluate import convert export-clickhouse compare)
   execute_process(COMMAND ${CLI} ${cmd} --help OUTPUT_VARIABLE help RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${CLI} ${cmd} --help failed (${rc})")

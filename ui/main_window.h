@@ -26,6 +26,7 @@ class QComboBox;
 namespace prism::ui {
 
 class CaptureLoader;
+class CompareWindow;
 class DetailsPanel;
 class ExportableView;
 class FindingTableModel;
@@ -49,6 +50,9 @@ public:
     void openPath(const QString& path);
     // Several files (or folders) opened together as one capture: flow data of any kinds and a topology.json.
     void openPaths(const QStringList& paths);
+    // File ▸ Compare With…: a window comparing `path` (the baseline, A) with the shown run (B), loaded in the
+    // background; null without a shown run.
+    CompareWindow* compareWith(const QString& path);
     // Shows an already loaded session (used by --screenshot and tests).
     void setSession(const SessionPtr& session);
     SessionPtr session() const { return m_session; }

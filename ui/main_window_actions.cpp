@@ -1,6 +1,7 @@
 // MainWindow: the menus, the toolbar and their actions, the timeline's help, the theme, recent files.
 #include "main_window.h"
 
+#include "compare_window.h"
 #include "database_dialog.h"
 #include "notes_panel.h"
 #include "timeline_view.h"
@@ -21,6 +22,15 @@
 namespace prism::ui {
 
 static constexpr int kMaxRecent = 10;
+
+CompareWindow* MainWindow::compareWith(const QString& path) {
+    if (!m_session) return nullptr;
+    auto* window = new CompareWindow(this);
+    window->setAttribute(Qt::WA_DeleteOnClose);
+    window->loadBaseline(path, m_session, m_strictAction && m_strictAction->isChecked());
+    window->show();
+    return window;
+}
 
 void MainWindow::createActions() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
@@ -43,6 +53,15 @@ void MainWindow::createActions() {
         DatabaseDialog dialog(this);
         if (dialog.exec() == QDialog::Accepted) openPaths(dialog.sources());
     });
+    QAction* compare = file->addAction(tr("Compare &With…"), this, [this] {
+        // The baseline run: a session, a flow file, or the topology.json of a capture folder (its flow data).
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Compare with another run (a session, a flow file, or a capture's topology.json)"),
+            QSettings().value("paths/lastFolder").toString(), tr("Runs: sessions, flow data, topology.json (*)"));
+        if (!path.isEmpty()) compareWith(path);
+    });
+    compare->setToolTip(tr("Compare the shown run with another one (e.g. yesterday's): what changed"));
+    m_sessionActions << compare;
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
     m_reloadAction = file->addAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("&Reload"), this, [this] {

@@ -386,8 +386,8 @@ public:
 private:
     // Largest change first. Waiting is what a rank loses to others, and a slower link stretches the PP and DP
     // transfers over it: such a change, when another change that can cause it (any change for waiting, a link
-    // for PP and DP sync) goes the same direction and is at least a quarter its size, follows the causes and
-    // names the first of them (effectOf), so that the first difference is the main reason.
+    // going the same direction for PP and DP sync) is at least a quarter its size, follows the causes and names
+    // the first of them (effectOf), so that the first difference is the main reason.
     void order() {
         auto& diffs = out.differences;
         std::stable_sort(diffs.begin(), diffs.end(), [](const Difference& x, const Difference& y) {
@@ -401,8 +401,10 @@ private:
             if (e.what == "waiting") return c.what != "waiting" && c.what != "shape";
             return c.what == "link" && (e.what == "pp" || e.what == "dp_sync");
         };
+        // Waiting goes either way with its cause: the others wait more for a slower rank or link, the slower
+        // rank itself less (it is busy when it used to wait). Transfer times go the way of their link.
         auto explains = [&](const Difference& c, const Difference& e) {
-            return causes(c, e) && (c.deltaMsPerStep > 0) == (e.deltaMsPerStep > 0) &&
+            return causes(c, e) && (e.what == "waiting" || (c.deltaMsPerStep > 0) == (e.deltaMsPerStep > 0)) &&
                    std::fabs(c.deltaMsPerStep) >= 0.25 * std::fabs(e.deltaMsPerStep);
         };
         std::vector<char> explained(diffs.size(), 0);

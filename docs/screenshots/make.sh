@@ -14,3 +14,6 @@ D=docs/screenshots
 "$B" --screenshot $D/steps.png --view steps --select-step 10 --size 1400x480 $S
 "$B" --screenshot $D/ranks.png --view ranks --select-step 10 --size 1400x480 $S
 "$B" --screenshot $D/topology.png --view topology --size 1400x560 $S
+# The compare window (tiny, seed 11, against seed 12 with a NIC link at a third of its bandwidth): drawn by its GUI
+# test, which exports it as the window's File ▸ Compare With… does.
+LLMPRISM_COMPARE_SHOT=$D/compare.png QT_QPA_PLATFORM=offscreen "${1:-build}/tests/tst_gui_compare" slowLinkAndExport >/dev/null
