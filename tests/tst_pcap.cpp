@@ -3,6 +3,7 @@
 // readPcap on malformed files (each error names the file and the packet), and the simulator's pcap: decoded
 // packet by packet as tshark decodes it, and analyzed to what the same capture's flows.csv gives.
 #include "test_util.h"
+#include "io/capture.h"
 #include "io/packet_decode.h"
 #include "io/pcap_reader.h"
 #include "analysis/pipeline.h"
@@ -686,6 +687,26 @@ private slots:
                          e.issue().message.find("--memory SIZE") != std::string::npos,
                      e.what());
         }
+    }
+
+    // Flows still open count against the limit: 70,000 tiny packets, each a flow of its own and all within the
+    // idle timeout, close no flow before the end, yet stop at the limit (a capture of 10^8 such packets would
+    // otherwise hold 10^8 open flows).
+    void openFlowsCountAgainstTheRecordLimit() {
+        std::vector<Packet> packets;
+        constexpr std::uint32_t kFlows = 70'000;
+        packets.reserve(kFlows);
+        for (std::uint32_t i = 0; i < kFlows; ++i)
+            packets.push_back({std::int64_t(i), roceFrame(0x07, 1, 0, 8, 0x02, kA + i, kB)});
+        const std::string file = path("open-flows.pcap");
+        writeBytes(file, pcapFile(kLinkEthernet, packets));
+        PcapReadOptions o;
+        LoadDiagnostics diag;
+        QCOMPARE(readPcap(file, o, diag).size(), std::size_t(kFlows)); // no limit: every flow, closed at the end
+        o.maxRecords = 1000;
+        QCOMPARE(QString::fromStdString(readError(file, o)),
+                 QString::fromStdString(file + ": packet 65,536: more than 1,000 flow records, more than fit in the "
+                                        "memory available: " + std::string(kStagedAdvice)));
     }
 
     // The CLI's --idle-timeout / --message-gap reach the flow builder: a shorter idle timeout on the same pcap

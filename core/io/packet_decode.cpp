@@ -603,5 +603,6 @@ void PacketFlowBuilder::finish(FlowTable& out) {
 
 const FlowBuilderOptions& PacketFlowBuilder::options() const { return m_impl->options; }
 const PacketFlowStats& PacketFlowBuilder::stats() const { return m_impl->stats; }
+std::size_t PacketFlowBuilder::openFlows() const { return m_impl->liveCount; }
 
 } // namespace prism

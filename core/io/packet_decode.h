@@ -102,6 +102,8 @@ public:
     // The options with defaults filled in.
     const FlowBuilderOptions& options() const;
     const PacketFlowStats& stats() const;
+    // Flows open now (each becomes a record when it closes): what the builder holds besides `out`.
+    std::size_t openFlows() const;
 
     // Defaults (docs/FORMATS.md, "Packet captures", says why): a flow silent for 50 µs has ended, a RoCE QP
     // silent for 1 µs after the end of a message has finished its transfer; a record is cut every 1 ms.

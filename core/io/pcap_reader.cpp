@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -47,7 +48,9 @@ inline std::uint32_t readU32(const std::uint8_t* p, bool swapped) {
 // file): `at`..`end` is what is buffered and not consumed yet.
 class ChunkReader {
 public:
-    explicit ChunkReader(int fd) : m_fd(fd), m_buf(kSize) {}
+    // `fileSize`: the buffer starts at the file's size when that is smaller (0: unknown); want() grows it.
+    ChunkReader(int fd, std::uint64_t fileSize)
+        : m_fd(fd), m_buf(std::size_t(fileSize ? std::clamp<std::uint64_t>(fileSize, 4096, kSize) : kSize)) {}
     const std::uint8_t* at = nullptr;
     const std::uint8_t* end = nullptr;
     std::uint64_t consumed = 0; // file offset of `at`
@@ -55,8 +58,8 @@ public:
     std::size_t want(std::size_t n) {
         std::size_t have = std::size_t(end - at);
         if (have >= n) return have;
-        if (n > m_buf.size()) m_buf.resize(n);
-        std::memmove(m_buf.data(), at, have);
+        if (have) std::memmove(m_buf.data(), at, have); // to the front first (`at` is null before the first read):
+        if (n > m_buf.size()) m_buf.resize(n);          // resizing moves the buffer `at` points into
         at = m_buf.data();
         while (have < m_buf.size()) {
             const ssize_t r = ::read(m_fd, m_buf.data() + have, m_buf.size() - have);
@@ -174,7 +177,10 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
         diag.addError(bad);
     };
     const auto checkRecords = [&](std::uint64_t number) {
-        if (options.maxRecords && out.size() > options.maxRecords)
+        // Open flows count too, twice (the builder holds about 130 bytes per open flow, a record takes 60): each
+        // is a record to come, and a capture of many short flows within the idle timeout (10^8 tiny packets of
+        // distinct flows, all at one time) holds them all open before any closes.
+        if (options.maxRecords && out.size() + 2 * builder.openFlows() > options.maxRecords)
             throw InputError({path, 0, 0,
                               "packet " + formatCount(number) + ": more than " + formatCount(options.maxRecords) +
                                   " flow records, more than fit in the memory available: " + kStagedAdvice});
@@ -194,7 +200,7 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
         const int fd = fileno(file); // libpcap read the header through stdio; the records are read from byte 24
         if (::lseek(fd, 24, SEEK_SET) != 24)
             throw InputError(issue(path, std::string("cannot seek in the file (") + std::strerror(errno) + ")"));
-        ChunkReader in(fd);
+        ChunkReader in(fd, fileSize - 24);
         in.consumed = 24;
         for (;;) {
             std::size_t left = in.want(16);
