@@ -47,9 +47,10 @@ struct LoadOptions {
 // Fatal in both modes (InputError): missing/unreadable file, missing required column, binary garbage header.
 FlowTable readFlowsCsv(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag);
 
-// The same rows, messages and checks, streamed: every `batchRecords` rows (and at the end) the rows read since
-// the last batch go to `batch` in file order (not sorted); endpoint ids stay the same from batch to batch.
-// Sequential (one core, .gz inflated on the other). Memory: one batch and the endpoints.
+// The same rows, messages and checks, streamed: once `batchRecords` rows are read (and at the end) the rows read
+// since the last batch go to `batch` in file order (not sorted); endpoint ids stay the same from batch to batch.
+// A batch ends at a read chunk's end, so it holds at most `batchRecords` plus one chunk's rows. Sequential (one
+// core, .gz inflated on the other). Memory: one batch and the endpoints.
 void streamFlowsCsv(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag,
                     std::size_t batchRecords, const std::function<void(const FlowTable&)>& batch);
 

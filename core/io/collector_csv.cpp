@@ -138,10 +138,12 @@ public:
         ByteSource src(m_path, "a collector CSV file");
         constexpr std::size_t kChunk = std::size_t(1) << 20;
         std::string buf;
-        std::unique_ptr<char[]> chunk(new char[kChunk]);
+        // A small file reads with a buffer of its size (its size + 1: the read that finds the end).
+        const std::size_t chunkSize = std::size_t(std::clamp<std::uint64_t>(src.sizeHint() + 1, 4096, kChunk));
+        std::unique_ptr<char[]> chunk(new char[chunkSize]);
         bool atStart = true;
         for (;;) {
-            std::size_t n = src.read(chunk.get(), kChunk);
+            std::size_t n = src.read(chunk.get(), chunkSize);
             if (m_options.progress && !m_options.progress(std::max(0.0, src.fraction()))) throw Cancelled();
             bool eof = n == 0;
             buf.append(chunk.get(), n);

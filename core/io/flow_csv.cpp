@@ -251,7 +251,7 @@ public:
     FlowTable run() {
         ByteSource src(m_path);
         m_progress = m_options.progress;
-        Chunk chunk;
+        Chunk chunk(src.sizeHint());
         bool more = step(src, chunk, std::size_t(64) << 10); // the header, and a sample of rows to size the parts
         struct stat st {};
         const bool parallel = more && !m_batch && !src.gzip() && !m_options.strict && m_header && !m_skipping &&
@@ -291,14 +291,26 @@ public:
 private:
     // The read buffer: kPad zeroed bytes after the data let parseU64 read 8 bytes at a time without length
     // checks.
+    // Sized to the data when that is known to be smaller than kChunk (a small file reads with a small buffer),
+    // grown to kChunk when a line does not fit.
     struct Chunk {
-        std::unique_ptr<char[]> buf{new char[kChunk + kPad]};
+        explicit Chunk(std::uint64_t dataBytes = kChunk)
+            : cap(std::size_t(std::clamp<std::uint64_t>(dataBytes + 1, 4096, kChunk))), buf(new char[cap + kPad]) {}
+        std::size_t cap;
+        std::unique_ptr<char[]> buf;
         std::size_t have = 0;
+        void grow() {
+            std::unique_ptr<char[]> bigger(new char[kChunk + kPad]);
+            std::memcpy(bigger.get(), buf.get(), have);
+            buf = std::move(bigger);
+            cap = kChunk;
+        }
     };
 
     // Reads and parses the next chunk of `src` (the lines it completes); false at the end of the data.
     template <typename Source> bool step(Source& src, Chunk& c, std::size_t limit = kChunk) {
-        std::size_t n = src.read(c.buf.get() + c.have, std::max(limit, c.have) - c.have);
+        if (c.have == c.cap && c.cap < kChunk) c.grow();
+        std::size_t n = src.read(c.buf.get() + c.have, std::min(std::max(limit, c.have), c.cap) - c.have);
         const bool eof = n == 0;
         c.have += n;
         std::memset(c.buf.get() + c.have, 0, kPad);
@@ -327,7 +339,7 @@ private:
             (*m_batch)(m_table);
             m_table.clearRecords();
         }
-        if (!eof && c.have == kChunk) {
+        if (!eof && c.have == c.cap && c.cap == kChunk) {
             overlongLine(c.buf.get(), c.have);
             c.have = 0;
         }
@@ -369,7 +381,7 @@ private:
             if (worker == 0 && m_options.progress) // the parts move alike: one stands for all
                 r.m_progress = [&](double f) { return m_options.progress(before + (1.0 - before) * f); };
             RangeSource part(m_path, fd, cuts[k], cuts[k + 1]);
-            Chunk chunk;
+            Chunk chunk(cuts[k + 1] - cuts[k]);
             while (r.step(part, chunk)) {
             }
         });

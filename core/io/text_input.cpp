@@ -97,7 +97,8 @@ ByteSource::ByteSource(const std::string& path, const std::string& expected) : m
     ::posix_fadvise(m_fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     unsigned char magic[2] = {0, 0};
     if (m_size >= 2 && ::pread(m_fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-        m_in.reset(new unsigned char[kInput]);
+        m_inSize = std::size_t(std::min<std::uint64_t>(m_size, kInput));
+        m_in.reset(new unsigned char[m_inSize]);
         if (::inflateInit2(&m_zs, 16 + MAX_WBITS) != Z_OK) fail("cannot start the gzip decoder");
         m_gzip = true;
     }
@@ -134,7 +135,7 @@ std::size_t ByteSource::inflateSome(char* buf, std::size_t n) {
     while (m_zs.avail_out > 0) {
         if (m_zs.avail_in == 0) {
             m_zs.next_in = m_in.get();
-            m_zs.avail_in = uInt(rawRead(m_in.get(), kInput));
+            m_zs.avail_in = uInt(rawRead(m_in.get(), m_inSize));
             if (m_zs.avail_in == 0) { // end of the file
                 if (!m_memberEnded) m_streamError = "the compressed data ended early (truncated .gz file)";
                 m_done = true;
@@ -228,6 +229,32 @@ std::size_t ReadAhead::read(char* buf, std::size_t n) {
         m_changed.notify_all();
     }
     return got;
+}
+
+std::pair<std::uint64_t, std::uint32_t> lineColumnAt(std::string_view text, std::size_t offset) {
+    std::uint64_t line = 1;
+    std::size_t lineStart = 0;
+    for (std::size_t i = 0; i < offset && i < text.size(); ++i)
+        if (text[i] == '\n') {
+            ++line;
+            lineStart = i + 1;
+        }
+    return {line, std::uint32_t(std::min(offset, text.size()) - lineStart + 1)};
+}
+
+InputIssue jsonRangeIssue(const std::string& path, std::string_view text, const std::string& what,
+                          const std::string& prefix) {
+    std::string message = what;
+    if (auto p = message.find("] "); p != std::string::npos) message = message.substr(p + 2);
+    InputIssue issue{path, 0, 0, prefix + message};
+    const auto open = what.find('\''), close = what.rfind('\'');
+    if (open != std::string::npos && close > open + 1)
+        if (auto at = text.find(std::string_view(what).substr(open + 1, close - open - 1)); at != std::string::npos) {
+            const auto [line, column] = lineColumnAt(text, at);
+            issue.line = line;
+            issue.column = column;
+        }
+    return issue;
 }
 
 } // namespace prism

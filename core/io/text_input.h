@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace prism {
@@ -57,6 +58,12 @@ std::optional<std::vector<std::string_view>> rowFields(std::string_view line, st
 }
 // Quoted for messages; long or odd values are shortened so one bad row cannot flood the output.
 std::string quoted(std::string_view v);
+// 1-based line and column of byte `offset` of `text`.
+std::pair<std::uint64_t, std::uint32_t> lineColumnAt(std::string_view text, std::size_t offset);
+// nlohmann's out_of_range error while parsing ("number overflow parsing '1e999'"): where the number is in `text`
+// (line and column; 0, 0 when not found) and the message without nlohmann's prefix.
+InputIssue jsonRangeIssue(const std::string& path, std::string_view text, const std::string& what,
+                          const std::string& prefix);
 
 // The bytes of the file: plain reads, or inflated when the file starts with the gzip magic. zlib's
 // inflate() is used directly rather than gzread() so that the data decoded before a corrupt spot is
@@ -73,6 +80,9 @@ public:
     // break) and sets streamError().
     std::size_t read(char* buf, std::size_t n) { return m_gzip ? inflateSome(buf, n) : rawRead(buf, n); }
 
+    // Bytes the source gives at most, as far as known when it opens: the size of a plain file; for gzip or a
+    // pipe, unknown (SIZE_MAX). Readers size their buffers with it.
+    std::uint64_t sizeHint() const { return m_gzip || m_size == 0 ? UINT64_MAX : m_size; }
     // Fraction of the file (compressed bytes for gzip) consumed so far; -1 when the size is unknown.
     double fraction() const;
     bool gzip() const { return m_gzip; }
@@ -91,7 +101,8 @@ private:
     std::uint64_t m_consumed = 0; // bytes read from the file
     bool m_gzip = false;
     z_stream m_zs{};
-    std::unique_ptr<unsigned char[]> m_in;
+    std::unique_ptr<unsigned char[]> m_in; // compressed input, m_inSize bytes (the file's size when smaller)
+    std::size_t m_inSize = 0;
     bool m_memberEnded = false;
     bool m_done = false;
     std::string m_streamError;
