@@ -1,9 +1,11 @@
 #include "io/report_json.h"
 
+#include "io/text_input.h"
 #include "model/diagnostics.h"
 
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -112,6 +114,21 @@ struct Reader {
     [[noreturn]] void fail(const std::string& where, const std::string& what) const {
         throw InputError({file, 0, 0, where + ": " + what});
     }
+    // nlohmann converts a number of another type unchecked (1e27 into an int64 is undefined): an integer field
+    // out of its type's range is refused.
+    template <typename T> void checkRange(const json& v, const std::string& where) const {
+        using L = std::numeric_limits<T>;
+        bool inRange = true; // not a number: get() says so
+        if (v.is_number_unsigned()) inRange = v.get<std::uint64_t>() <= std::uint64_t(L::max());
+        else if (v.is_number_integer())
+            inRange = v.get<std::int64_t>() >= std::int64_t(L::min()) &&
+                      (!L::is_signed || v.get<std::int64_t>() <= std::int64_t(L::max()));
+        else if (v.is_number_float())
+            inRange = v.get<double>() >= double(L::min()) && v.get<double>() < double(L::max()) + 1.0;
+        if (!inRange)
+            fail(where, "expected an integer from " + std::to_string(L::min()) + " to " + std::to_string(L::max()) +
+                            ", found " + v.dump());
+    }
     template <typename T> T get(const json& o, const char* key, const std::string& where, T def, bool required) {
         auto it = o.find(key);
         if (it == o.end() || it->is_null()) {
@@ -119,6 +136,13 @@ struct Reader {
             return def;
         }
         try {
+            if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+                checkRange<T>(*it, where + "." + key);
+            } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+                if (it->is_array())
+                    for (std::size_t i = 0; i < it->size(); ++i)
+                        checkRange<int>((*it)[i], where + "." + key + "[" + std::to_string(i) + "]");
+            }
             return it->get<T>();
         } catch (const json::exception&) {
             fail(where + "." + key, std::string("expected ") + expected<T>() + ", found " + it->type_name());
@@ -249,19 +273,13 @@ Report readReportFile(const std::string& path) {
     try {
         j = json::parse(text);
     } catch (const json::parse_error& e) {
-        // Turn the byte offset into line:column for the message.
-        std::uint64_t line = 1;
-        std::uint32_t col = 1;
-        for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-            if (text[i] == '\n') {
-                ++line;
-                col = 1;
-            } else
-                ++col;
-        }
+        // The byte offset as line:column for the message.
+        const auto [line, col] = lineColumnAt(text, e.byte == 0 ? 0 : e.byte - 1);
         std::string what = e.what();
         if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
         throw InputError({path, line, col, "not valid JSON: " + what});
+    } catch (const json::out_of_range& e) { // a number too large for any type ("1e999")
+        throw InputError(jsonRangeIssue(path, text, e.what(), "not valid JSON: "));
     }
     return reportFromJson(j, path);
 }

@@ -1,6 +1,7 @@
 // topology.json reader (docs/FORMATS.md): hosts[].nics[] and switches[], checked field by field so that each
 // error names the JSON path (hosts[3].nics[1].ip), what was found and what was expected.
 #include "io/capture.h"
+#include "io/text_input.h"
 
 #include <nlohmann/json.hpp>
 
@@ -181,16 +182,10 @@ Topology readTopologyJson(const std::string& path) {
         root = json::parse(text);
     } catch (const json::parse_error& e) {
         // e.byte counts the characters read; the offending one is at e.byte - 1.
-        std::size_t at = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
-        std::uint64_t line = 1;
-        std::size_t lineStart = 0;
-        for (std::size_t i = 0; i < at; ++i)
-            if (text[i] == '\n') {
-                ++line;
-                lineStart = i + 1;
-            }
-        auto column = std::uint32_t(at - lineStart + 1);
+        const auto [line, column] = lineColumnAt(text, e.byte == 0 ? 0 : e.byte - 1);
         throw InputError({path, line, column, "invalid JSON: " + parseErrorText(e.what())});
+    } catch (const json::out_of_range& e) { // a number too large for any type ("1e999")
+        throw InputError(jsonRangeIssue(path, text, e.what(), "invalid JSON: "));
     }
     return TopologyParser(path).parse(root);
 }
