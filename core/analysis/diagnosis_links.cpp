@@ -244,7 +244,8 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
         std::set<int> placed;
         for (const auto& [g, cs] : candOfRing) {
             if (ringSize[g] < 3) continue;
-            const HopsAmong h = hopsAmong(k, [&](int v) { return ix.dpGroup(v) == g; });
+            const int ring = g; // clang before 16 cannot capture a structured binding
+            const HopsAmong h = hopsAmong(k, [&](int v) { return ix.dpGroup(v) == ring; });
             if (h.judged == 0 || 2 * h.slow < h.judged) continue;
             int slowest = -1;
             double minRate = std::numeric_limits<double>::infinity();

@@ -1,11 +1,6 @@
 // libFuzzer harness for the ClickHouse answer reader (TabSeparated flow rows) and the URL parser: any bytes give
-// rows, skipped rows with messages, or an InputError, never a crash, a hang or a sanitizer report. Build and
-// run (clang, outside the build directory; seeds: tests/fuzz/clickhouse-seeds):
-//   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Icore tests/fuzz/fuzz_clickhouse.cpp \
-//     core/io/clickhouse.cpp core/io/collector_csv.cpp core/io/text_input.cpp \
-//     core/model/{diagnostics,flow_table,ip,units}.cpp core/util/parallel.cpp -lz -lcurl \
-//     -o /tmp/fuzz_clickhouse
-//   /tmp/fuzz_clickhouse -max_total_time=60 /tmp/corpus tests/fuzz/clickhouse-seeds
+// rows, skipped rows with messages, or an InputError, never a crash, a hang or a sanitizer report. Built by
+// tests/fuzz/CMakeLists.txt (-DLLMPRISM_FUZZ=ON); run by scripts/fuzz.sh (seeds: tests/fuzz/corpus/clickhouse).
 #include "io/clickhouse.h"
 
 #include <cstdint>

@@ -1,11 +1,8 @@
 // libFuzzer harness for the collector CSV reader (nfdump / pmacct) and the source detection: any bytes give
 // records or an InputError with a message, never a crash, a hang or a sanitizer report. Each input is tried
-// plain, with an nfdump header, and with a pmacct header in front. Build and run (clang, outside the build
-// directory; seeds from tests/data/collector):
-//   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Icore tests/fuzz/fuzz_collector_csv.cpp \
-//     core/io/collector_csv.cpp core/io/text_input.cpp core/model/{diagnostics,flow_table,ip,units}.cpp -lz \
-//     -o /tmp/fuzz_collector_csv
-//   /tmp/fuzz_collector_csv -max_total_time=60 /tmp/corpus tests/data/collector
+// plain, with an nfdump header, and with a pmacct header in front. Built by tests/fuzz/CMakeLists.txt
+// (-DLLMPRISM_FUZZ=ON); run by scripts/fuzz.sh (seeds: tests/fuzz/corpus/collector_csv).
+#include "fuzz_util.h"
 #include "io/collector_csv.h"
 
 #include <cstdint>
@@ -16,11 +13,8 @@
 namespace {
 
 void tryRead(const std::string& bytes, bool strict, const char* zone) {
-    static const std::string path = "/tmp/fuzz_collector_csv." + std::to_string(::getpid()) + ".csv";
-    if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
-        std::fwrite(bytes.data(), 1, bytes.size(), f);
-        std::fclose(f);
-    }
+    static const std::string path = fuzz::tempPath("collector.csv");
+    fuzz::writeFile(path, reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
     prism::LoadOptions o;
     o.strict = strict;
     o.timeZone = zone;
@@ -30,7 +24,7 @@ void tryRead(const std::string& bytes, bool strict, const char* zone) {
         for (std::size_t i = 0; i < t.size(); ++i)
             if (t.endNs[i] < t.startNs[i]) __builtin_trap(); // the reader promises end >= start
     } catch (const prism::InputError& e) {
-        if (e.issue().message.empty()) __builtin_trap(); // every refusal says why
+        fuzz::checkRefusal(e);
     }
 }
 

@@ -1,16 +1,9 @@
-// libFuzzer harness for the flow export decoder (IPFIX, NetFlow v9, sFlow v5). Not built by default.
+// libFuzzer harness for the flow export decoder (IPFIX, NetFlow v9, sFlow v5).
 //
 // Input: datagrams back to back, each a 2-byte big-endian length then its bytes, all from one exporter, so
-// templates and options learnt from one datagram are used by the next ones. Build and run (from the repo):
-//   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Icore tests/fuzz/fuzz_flow_export.cpp \
-//     core/io/flow_export.cpp core/io/sflow.cpp core/io/packet_decode.cpp core/model/ip.cpp core/model/flow_table.cpp \
-//     core/model/diagnostics.cpp -o /tmp/fuzz_flow_export
-//   /tmp/fuzz_flow_export -max_total_time=600 /tmp/fe-corpus
-// Seeds: the UDP payloads of tests/data/flow-exports/*/*.pcap, length-prefixed, one file per capture, e.g.
-//   for f in tests/data/flow-exports/*/*.pcap tests/data/flow-exports/pmacct/*/*.pcap; do
-//     tshark -r $f -T fields -e udp.payload | python3 -c 'import sys; sys.stdout.buffer.write(b"".join(
-//       len(b).to_bytes(2, "big") + b for b in (bytes.fromhex(l.strip()) for l in sys.stdin if l.strip())))' \
-//       > /tmp/fe-corpus/$(basename $f).seed; done
+// templates and options learnt from one datagram are used by the next ones. Built by tests/fuzz/CMakeLists.txt
+// (-DLLMPRISM_FUZZ=ON); run by scripts/fuzz.sh. Seeds (tests/fuzz/corpus/flow_export): the UDP payloads of tests/data/flow-exports/**/*.pcap,
+// length-prefixed, one file per capture (scripts/fuzz.sh --seeds makes them with tshark).
 #include "io/flow_export.h"
 
 #include <cstddef>

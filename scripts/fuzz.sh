@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Fuzzes every reader with libFuzzer (clang, ASan + UBSan): the harnesses of tests/fuzz, docs/FUZZING.md.
+#
+#   scripts/fuzz.sh [--time SECONDS | --runs N] [--jobs J] [HARNESS...]
+#       builds build-fuzz (-DLLMPRISM_FUZZ=ON) and runs each harness (all when none is named) for SECONDS
+#       (default 60) or N executions, J harnesses at a time (default 1), from its seeds (tests/fuzz/corpus/NAME)
+#       and what earlier runs found (build-fuzz/corpus/NAME). One line per harness in build-fuzz/results.tsv:
+#       harness, executions, seconds, executions/s, corpus inputs, outcome. An input that breaks a harness is
+#       kept in build-fuzz/crashes/NAME/ and the script exits 1.
+#   scripts/fuzz.sh --seeds      (re)makes the seed corpora tests/fuzz/corpus/* from tests/data and samples/
+#   scripts/fuzz.sh --keep NAME  merges build-fuzz/corpus/NAME into tests/fuzz/corpus/NAME, keeping only inputs
+#                                that add coverage: the ordinary suite replays them (tst_fuzz_NAME)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="$root/build-fuzz"
+seeds="$root/tests/fuzz/corpus"
+
+build_fuzzers() {
+  if ! command -v clang++ >/dev/null; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get install -y -qq --no-install-recommends clang
+  fi
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1" -DLLMPRISM_FUZZ=ON >/dev/null
+  cmake --build "$build"
+}
+
+harnesses() {
+  for f in "$root"/tests/fuzz/fuzz_*.cpp; do n="$(basename "$f" .cpp)"; echo "${n#fuzz_}"; done
+}
+
+make_seeds() {
+  local tmp; tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' RETURN
+  local d m="$root/tests/data/malformed"
+  for h in $(harnesses); do mkdir -p "$seeds/$h"; done
+  # flows.csv: the head of each sample (plain, and one gzipped), the malformed ones.
+  d="$seeds/flows_csv"
+  for s in "$root"/samples/*/; do
+    { zcat -f "$s"/flows.csv* | head -c 2048 || true; } > "$d/$(basename "$s").csv"
+  done
+  { zcat -f "$root"/samples/anomalies/flows.csv* | head -c 1024 || true; } | gzip -9n > "$d/anomalies-head.csv.gz"
+  cp "$m"/flows_*.csv "$d/"
+  cp "$m"/flows_truncated.csv.gz "$d/flows_truncated.csv.gz.bin"
+  # topology.json, reports and truths.
+  d="$seeds/topology_json"
+  cp "$root"/samples/shared-hosts/topology.json "$d/shared-hosts.json"; cp "$m"/topology_*.json "$d/"
+  d="$seeds/report_json"
+  cp "$root"/tests/data/evaluate/*.json "$d/"; cp "$m"/report_*.json "$d/"
+  cp "$root"/samples/shared-hosts/truth.json "$d/shared-hosts-truth.json"
+  # Collector CSVs (nfdump, pmacct).
+  d="$seeds/collector_csv"
+  cp "$root"/tests/data/collector/*.csv "$d/"; cp "$m"/nfdump_*.csv "$m"/pmacct_*.csv "$d/"
+  # Flow exports: each capture's UDP payloads, length-prefixed (tshark).
+  d="$seeds/flow_export"
+  for f in $(find "$root/tests/data/flow-exports" "$m" -name '*.pcap' -o -name '*.ipfix'); do
+    case "$f" in *.ipfix) python3 -c 'import sys; b=open(sys.argv[1],"rb").read(); sys.stdout.buffer.write(len(b).to_bytes(2,"big")+b)' "$f" ;;
+      *) tshark -r "$f" -T fields -e udp.payload 2>/dev/null | python3 -c 'import sys; sys.stdout.buffer.write(b"".join(
+           len(b).to_bytes(2, "big") + b for b in (bytes.fromhex(l.strip().replace(":", "")) for l in sys.stdin if l.strip()))[:65536])' || true ;;
+    esac > "$d/$(basename "$(dirname "$f")")-$(basename "$f").seed"
+    [ -s "$d/$(basename "$(dirname "$f")")-$(basename "$f").seed" ] || rm -f "$d/$(basename "$(dirname "$f")")-$(basename "$f").seed"
+  done
+  # Packet captures: mode 1 (a file for readPcap) + the first 2 KiB of each capture, and simulated RoCE.
+  d="$seeds/pcap"
+  local cli="$build/app/cli/llmprism-cli"
+  "$cli" simulate --preset tiny --format pcap --out "$tmp/sim" >/dev/null
+  for f in $(find "$root/tests/data" "$tmp/sim" -name '*.pcap' -o -name '*.pcapng'); do
+    { printf '\001'; head -c 2048 "$f" || true; } > "$d/$(basename "$(dirname "$f")")-$(basename "$f").seed"
+  done
+  # Sessions: a small one made by the CLI (3 steps), rewritten with 512-byte pages (85 KB instead of 1.7 MB: the
+  # session writer's 64 KiB pages), and the malformed ones.
+  d="$seeds/session"
+  rm -f "$d"/*.prism
+  "$cli" simulate --preset tiny --set steps=3,micro_batches=2 --out "$tmp/tiny" >/dev/null
+  "$cli" import "$tmp/tiny" --out "$d/tiny.prism" >/dev/null
+  sqlite3 "$d/tiny.prism" "PRAGMA page_size=512; VACUUM;"
+  cp "$m"/session_*.prism "$d/"
+  # ClickHouse answers and URLs: kept as written (tests/fuzz/corpus/clickhouse).
+  for h in $(harnesses); do echo "seeds $h: $(ls "$seeds/$h" | wc -l) files, $(du -sh "$seeds/$h" | cut -f1)"; done
+}
+
+case "${1:-}" in
+  --seeds) build_fuzzers; make_seeds; exit 0 ;;
+  --keep)
+    build_fuzzers
+    h="$2"; mkdir -p "$build/corpus/$h"
+    "$build/tests/fuzz/fuzz_$h" -merge=1 "$seeds/$h" "$build/corpus/$h" 2>&1 | tail -2
+    exit 0 ;;
+esac
+
+limit="-max_total_time=60"; jobs=1; names=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --time) limit="-max_total_time=$2"; shift 2 ;;
+    --runs) limit="-runs=$2"; shift 2 ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
+    *) names+=("$1"); shift ;;
+  esac
+done
+[ ${#names[@]} -gt 0 ] || mapfile -t names < <(harnesses)
+build_fuzzers
+mkdir -p "$build/logs"
+run_one() {
+  local h="$1" exe="$build/tests/fuzz/fuzz_$1"
+  [ -x "$exe" ] || { echo "fuzz.sh: no harness $h" >&2; return 2; }
+  mkdir -p "$build/corpus/$h" "$build/crashes/$h"
+  local log="$build/logs/$h.log" rc=0
+  ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+    "$exe" "$limit" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+    -artifact_prefix="$build/crashes/$h/" "$build/corpus/$h" "$seeds/$h" > "$log" 2>&1 || rc=$?
+  local runs secs
+  runs="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | tail -1 | awk '{print $2}')"
+  secs="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | tail -1 | awk '{print $5}')"
+  [ -n "$runs" ] || runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{print $2}')"
+  [ -n "$secs" ] || secs="?"
+  local outcome="clean"; [ "$rc" -eq 0 ] || outcome="FAILED (exit $rc, see $log)"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$h" "${runs:-0}" "$secs" \
+    "$(awk -v r="${runs:-0}" -v s="$secs" 'BEGIN{ if (s+0>0) printf "%d", r/s; else print "?" }')" \
+    "$(ls "$build/corpus/$h" | wc -l)" "$outcome" | tee -a "$build/results.tsv"
+  [ "$rc" -eq 0 ]
+}
+export -f run_one; export build seeds limit
+printf '%s\n' "${names[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one "$@"' _ {} || exit 1

@@ -1,0 +1,38 @@
+// libFuzzer harness for opening a session file (.prism, docs/SESSION_FORMAT.md): any bytes open as a session
+// whose tables hold together, or give an InputError naming the file, never a crash, a hang or a sanitizer
+// report. The input is the whole SQLite file; seeds are small sessions (scripts/fuzz.sh makes them with
+// `llmprism-cli import`), so mutations reach the stored rows and the flow, index and timeline blobs.
+// Built by tests/fuzz/CMakeLists.txt (-DLLMPRISM_FUZZ=ON); run by scripts/fuzz.sh.
+#include "fuzz_util.h"
+#include "store/session.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static const std::string path = fuzz::tempPath("session.prism");
+    fuzz::writeFile(path, data, size);
+    try {
+        (void)prism::isSessionFile(path);
+        (void)prism::readSessionMeta(path);
+        prism::OpenOptions o;
+        o.threads = 1;
+        const prism::Session s = prism::openSession(path, o);
+        const prism::FlowTable& t = s.capture.flows;
+        for (std::size_t i = 0; i < t.size(); ++i)
+            if (t.src[i] >= t.endpoints.size() || t.dst[i] >= t.endpoints.size()) __builtin_trap();
+        if (s.analysis.report.jobs.size() != s.analysis.jobs.size()) __builtin_trap();
+        // What the views index with must lie inside what it indexes.
+        for (const prism::JobAnalysis& job : s.analysis.jobs) {
+            const prism::JobTimeline& tl = job.timeline;
+            for (const prism::RankTimeline& rank : tl.ranks) {
+                if (!rank.stepStats.empty() && rank.stepStats.size() != tl.steps.size()) __builtin_trap();
+                for (const prism::Segment& seg : rank.segments) {
+                    if (seg.peer != prism::kNoIndex && seg.peer >= tl.ranks.size()) __builtin_trap();
+                    if (seg.step != prism::kNoIndex && seg.step >= tl.steps.size()) __builtin_trap();
+                    if (seg.endNs < seg.startNs) __builtin_trap();
+                }
+            }
+        }
+    } catch (const prism::InputError& e) {
+        fuzz::checkRefusal(e);
+    }
+    return 0;
+}
