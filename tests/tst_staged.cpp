@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -228,20 +230,95 @@ private slots:
         }
     }
 
-    // A job too big for the budget is refused by name, before its records are fetched.
+    // A job too big for the budget even window by window is refused by name, before its records are fetched.
     void aJobOverTheMemoryBudgetIsNamed() {
         const std::string dir = path("budget");
         sim::writeCapture(test::simulatePreset("tiny", 2), dir);
         FileStore store({dir}, {});
+        StagedStats stats;
         try {
-            analyzeStore(store, store.topology(), store.hasTopology(), {}, nullptr, 64 * 1024);
+            analyzeStore(store, store.topology(), store.hasTopology(), {}, &stats, 1024);
             QFAIL("expected InputError");
         } catch (const InputError& e) {
             const std::string m = e.issue().message;
             QVERIFY2(m.find("job-0 (") == 0 && m.find("needs about") != std::string::npos &&
-                         m.find("more than the memory budget of 64.0 KiB (--memory)") != std::string::npos,
+                         m.find("more than the memory budget of 1.0 KiB (--memory), even window by window") !=
+                             std::string::npos,
                      m.c_str());
         }
+        QCOMPARE(stats.fetches, std::uint64_t(0));
+    }
+
+    // A job over the budget is analysed window by window: no fetch holds more than the budget allows, and the
+    // merged job has the whole analysis's parallelism, its steps (each from the window it starts in) and the
+    // subjects of its rank and link findings. A job that fits is analysed as before.
+    void aJobOverTheBudgetIsAnalysedWindowByWindow_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<int>("parts");
+        QTest::addColumn<int>("steps");
+        QTest::newRow("anomalies, 120 steps, budget a third of job-a") << "anomalies" << 3 << 120;
+        QTest::newRow("anomalies, 120 steps, budget a sixth of job-a") << "anomalies" << 6 << 120;
+        QTest::newRow("pp-anomalies, 100 steps, budget a quarter") << "pp-anomalies" << 4 << 100;
+        QTest::newRow("checkpoints, budget a quarter") << "checkpoints" << 4 << 0;
+    }
+    void aJobOverTheBudgetIsAnalysedWindowByWindow() {
+        QFETCH(QString, preset);
+        QFETCH(int, parts);
+        QFETCH(int, steps);
+        sim::SimConfig config = test::presetConfig(preset.toStdString().c_str(), 3);
+        if (steps) config.jobs.front().steps = steps; // the anomalies keep their steps, early in the job
+        const Capture capture = test::captureOf(sim::simulate(config));
+        TableStore whole(capture.flows, "memory", capture.diagnostics);
+        StagedStats all;
+        const Report expected = analyzeStore(whole, capture.topology, capture.hasTopology, {}, &all);
+        const std::uint64_t budget = all.largestJob * kStagedBytesPerRecord / std::uint64_t(parts);
+        TableStore store(capture.flows, "memory", capture.diagnostics);
+        StagedStats stats;
+        const Report got = analyzeStore(store, capture.topology, capture.hasTopology, {}, &stats, budget);
+        QVERIFY2(stats.windows >= std::uint64_t(parts), std::to_string(stats.windows).c_str());
+        QVERIFY(stats.largestJob * kStagedBytesPerRecord <= budget);
+        QCOMPARE(got.jobs.size(), expected.jobs.size());
+        bool windowed = false;
+        for (std::size_t j = 0; j < got.jobs.size(); ++j) {
+            const JobInfo& a = got.jobs[j];
+            const JobInfo& b = expected.jobs[j];
+            QCOMPARE(a.id, b.id);
+            QCOMPARE(a.gpus, b.gpus);
+            QCOMPARE(a.tp, b.tp);
+            QCOMPARE(a.pp, b.pp);
+            QCOMPARE(a.dp, b.dp);
+            QCOMPARE(a.dpGroups, b.dpGroups);
+            QCOMPARE(a.ppChains, b.ppChains);
+            const bool thisWindowed = std::any_of(a.notes.begin(), a.notes.end(), [](const std::string& n) {
+                return n.find("windows of") != std::string::npos;
+            });
+            windowed |= thisWindowed;
+            if (!thisWindowed) {
+                QCOMPARE(reportToJson(Report{.jobs = {a}}).dump(), reportToJson(Report{.jobs = {b}}).dump());
+                continue;
+            }
+            // The same steps: as many, each boundary within 2% of the median step of the whole analysis.
+            QCOMPARE(a.steps.size(), b.steps.size());
+            std::vector<std::int64_t> d;
+            for (const StepInfo& st : b.steps) d.push_back(st.durationNs());
+            std::nth_element(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2), d.end());
+            const std::int64_t tolerance = d[d.size() / 2] / 50;
+            for (std::size_t i = 0; i < a.steps.size(); ++i) {
+                QCOMPARE(a.steps[i].index, int(i));
+                QVERIFY2(std::abs(a.steps[i].startNs - b.steps[i].startNs) <= tolerance &&
+                             std::abs(a.steps[i].endNs - b.steps[i].endNs) <= tolerance,
+                         ("step " + std::to_string(i)).c_str());
+            }
+            // The same subjects among the rank and link findings.
+            auto subjects = [](const JobInfo& job) {
+                std::set<std::string> out;
+                for (const Finding& f : job.findings)
+                    if (f.kind != "slow_step") out.insert(f.kind + " " + f.ip + " " + f.srcIp + ">" + f.dstIp);
+                return out;
+            };
+            QCOMPARE(subjects(a), subjects(b));
+        }
+        QVERIFY(windowed);
     }
 
     void anEmptyStoreGivesNoJobs() {

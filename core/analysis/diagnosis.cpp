@@ -29,6 +29,52 @@ std::string num(double v, int decimals) {
 
 std::string ms(double ns) { return num(ns / 1e6, ns < 1e7 ? 2 : 1) + " ms"; }
 
+std::vector<std::size_t> periodicChain(const std::vector<int>& starts, int minRepeats, int& period) {
+    period = 0;
+    std::vector<std::size_t> best;
+    if (int(starts.size()) < minRepeats) return {};
+    int bestPeriod = 0;
+    for (std::size_t i = 0; i < starts.size(); ++i)
+        for (std::size_t j = i + 1; j < starts.size(); ++j) {
+            const int spacing = starts[j] - starts[i];
+            if (spacing < 2) continue;
+            std::vector<std::size_t> chain = {i};
+            for (std::size_t k = i + 1; k < starts.size(); ++k)
+                if (std::abs(starts[k] - starts[chain.back()] - spacing) <= 1) chain.push_back(k);
+            if (chain.size() > best.size() || (chain.size() == best.size() && spacing < bestPeriod)) {
+                best = std::move(chain);
+                bestPeriod = spacing;
+            }
+        }
+    if (int(best.size()) < minRepeats) return {};
+    std::vector<double> gaps;
+    for (std::size_t i = 1; i < best.size(); ++i) gaps.push_back(double(starts[best[i]] - starts[best[i - 1]]));
+    period = int(std::lround(medianOf(gaps)));
+    return best;
+}
+
+void makePeriodicStall(Finding& f, int period, std::vector<int> occurrences, double extraEachNs, bool usual,
+                       double baseNs) {
+    f.kind = "periodic_stall";
+    f.periodSteps = period;
+    f.occurrences = std::move(occurrences);
+    f.evidence.push_back({"period_steps", double(period)});
+    f.evidence.push_back({"occurrences", double(f.occurrences.size())});
+    f.evidence.push_back({"stall_ms_each", extraEachNs / 1e6});
+    std::string list;
+    for (std::size_t i = 0; i < f.occurrences.size() && i < 6; ++i)
+        list += (i ? ", " : "") + std::to_string(f.occurrences[i]);
+    if (f.occurrences.size() > 6) list += ", …";
+    f.message = "periodic stall: every " + std::to_string(period) + " steps (" + std::to_string(f.occurrences.size()) +
+                " times: steps " + list + "), up to " + num(f.score, 2) +
+                (usual ? "× the usual step of " : "× the median step of ") + ms(baseNs) + ", " + ms(extraEachNs) +
+                " lost each time — a recurring job-wide pause such as checkpointing or evaluation";
+}
+
+std::string periodicStallNote(int period) {
+    return "slow steps recur every " + std::to_string(period) + " steps: reported once as a periodic_stall pattern";
+}
+
 std::string stepRange(int a, int b) {
     return a == b ? "step " + std::to_string(a) : "steps " + std::to_string(a) + "–" + std::to_string(b);
 }
@@ -243,56 +289,28 @@ std::vector<Finding> slowSteps(const StepDivision& sd, const std::vector<Finding
     // Periodic episodes (checkpoints, evaluation every N steps) are one pattern finding: the longest chain of
     // episodes each one period (+-1 step) after the previous, over the periods the episodes' spacings offer.
     // Episodes off the chain (another anomaly) stay findings of their own.
-    if (int(eps.size()) >= p.minPatternRepeats) {
-        std::vector<std::size_t> best;
-        int bestPeriod = 0;
-        for (std::size_t i = 0; i < eps.size(); ++i)
-            for (std::size_t j = i + 1; j < eps.size(); ++j) {
-                const int period = eps[j].first - eps[i].first;
-                if (period < 2) continue;
-                std::vector<std::size_t> chain = {i};
-                for (std::size_t k = i + 1; k < eps.size(); ++k)
-                    if (std::abs(eps[k].first - eps[chain.back()].first - period) <= 1) chain.push_back(k);
-                if (chain.size() > best.size() || (chain.size() == best.size() && period < bestPeriod)) {
-                    best = std::move(chain);
-                    bestPeriod = period;
-                }
-            }
-        if (int(best.size()) >= p.minPatternRepeats) {
-            std::vector<double> gaps;
-            for (std::size_t i = 1; i < best.size(); ++i)
-                gaps.push_back(double(eps[best[i]].first - eps[best[i - 1]].first));
-            const int period = int(std::lround(medianOf(gaps)));
-            Finding f;
-            auto [worst, silence] = describe({eps[best.front()].first, eps[best.back()].last}, f);
-            (void)silence;
-            f.kind = "periodic_stall";
-            f.periodSteps = period;
-            double extra = 0; // time the stalls add, over the usual step
-            for (std::size_t i : best) {
-                f.occurrences.push_back(sd.steps[std::size_t(eps[i].first)].index);
-                for (int k = eps[i].first; k <= eps[i].last; ++k) extra += d[std::size_t(k) - 1] - base.median;
-            }
-            f.evidence.push_back({"period_steps", double(period)});
-            f.evidence.push_back({"occurrences", double(best.size())});
-            f.evidence.push_back({"stall_ms_each", extra / double(best.size()) / 1e6});
-            std::string list;
-            for (std::size_t i = 0; i < f.occurrences.size() && i < 6; ++i)
-                list += (i ? ", " : "") + std::to_string(f.occurrences[i]);
-            if (f.occurrences.size() > 6) list += ", …";
-            f.message = "periodic stall: every " + std::to_string(period) + " steps (" +
-                        std::to_string(best.size()) + " times: steps " + list + "), up to " + num(f.score, 2) +
-                        (usual ? "× the usual step of " : "× the median step of ") + ms(base.median) + ", " +
-                        ms(extra / double(best.size())) +
-                        " lost each time — a recurring job-wide pause such as checkpointing or evaluation";
-            out.push_back(std::move(f));
-            notes.push_back("slow steps recur every " + std::to_string(period) +
-                            " steps: reported once as a periodic_stall pattern");
-            std::vector<Episode> rest;
-            for (std::size_t i = 0; i < eps.size(); ++i)
-                if (std::find(best.begin(), best.end(), i) == best.end()) rest.push_back(eps[i]);
-            eps = std::move(rest);
+    std::vector<int> starts;
+    for (const Episode& e : eps) starts.push_back(e.first);
+    int period = 0;
+    const std::vector<std::size_t> best = periodicChain(starts, p.minPatternRepeats, period);
+    if (!best.empty()) {
+        Finding f;
+        auto [worst, silence] = describe({eps[best.front()].first, eps[best.back()].last}, f);
+        (void)worst;
+        (void)silence;
+        double extra = 0; // time the stalls add, over the usual step
+        std::vector<int> occurrences;
+        for (std::size_t i : best) {
+            occurrences.push_back(sd.steps[std::size_t(eps[i].first)].index);
+            for (int k = eps[i].first; k <= eps[i].last; ++k) extra += d[std::size_t(k) - 1] - base.median;
         }
+        makePeriodicStall(f, period, std::move(occurrences), extra / double(best.size()), usual, base.median);
+        out.push_back(std::move(f));
+        notes.push_back(periodicStallNote(period));
+        std::vector<Episode> rest;
+        for (std::size_t i = 0; i < eps.size(); ++i)
+            if (std::find(best.begin(), best.end(), i) == best.end()) rest.push_back(eps[i]);
+        eps = std::move(rest);
     }
     for (const Episode& e : eps) {
         Finding f;

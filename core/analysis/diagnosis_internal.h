@@ -21,6 +21,14 @@ std::vector<Episode> episodesOf(const std::vector<int>& steps, int maxGap);
 std::string num(double v, int decimals);
 std::string ms(double ns);
 std::string stepRange(int a, int b);
+// Periodic episodes (checkpoints, evaluation every N steps) are one pattern: the longest chain of episode
+// starts (ascending step indices) each one period (+-1 step) after the previous, over the periods the
+// starts' spacings offer; empty when shorter than `minRepeats`. `period`: the chain's median spacing.
+std::vector<std::size_t> periodicChain(const std::vector<int>& starts, int minRepeats, int& period);
+// Makes `f` (a slow_step finding spanning the chain: its score and evidence) the periodic_stall finding.
+void makePeriodicStall(Finding& f, int period, std::vector<int> occurrences, double extraEachNs, bool usual,
+                       double baseNs);
+std::string periodicStallNote(int period);
 // Robust z with a sigma floor (a perfectly steady series has MAD 0: everything would be an outlier).
 double zOf(const RobustStats& st, double v, double floorShare);
 

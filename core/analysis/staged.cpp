@@ -1,9 +1,11 @@
 #include "analysis/staged.h"
 
+#include "analysis/diagnosis_internal.h"
 #include "analysis/resolution.h"
 #include "model/diagnostics.h"
 #include "model/units.h"
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 
@@ -36,6 +38,176 @@ RecognizedJob mapped(const RecognizedJob& job, const EndpointTable& ids, FlowTab
     out.recordCount = records.size();
     return out;
 }
+
+// The selection of `job` limited to the records that start in [from, to).
+RecordSelection windowOf(const RecognizedJob& job, const EndpointTable& ids, std::int64_t from, std::int64_t to) {
+    RecordSelection sel;
+    for (const RecognizedJob::Node& n : job.nodes) {
+        const std::int64_t a = std::max(n.from, from), b = std::min(n.to, to);
+        if (a < b) sel.ranges.push_back({ids.at(n.endpoint), a, b});
+    }
+    return sel;
+}
+
+bool sameSubject(const Finding& a, const Finding& b) {
+    return a.kind == b.kind && a.ip == b.ip && a.srcIp == b.srcIp && a.dstIp == b.dstIp &&
+           a.switchName == b.switchName && a.stage == b.stage && a.kind != "slow_step";
+}
+
+// Windows of one job analysed apart, merged into one job entry: the structure of the window with the most
+// steps, the steps each window keeps (whole steps, each window fetched with a margin on both sides), findings
+// renumbered to the merged steps and merged by subject (same kind and place: steps spanned, strongest score and
+// its message).
+struct WindowMerge {
+    JobInfo job;
+    bool started = false;
+    std::size_t bestSteps = 0;
+    std::vector<std::string> shapes; // "TP x PP x DP" of each window, to note a disagreement
+
+    // The window's steps that start at `from` or later and end by `to` are kept. `first` / `last`: the window
+    // starts / ends where the job does (notes about the capture's edges are kept from those windows only).
+    void add(JobInfo w, std::int64_t from, std::int64_t to, bool first, bool last) {
+        std::vector<int> index(w.steps.size(), -1); // window step -> merged step
+        std::vector<StepInfo> kept;
+        for (std::size_t i = 0; i < w.steps.size(); ++i)
+            if (w.steps[i].startNs >= from && w.steps[i].endNs <= to) {
+                index[i] = int(job.steps.size() + kept.size());
+                kept.push_back(w.steps[i]);
+            }
+        const auto mapStep = [&](int s) {
+            if (index.empty()) return int(job.steps.size());
+            s = std::clamp(s, 0, int(index.size()) - 1);
+            for (int d = 0; d < int(index.size()); ++d) { // the nearest kept step
+                if (s - d >= 0 && index[std::size_t(s - d)] >= 0) return index[std::size_t(s - d)];
+                if (s + d < int(index.size()) && index[std::size_t(s + d)] >= 0) return index[std::size_t(s + d)];
+            }
+            return int(job.steps.size());
+        };
+        const std::string shape = std::to_string(w.tp) + " x " + std::to_string(w.pp) + " x " + std::to_string(w.dp);
+        if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
+        if (!started || kept.size() > bestSteps) { // the structure of the window that saw the most steps
+            std::vector<StepInfo> steps = std::move(job.steps);
+            std::vector<Finding> findings = std::move(job.findings);
+            std::vector<std::string> notes = std::move(job.notes);
+            const std::int64_t start = started ? job.startNs : w.startNs;
+            job = w;
+            job.steps = std::move(steps);
+            job.findings = std::move(findings);
+            job.notes = std::move(notes);
+            job.startNs = start;
+            bestSteps = kept.size();
+        }
+        started = true;
+        job.endNs = std::max(job.endNs, w.endNs);
+        for (Finding f : w.findings) {
+            const bool inWindow = f.kind != "slow_step" ||
+                                  (f.firstStep >= 0 && std::size_t(f.firstStep) < index.size() && index[std::size_t(f.firstStep)] >= 0);
+            if (!inWindow) continue; // a step outside the window: its own window reports it
+            f.firstStep = mapStep(f.firstStep);
+            f.lastStep = std::max(f.firstStep, mapStep(f.lastStep));
+            for (int& o : f.occurrences) o = mapStep(o);
+            auto same = std::find_if(job.findings.begin(), job.findings.end(),
+                                     [&](const Finding& g) { return sameSubject(f, g); });
+            if (same == job.findings.end()) {
+                job.findings.push_back(std::move(f));
+                continue;
+            }
+            const int first = std::min(same->firstStep, f.firstStep), last = std::max(same->lastStep, f.lastStep);
+            std::vector<int> occurrences = same->occurrences;
+            occurrences.insert(occurrences.end(), f.occurrences.begin(), f.occurrences.end());
+            if (f.score > same->score) *same = std::move(f);
+            same->firstStep = first;
+            same->lastStep = last;
+            std::sort(occurrences.begin(), occurrences.end());
+            occurrences.erase(std::unique(occurrences.begin(), occurrences.end()), occurrences.end());
+            same->occurrences = std::move(occurrences);
+        }
+        for (StepInfo& st : kept) job.steps.push_back(st);
+        for (std::string& n : w.notes) {
+            // The step division's notes on a cut first or last step (analysis/steps.cpp) are about the window's
+            // edges inside the job, except at the job's own.
+            const bool cutFirst = n.starts_with("the job was already running when the capture started");
+            const bool cutLast = n.find("records after the last gradient synchronization") != std::string::npos;
+            if ((cutFirst && !first) || (cutLast && !last)) continue;
+            if (std::find(job.notes.begin(), job.notes.end(), n) == job.notes.end()) job.notes.push_back(std::move(n));
+        }
+    }
+
+    // Slow steps that recur at a constant spacing across windows are one periodic_stall finding, as in a
+    // whole analysis (a window sees too few of them to make the pattern itself).
+    void periodicAcrossWindows(int minRepeats) {
+        std::vector<int> starts;
+        for (const Finding& f : job.findings) {
+            if (f.kind == "slow_step") starts.push_back(f.firstStep);
+            if (f.kind == "periodic_stall") starts.insert(starts.end(), f.occurrences.begin(), f.occurrences.end());
+        }
+        std::sort(starts.begin(), starts.end());
+        starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+        int period = 0;
+        const std::vector<std::size_t> chain = diag::periodicChain(starts, minRepeats, period);
+        if (chain.empty()) return;
+        std::vector<int> occurrences;
+        for (std::size_t i : chain) occurrences.push_back(starts[i]);
+        const auto inChain = [&](int step) { return std::binary_search(occurrences.begin(), occurrences.end(), step); };
+        const auto part = [&](const Finding& f) {
+            if (f.kind == "slow_step") return inChain(f.firstStep);
+            return f.kind == "periodic_stall" &&
+                   std::all_of(f.occurrences.begin(), f.occurrences.end(), [&](int o) { return inChain(o); });
+        };
+        const auto evidence = [](const Finding& f, const char* name, double otherwise) {
+            for (const auto& [n, v] : f.evidence)
+                if (n == name) return v;
+            return otherwise;
+        };
+        Finding pattern;
+        double extra = 0, base = 0, worst = -1;
+        std::size_t parts = 0;
+        for (const Finding& f : job.findings) {
+            if (!part(f)) continue;
+            const double usual = evidence(f, "usual_step_ms", evidence(f, "median_step_ms", 0));
+            extra += f.kind == "slow_step" ? evidence(f, "step_ms", usual) - usual
+                                           : evidence(f, "stall_ms_each", 0) * double(f.occurrences.size());
+            parts += f.kind == "slow_step" ? 1 : f.occurrences.size();
+            if (f.score > worst) {
+                worst = f.score;
+                pattern = f;
+                base = usual;
+            }
+        }
+        pattern.kind = "slow_step";
+        pattern.evidence.erase(std::remove_if(pattern.evidence.begin(), pattern.evidence.end(),
+                                              [](const auto& e) {
+                                                  return e.first == "period_steps" || e.first == "occurrences" ||
+                                                         e.first == "stall_ms_each";
+                                              }),
+                               pattern.evidence.end());
+        pattern.firstStep = occurrences.front();
+        pattern.lastStep = occurrences.back();
+        diag::makePeriodicStall(pattern, period, occurrences, extra / double(std::max<std::size_t>(parts, 1)) * 1e6,
+                                true, base * 1e6);
+        job.findings.erase(std::remove_if(job.findings.begin(), job.findings.end(), part), job.findings.end());
+        job.findings.push_back(std::move(pattern));
+        const std::string note = diag::periodicStallNote(period);
+        if (std::find(job.notes.begin(), job.notes.end(), note) == job.notes.end()) job.notes.push_back(note);
+    }
+
+    JobInfo finish(std::size_t windows, std::int64_t shortest, std::int64_t longest, int minPatternRepeats) {
+        for (std::size_t i = 0; i < job.steps.size(); ++i) job.steps[i].index = int(i);
+        periodicAcrossWindows(minPatternRepeats);
+        std::stable_sort(job.findings.begin(), job.findings.end(),
+                         [](const Finding& a, const Finding& b) { return a.score > b.score; });
+        job.notes.push_back("analysed in " + std::to_string(windows) + " windows of " + formatDuration(shortest) +
+                            (longest > shortest ? " to " + formatDuration(longest) : std::string()) +
+                            " to stay within the memory budget (--memory): each step comes from a window that holds it whole");
+        if (shapes.size() > 1) {
+            std::string all;
+            for (const std::string& sh : shapes) all += (all.empty() ? "" : ", ") + sh;
+            job.notes.push_back("the windows disagree on the parallelism (TP x PP x DP: " + all +
+                                "); the one of the window with the most steps is reported");
+        }
+        return std::move(job);
+    }
+};
 
 } // namespace
 
@@ -129,24 +301,126 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
 
     report.notes = recognition.notes;
     const std::size_t jobs = recognition.jobs.size();
-    // A job that does not fit the budget is refused before anything is fetched.
+    // A job that does not fit the budget is analysed in windows of time that do, each fetched with a margin of
+    // an eighth of a window on both sides (so a step crossing a window's edge is whole in one). The first
+    // windows' length assumes the records spread evenly; each fetch is checked against the budget.
+    std::vector<std::size_t> windowsOf(jobs, 1);
     for (std::size_t j = 0; j < jobs; ++j) {
         const RecognizedJob& rj = recognition.jobs[j];
-        if (memoryBudget && expected[j] * kStagedBytesPerRecord > memoryBudget)
+        const std::uint64_t need = expected[j] * kStagedBytesPerRecord;
+        if (!memoryBudget || need <= memoryBudget) continue;
+        constexpr std::size_t kMaxWindows = 4096;
+        const std::uint64_t windows = (need * 5 / 4 + memoryBudget - 1) / memoryBudget + 1;
+        if (windows > kMaxWindows || (rj.endNs - rj.startNs) / std::int64_t(windows) < 1'000'000)
             throw InputError({store.source(), 0, 0,
                               "job-" + std::to_string(j) + " (" + std::to_string(rj.nics.size()) + " GPUs, " +
                                   formatCount(expected[j]) + " RoCE records, " + formatTimestamp(rj.startNs) + " +" +
-                                  formatDuration(rj.endNs - rj.startNs) + ") needs about " +
-                                  formatBytes(expected[j] * kStagedBytesPerRecord) +
+                                  formatDuration(rj.endNs - rj.startNs) + ") needs about " + formatBytes(need) +
                                   " to analyse, more than the memory budget of " + formatBytes(memoryBudget) +
-                                  " (--memory): analyse part of it (--from, --to) or give it more memory"});
+                                  " (--memory), even window by window: analyse part of it (--from, --to) or give it "
+                                  "more memory"});
+        windowsOf[j] = std::size_t(windows);
     }
     // Jobs are fetched in groups that fit the budget together (one pass of a file store per group), one at a
-    // time without a budget.
+    // time without a budget; a windowed job alone, one pass per window.
     for (std::size_t first = 0; first < jobs;) {
+        if (windowsOf[first] > 1) {
+            const std::size_t j = first++;
+            const RecognizedJob& rj = recognition.jobs[j];
+            const std::size_t windows = windowsOf[j];
+            // Records need not be spread evenly in time: a window that holds more than the budget is fetched
+            // again at half the length, one that holds less than half of it lets the next be longer.
+            std::int64_t span = (rj.endNs - rj.startNs) / std::int64_t(windows) + 1, shortest = span, longest = span;
+            // Windows follow the steps: a window keeps the steps that start at its beginning or later and end
+            // by its nominal end, and the next begins where the last kept step ended, so no step is cut. Each
+            // is fetched with a margin on both sides that must hold more than a step or two (the step division
+            // sees partial transfers at the fetch's edges and needs a step of context): at least 2.5 of the
+            // window's median step, else the window is analysed again with that margin.
+            std::int64_t margin = span / 8;
+            WindowMerge merge;
+            std::size_t done = 0, attempts = 0;
+            for (std::int64_t from = rj.startNs;;) {
+                if (++attempts > 64)
+                    throw InputError({store.source(), 0, 0,
+                                      "job-" + std::to_string(j) + ": no window from " + formatTimestamp(from) +
+                                          " holds a whole step within the memory budget of " +
+                                          formatBytes(memoryBudget) + " (--memory): give it more memory"});
+                margin = std::max(margin, span / 8);
+                const std::int64_t to = from + span;
+                const bool first = from == rj.startNs, last = to > rj.endNs;
+                const std::int64_t lo = first ? std::numeric_limits<std::int64_t>::min() : from - margin;
+                const std::int64_t hi = last ? std::numeric_limits<std::int64_t>::max() : to + margin;
+                FlowTable records = store.roceRecords(windowOf(rj, *ids, lo, hi));
+                ++st.fetches;
+                if (records.size() * kStagedBytesPerRecord > memoryBudget) {
+                    if (span / 2 < 1'000'000)
+                        throw InputError({store.source(), 0, 0,
+                                          "job-" + std::to_string(j) + " holds " + formatCount(records.size()) +
+                                              " RoCE records from " + formatTimestamp(lo) + " to " +
+                                              formatTimestamp(hi) + ", more than the memory budget of " +
+                                              formatBytes(memoryBudget) +
+                                              " (--memory) allows in one window: give it more memory"});
+                    span /= 2;
+                    continue;
+                }
+                JobInfo w;
+                if (!records.empty()) {
+                    RecognizedJob job = mapped(rj, *ids, records);
+                    JobAnalysis analysed;
+                    const double f = double(from - rj.startNs) / double(std::max<std::int64_t>(1, rj.endNs - rj.startNs));
+                    const double base = 0.4 + 0.6 * (double(j) + std::min(f, 1.0)) / double(jobs);
+                    w = analyzeJob(records, topology, job, j, report.jobs, s.firstNs, options, true, analysed,
+                                   stage(base, base));
+                }
+                std::vector<std::int64_t> durations;
+                for (const StepInfo& step : w.steps) durations.push_back(step.durationNs());
+                std::int64_t typical = 0;
+                if (!durations.empty()) {
+                    std::nth_element(durations.begin(), durations.begin() + std::ptrdiff_t(durations.size() / 2),
+                                     durations.end());
+                    typical = durations[durations.size() / 2];
+                }
+                if (!(first && last) && 5 * typical / 2 > margin) {
+                    margin = 5 * typical / 2;
+                    span = std::max(span, margin); // a window holds at least its margin
+                    continue;
+                }
+                const std::int64_t keepFrom = first ? std::numeric_limits<std::int64_t>::min() : from - typical / 4;
+                const std::int64_t keepTo = last ? std::numeric_limits<std::int64_t>::max() : to;
+                std::int64_t next = to;
+                for (const StepInfo& step : w.steps)
+                    if (step.startNs >= keepFrom && step.endNs <= keepTo) next = step.endNs;
+                if (!last && next == to && !w.steps.empty()) {
+                    // No whole step in the window: long enough for the first step that starts in it (seen ending
+                    // in the margin), else twice as long.
+                    std::int64_t longer = 2 * span;
+                    for (const StepInfo& step : w.steps)
+                        if (step.startNs >= keepFrom) {
+                            if (step.endNs > to) longer = step.endNs + typical / 4 - from;
+                            break;
+                        }
+                    span = std::max(longer, span + 1);
+                    continue;
+                }
+                st.largestJob = std::max<std::uint64_t>(st.largestJob, records.size());
+                st.fetchedRecords += records.size();
+                ++st.windows;
+                ++done;
+                attempts = 0;
+                shortest = std::min(shortest, span);
+                longest = std::max(longest, span);
+                if (!records.empty()) merge.add(std::move(w), keepFrom, keepTo, first, last);
+                if (last) break;
+                from = std::max(next, from + 1);
+                if (records.size() * kStagedBytesPerRecord * 2 < memoryBudget) span += span / 2;
+            }
+            report.jobs.push_back(merge.finish(done, shortest, longest, options.diagnosis.minPatternRepeats));
+            continue;
+        }
         std::size_t last = first + 1;
         std::uint64_t need = expected[first] * kStagedBytesPerRecord;
-        while (memoryBudget && last < jobs && need + expected[last] * kStagedBytesPerRecord <= memoryBudget)
+        while (memoryBudget && last < jobs && windowsOf[last] == 1 &&
+               need + expected[last] * kStagedBytesPerRecord <= memoryBudget)
             need += expected[last++] * kStagedBytesPerRecord;
         std::vector<RecordSelection> selections;
         for (std::size_t j = first; j < last; ++j) selections.push_back(selectionOf(recognition.jobs[j], *ids));

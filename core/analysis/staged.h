@@ -19,12 +19,16 @@ struct StagedStats {
     std::uint64_t largestJob = 0;    // records of the largest job fetched
     std::uint64_t fetchedRecords = 0; // records of every job fetched
     std::uint64_t fetches = 0;        // calls for job records (passes of a file store)
+    std::uint64_t windows = 0;        // windows of jobs analysed window by window
 };
 
 // `hasTopology`: whether `topology` came from a file (else each RoCE endpoint counts as a NIC and host).
 // `memoryBudget` (bytes, 0: none): a job whose records would take more than it to analyse
-// (kStagedBytesPerRecord each) is not fetched: InputError naming the job, what it needs and what to do. Jobs
-// that fit the budget together are fetched together (one pass over a file store); without a budget, one by one.
+// (kStagedBytesPerRecord each) is analysed window by window (windows of time that fit, each fetched with a margin
+// so a step crossing its edge is whole in one; steps, findings and notes merged into one job entry, which notes
+// it); where even 4096 windows or a window's actual records would not fit: InputError naming the job, what it
+// needs and what to do. Jobs that fit the budget together are fetched together (one pass over a file store);
+// without a budget, one by one.
 Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology, const AnalysisOptions& options = {},
                     StagedStats* stats = nullptr, std::uint64_t memoryBudget = 0);
 
