@@ -139,7 +139,8 @@ public:
         constexpr std::size_t kChunk = std::size_t(1) << 20;
         std::string buf;
         // A small file reads with a buffer of its size (its size + 1: the read that finds the end).
-        const std::size_t chunkSize = std::size_t(std::clamp<std::uint64_t>(src.sizeHint() + 1, 4096, kChunk));
+        const std::uint64_t hint = src.sizeHint(); // UINT64_MAX when unknown
+        const std::size_t chunkSize = std::size_t(hint >= kChunk ? kChunk : std::max<std::uint64_t>(hint + 1, 4096));
         std::unique_ptr<char[]> chunk(new char[chunkSize]);
         bool atStart = true;
         for (;;) {

@@ -295,7 +295,8 @@ private:
     // grown to kChunk when a line does not fit.
     struct Chunk {
         explicit Chunk(std::uint64_t dataBytes = kChunk)
-            : cap(std::size_t(std::clamp<std::uint64_t>(dataBytes + 1, 4096, kChunk))), buf(new char[cap + kPad]) {}
+            : cap(std::size_t(dataBytes >= kChunk ? kChunk : std::max<std::uint64_t>(dataBytes + 1, 4096))),
+              buf(new char[cap + kPad]) {}
         std::size_t cap;
         std::unique_ptr<char[]> buf;
         std::size_t have = 0;
