@@ -15,6 +15,14 @@ namespace prism {
 inline constexpr const char* kStagedAdvice =
     "analyse it in stages, `llmprism-cli analyze --memory SIZE` (docs/ENGINE.md \"Staged analysis\")";
 
+// What a whole read holds, in records, against LoadOptions::maxRecords (set at about 90 bytes a record): each
+// distinct address and each flow a packet reader holds open costs about two records more (measured: 10^7 tiny
+// packets, each a flow from an address of its own, peak at 257 bytes a record; docs/BENCHMARKS.md "Hostile
+// packet captures").
+inline std::uint64_t recordsHeld(std::uint64_t records, std::uint64_t endpoints, std::uint64_t openFlows = 0) {
+    return records + 2 * endpoints + 2 * openFlows;
+}
+
 struct LoadOptions {
     bool strict = false; // stop at the first bad row (InputError) instead of skipping it
     // Called now and then with a fraction in [0,1]; return false to cancel (the load throws Cancelled).

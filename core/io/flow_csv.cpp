@@ -327,7 +327,8 @@ private:
         m_bytesSeen += used;
         std::memmove(c.buf.get(), c.buf.get() + used, c.have - used);
         c.have -= used;
-        if (m_options.maxRecords && m_table.size() > m_options.maxRecords && !m_batch) {
+        if (m_options.maxRecords && recordsHeld(m_table.size(), m_table.endpoints.size()) > m_options.maxRecords &&
+            !m_batch) {
             if (m_cancel) *m_cancel = true; // the other parts stop too
             throw InputError({m_path, m_line, 0,
                               "more than " + formatCount(m_options.maxRecords) +

@@ -570,7 +570,8 @@ struct PacketFlowBuilder::Impl {
         ++liveCount;
         if (liveCount * 2 > slots.size()) rebuild(slots.size() * 2);
         // Now and then (and only when time moved on by an idle timeout) close what went silent.
-        if (++packetsSinceSweep >= 65536 && latestNs - lastSweepNs > options.idleTimeoutNs)
+        if (++packetsSinceSweep >= 65536 &&
+            (lastSweepNs == INT64_MIN || latestNs - lastSweepNs > options.idleTimeoutNs)) // no sweep yet: no overflow
             sweep(latestNs, out);
     }
 };

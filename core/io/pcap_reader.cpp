@@ -177,10 +177,9 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
         diag.addError(bad);
     };
     const auto checkRecords = [&](std::uint64_t number) {
-        // Open flows count too, twice (the builder holds about 130 bytes per open flow, a record takes 60): each
-        // is a record to come, and a capture of many short flows within the idle timeout (10^8 tiny packets of
-        // distinct flows, all at one time) holds them all open before any closes.
-        if (options.maxRecords && out.size() + 2 * builder.openFlows() > options.maxRecords)
+        // Open flows count too: each is a record to come, and a capture of many short flows within the idle
+        // timeout (10^8 tiny packets of distinct flows, all at one time) holds them all open before any closes.
+        if (options.maxRecords && recordsHeld(out.size(), out.endpoints.size(), builder.openFlows()) > options.maxRecords)
             throw InputError({path, 0, 0,
                               "packet " + formatCount(number) + ": more than " + formatCount(options.maxRecords) +
                                   " flow records, more than fit in the memory available: " + kStagedAdvice});
