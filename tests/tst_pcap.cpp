@@ -682,22 +682,22 @@ private slots:
             QFAIL("expected InputError");
         } catch (const InputError& e) {
             QCOMPARE(e.issue().file, file);
-            QVERIFY2(e.issue().message.find("more than 100 flow records, more than fit in the memory available") !=
+            QVERIFY2(e.issue().message.find("more than 100 flow records, more than fit in the memory available (") !=
                              std::string::npos &&
                          e.issue().message.find("--memory SIZE") != std::string::npos,
                      e.what());
         }
     }
 
-    // Flows still open count against the limit: 70,000 tiny packets, each a flow of its own and all within the
-    // idle timeout, close no flow before the end, yet stop at the limit (a capture of 10^8 such packets would
+    // Flows still open count against the limit: 70,000 tiny packets, each a flow of its own and all at one
+    // instant, close no flow before the end, yet stop at the limit (a capture of 10^8 such packets would
     // otherwise hold 10^8 open flows).
     void openFlowsCountAgainstTheRecordLimit() {
         std::vector<Packet> packets;
         constexpr std::uint32_t kFlows = 70'000;
         packets.reserve(kFlows);
         for (std::uint32_t i = 0; i < kFlows; ++i)
-            packets.push_back({std::int64_t(i), roceFrame(0x07, 1, 0, 8, 0x02, kA + i, kB)});
+            packets.push_back({0, roceFrame(0x07, 1, 0, 8, 0x02, kA + i, kB)});
         const std::string file = path("open-flows.pcap");
         writeBytes(file, pcapFile(kLinkEthernet, packets));
         PcapReadOptions o;
@@ -706,7 +706,8 @@ private slots:
         o.maxRecords = 1000;
         QCOMPARE(QString::fromStdString(readError(file, o)),
                  QString::fromStdString(file + ": packet 65,536: more than 1,000 flow records, more than fit in the "
-                                        "memory available: " + std::string(kStagedAdvice)));
+                                        "memory available (0 records, 65,536 flows open, 65,536 addresses so far): " +
+                                        std::string(kStagedAdvice)));
     }
 
     // The CLI's --idle-timeout / --message-gap reach the flow builder: a shorter idle timeout on the same pcap

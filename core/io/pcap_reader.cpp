@@ -182,7 +182,9 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
         if (options.maxRecords && recordsHeld(out.size(), out.endpoints.size(), builder.openFlows()) > options.maxRecords)
             throw InputError({path, 0, 0,
                               "packet " + formatCount(number) + ": more than " + formatCount(options.maxRecords) +
-                                  " flow records, more than fit in the memory available: " + kStagedAdvice});
+                                  " flow records, more than fit in the memory available (" + formatCount(out.size()) +
+                                  " records, " + formatCount(builder.openFlows()) + " flows open, " +
+                                  formatCount(out.endpoints.size()) + " addresses so far): " + kStagedAdvice});
     };
     const auto progress = [&](std::uint64_t position) {
         const double f = fileSize > 0 ? std::min(1.0, double(position) / double(fileSize)) : 0.0;
