@@ -18,14 +18,6 @@ struct Read {
     std::optional<std::string> refused;
 };
 
-void checkTable(const prism::FlowTable& t) {
-    for (std::size_t i = 0; i < t.size(); ++i)
-        if (t.src[i] >= t.endpoints.size() || t.dst[i] >= t.endpoints.size()) __builtin_trap();
-    if (t.hasCongestion() && (t.cnps.size() != t.size() || t.retransmits.size() != t.size() ||
-                              t.ecnCe.size() != t.size()))
-        __builtin_trap();
-}
-
 bool same(const prism::FlowRecord& a, const prism::FlowRecord& b) {
     return a.startNs == b.startNs && a.endNs == b.endNs && a.src == b.src && a.dst == b.dst &&
            a.srcPort == b.srcPort && a.dstPort == b.dstPort && a.proto == b.proto && a.bytes == b.bytes &&
@@ -50,7 +42,7 @@ Read readWhole(const std::string& path, const prism::LoadOptions& o) {
     Read r;
     try {
         const prism::FlowTable t = prism::readFlowsCsv(path, o, r.diag);
-        checkTable(t);
+        fuzz::checkTable(t);
         r.records.reserve(t.size());
         for (std::size_t i = 0; i < t.size(); ++i) r.records.push_back(t.record(i));
     } catch (const prism::InputError& e) {
@@ -64,7 +56,7 @@ Read readStreamed(const std::string& path, const prism::LoadOptions& o) {
     Read r;
     try {
         prism::streamFlowsCsv(path, o, r.diag, 3, [&](const prism::FlowTable& t) {
-            checkTable(t);
+            fuzz::checkTable(t);
             if (t.empty()) __builtin_trap(); // a batch has rows
             for (std::size_t i = 0; i < t.size(); ++i) r.records.push_back(t.record(i));
         });

@@ -15,9 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         prism::OpenOptions o;
         o.threads = 1;
         const prism::Session s = prism::openSession(path, o);
-        const prism::FlowTable& t = s.capture.flows;
-        for (std::size_t i = 0; i < t.size(); ++i)
-            if (t.src[i] >= t.endpoints.size() || t.dst[i] >= t.endpoints.size()) __builtin_trap();
+        fuzz::checkTable(s.capture.flows);
         if (s.analysis.report.jobs.size() != s.analysis.jobs.size()) __builtin_trap();
         // What the views index with must lie inside what it indexes.
         for (const prism::JobAnalysis& job : s.analysis.jobs) {

@@ -3,6 +3,7 @@
 // -DLLMPRISM_FUZZ=ON, run by scripts/fuzz.sh; docs/FUZZING.md). The readers take paths, so an input is written to
 // a file of its own per process, on /dev/shm when there is one (no disk I/O per execution).
 #include "model/diagnostics.h"
+#include "model/flow_table.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -31,6 +32,16 @@ inline void writeFile(const std::string& path, const std::uint8_t* data, std::si
 // Every refusal names what is wrong.
 inline void checkRefusal(const prism::InputError& e) {
     if (e.issue().message.empty() || e.issue().file.empty() || std::string(e.what()).empty()) __builtin_trap();
+}
+
+// A table a reader gave: every endpoint id inside its endpoint table, and the congestion columns (when the table
+// has them) one entry per record.
+inline void checkTable(const prism::FlowTable& t) {
+    for (std::size_t i = 0; i < t.size(); ++i)
+        if (t.src[i] >= t.endpoints.size() || t.dst[i] >= t.endpoints.size()) __builtin_trap();
+    if (t.hasCongestion() &&
+        (t.retransmits.size() != t.size() || t.cnps.size() != t.size() || t.ecnCe.size() != t.size()))
+        __builtin_trap();
 }
 
 } // namespace fuzz
