@@ -138,9 +138,7 @@ public:
         ByteSource src(m_path, "a collector CSV file");
         constexpr std::size_t kChunk = std::size_t(1) << 20;
         std::string buf;
-        // A small file reads with a buffer of its size (its size + 1: the read that finds the end).
-        const std::uint64_t hint = src.sizeHint(); // UINT64_MAX when unknown
-        const std::size_t chunkSize = std::size_t(hint >= kChunk ? kChunk : std::max<std::uint64_t>(hint + 1, 4096));
+        const std::size_t chunkSize = readBufferSize(src.sizeHint(), kChunk);
         std::unique_ptr<char[]> chunk(new char[chunkSize]);
         bool atStart = true;
         for (;;) {

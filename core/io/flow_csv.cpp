@@ -295,7 +295,7 @@ private:
     // grown to kChunk when a line does not fit.
     struct Chunk {
         explicit Chunk(std::uint64_t dataBytes = kChunk)
-            : cap(std::size_t(dataBytes >= kChunk ? kChunk : std::max<std::uint64_t>(dataBytes + 1, 4096))),
+            : cap(readBufferSize(dataBytes, kChunk)),
               buf(new char[cap + kPad]) {}
         std::size_t cap;
         std::unique_ptr<char[]> buf;

@@ -4,6 +4,7 @@
 #include "io/pcap_reader.h"
 
 #include "io/capture.h" // kStagedAdvice
+#include "io/text_input.h"
 #include "model/units.h"
 
 #include <pcap/pcap.h>
@@ -50,7 +51,7 @@ class ChunkReader {
 public:
     // `fileSize`: the buffer starts at the file's size when that is smaller (0: unknown); want() grows it.
     ChunkReader(int fd, std::uint64_t fileSize)
-        : m_fd(fd), m_buf(std::size_t(fileSize ? std::clamp<std::uint64_t>(fileSize, 4096, kSize) : kSize)) {}
+        : m_fd(fd), m_buf(readBufferSize(fileSize ? fileSize : UINT64_MAX, kSize)) {}
     const std::uint8_t* at = nullptr;
     const std::uint8_t* end = nullptr;
     std::uint64_t consumed = 0; // file offset of `at`

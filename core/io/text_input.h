@@ -68,6 +68,12 @@ InputIssue jsonRangeIssue(const std::string& path, std::string_view text, const 
 // The bytes of the file: plain reads, or inflated when the file starts with the gzip magic. zlib's
 // inflate() is used directly rather than gzread() so that the data decoded before a corrupt spot is
 // kept (gzread drops everything of the call that fails). Throws InputError when the file cannot be opened.
+// A read buffer for `dataBytes` of data (UINT64_MAX: unknown): the data and one byte more (the read that finds the
+// end), at least 4 KiB, at most `most` — a small file reads with a small buffer.
+inline std::size_t readBufferSize(std::uint64_t dataBytes, std::size_t most) {
+    return dataBytes >= most ? most : std::size_t(std::max<std::uint64_t>(dataBytes + 1, 4096));
+}
+
 class ByteSource {
 public:
     // `expected` completes the message for a folder: "is a folder, expected <expected>".
