@@ -292,26 +292,32 @@ private:
     // The read buffer: kPad zeroed bytes after the data let parseU64 read 8 bytes at a time without length
     // checks.
     // Sized to the data when that is known to be smaller than kChunk (a small file reads with a small buffer),
-    // grown to kChunk when a line does not fit.
+    // grown to kChunk when a line does not fit. Data of unknown size (.gz) starts at 64 KiB and doubles while the
+    // reads fill it: a small .gz does not pay for a 4 MiB buffer.
     struct Chunk {
         explicit Chunk(std::uint64_t dataBytes = kChunk)
-            : cap(readBufferSize(dataBytes, kChunk)),
-              buf(new char[cap + kPad]) {}
+            : cap(dataBytes == UINT64_MAX ? std::size_t(64) << 10 : readBufferSize(dataBytes, kChunk)),
+              buf(new char[cap + kPad]), open(dataBytes == UINT64_MAX) {}
         std::size_t cap;
         std::unique_ptr<char[]> buf;
+        bool open;          // the data's size is unknown
+        bool filled = false; // the last read gave all it was asked for
         std::size_t have = 0;
-        void grow() {
-            std::unique_ptr<char[]> bigger(new char[kChunk + kPad]);
+        void grow(std::size_t to) {
+            std::unique_ptr<char[]> bigger(new char[to + kPad]);
             std::memcpy(bigger.get(), buf.get(), have);
             buf = std::move(bigger);
-            cap = kChunk;
+            cap = to;
         }
     };
 
     // Reads and parses the next chunk of `src` (the lines it completes); false at the end of the data.
     template <typename Source> bool step(Source& src, Chunk& c, std::size_t limit = kChunk) {
-        if (c.have == c.cap && c.cap < kChunk) c.grow();
-        std::size_t n = src.read(c.buf.get() + c.have, std::min(std::max(limit, c.have), c.cap) - c.have);
+        if (c.have == c.cap && c.cap < kChunk) c.grow(c.open ? std::min(2 * c.cap, kChunk) : kChunk);
+        else if (c.open && c.filled && c.cap < kChunk) c.grow(std::min(2 * c.cap, kChunk));
+        const std::size_t want = std::min(std::max(limit, c.have), c.cap) - c.have;
+        std::size_t n = src.read(c.buf.get() + c.have, want);
+        c.filled = n > 0 && n == want;
         const bool eof = n == 0;
         c.have += n;
         std::memset(c.buf.get() + c.have, 0, kPad);

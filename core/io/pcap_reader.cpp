@@ -107,14 +107,20 @@ bool looksLikePcap(const std::uint8_t* head, std::size_t len) {
 FlowTable readPcap(const std::string& path, const PcapReadOptions& options, LoadDiagnostics& diag,
                    PcapStats* statsOut) {
     char errbuf[PCAP_ERRBUF_SIZE] = {};
+    std::uintmax_t fileSize = 0;
+    {
+        std::error_code ec;
+        fileSize = std::filesystem::file_size(path, ec);
+        if (ec) fileSize = 0;
+    }
     // Our own stream with a 1 MiB buffer: libpcap reads each record with two small freads, and the default
-    // 4 KiB stdio buffer made the read system calls a third of the time.
+    // 4 KiB stdio buffer made the read system calls a third of the time. A small file gets a buffer its size.
     FILE* file = std::fopen(path.c_str(), "rb");
     if (!file) throw InputError(issue(path, std::string("cannot open the file (") + std::strerror(errno) + ")"));
     // (glibc ignores the size unless given the buffer; it must outlive the stream, closed with the pcap_t.)
-    constexpr std::size_t kBuffer = std::size_t(1) << 20;
-    std::unique_ptr<char[]> buffer(new char[kBuffer]);
-    std::setvbuf(file, buffer.get(), _IOFBF, kBuffer);
+    const std::size_t bufferSize = readBufferSize(fileSize ? fileSize : UINT64_MAX, std::size_t(1) << 20);
+    std::unique_ptr<char[]> buffer(new char[bufferSize]);
+    std::setvbuf(file, buffer.get(), _IOFBF, bufferSize);
     std::unique_ptr<pcap_t, PcapCloser> pcap(
         pcap_fopen_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO, errbuf));
     if (!pcap) { // libpcap closes the stream only when it succeeds
@@ -129,12 +135,6 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
         throw InputError(issue(path, "link type " + std::to_string(stats.linkType) + " (" +
                                          (name ? name : "unknown") +
                                          ") is not supported; expected Ethernet, raw IP or Linux cooked capture"));
-    }
-    std::uintmax_t fileSize = 0;
-    {
-        std::error_code ec;
-        fileSize = std::filesystem::file_size(path, ec);
-        if (ec) fileSize = 0;
     }
 
     FlowTable out;

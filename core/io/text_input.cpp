@@ -192,10 +192,10 @@ ReadAhead::~ReadAhead() {
 
 void ReadAhead::run() {
     try {
-        for (;;) {
-            std::vector<char> block(m_block);
-            block.resize(m_src.read(block.data(), block.size()));
-            const bool end = block.empty();
+        for (std::size_t size = std::min<std::size_t>(m_block, std::size_t(64) << 10);; size = std::min(2 * size, m_block)) {
+            Block block{std::unique_ptr<char[]>(new char[size]), 0};
+            block.size = m_src.read(block.data.get(), size);
+            const bool end = block.size == 0;
             std::unique_lock lock(m_mutex);
             m_changed.wait(lock, [&] { return m_stop || m_queue.size() < m_depth; });
             if (m_stop) return;
@@ -215,15 +215,15 @@ void ReadAhead::run() {
 std::size_t ReadAhead::read(char* buf, std::size_t n) {
     std::unique_lock lock(m_mutex);
     m_changed.wait(lock, [&] { return !m_queue.empty(); });
-    std::vector<char>& front = m_queue.front();
-    if (front.empty()) { // the end stays in the queue: every later read is 0 too
+    Block& front = m_queue.front();
+    if (front.size == 0) { // the end stays in the queue: every later read is 0 too
         if (m_error) std::rethrow_exception(m_error);
         return 0;
     }
-    const std::size_t got = std::min(n, front.size() - m_used);
-    std::memcpy(buf, front.data() + m_used, got);
+    const std::size_t got = std::min(n, front.size - m_used);
+    std::memcpy(buf, front.data.get() + m_used, got);
     m_used += got;
-    if (m_used == front.size()) {
+    if (m_used == front.size) {
         m_queue.pop_front();
         m_used = 0;
         m_changed.notify_all();

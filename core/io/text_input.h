@@ -116,7 +116,8 @@ private:
 
 // A ByteSource read ahead on a thread of its own (for gzip: inflating on one core while the caller parses on
 // the other), at most `depth` blocks of `block` bytes ahead. The same reads as the source's; an exception of
-// the source's (a read error) comes out of read().
+// the source's (a read error) comes out of read(). Blocks start at 64 KiB and double up to `block`: a small file
+// is read with a small buffer.
 class ReadAhead {
 public:
     explicit ReadAhead(ByteSource& src, std::size_t block = std::size_t(4) << 20, std::size_t depth = 2);
@@ -138,7 +139,13 @@ private:
     const std::size_t m_block, m_depth;
     std::mutex m_mutex;
     std::condition_variable m_changed;
-    std::deque<std::vector<char>> m_queue; // an empty block: the end
+    // A block read ahead, not zeroed first (a 4 MiB value-initialised vector per block cost more than a small
+    // file's whole read). An empty block: the end.
+    struct Block {
+        std::unique_ptr<char[]> data;
+        std::size_t size = 0;
+    };
+    std::deque<Block> m_queue;
     std::size_t m_used = 0;                // bytes of the front block already read
     bool m_stop = false;
     std::exception_ptr m_error;
