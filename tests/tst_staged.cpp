@@ -321,6 +321,72 @@ private slots:
         QVERIFY(windowed);
     }
 
+    // A view of a job too large to hold whole loads one window of its steps at a time (analyzeJobWindow): the
+    // window holds the steps asked for, numbered as the staged report numbers them and within 2% of a median
+    // step of them, with a timeline of every rank; windows that fit the budget cover the job; the window's
+    // records stay within the budget.
+    void aWindowOfAJobIsLoadedOnDemand() {
+        sim::SimConfig config = test::presetConfig("anomalies", 4);
+        config.jobs.front().steps = 90;
+        const Capture capture = test::captureOf(sim::simulate(config));
+        TableStore store(capture.flows, "memory", capture.diagnostics);
+        StagedStats all;
+        std::vector<StagedJob> jobs;
+        const Report report = analyzeStore(store, capture.topology, capture.hasTopology, {}, &all, 0, &jobs);
+        QCOMPARE(jobs.size(), report.jobs.size());
+        const Analysis whole = runAnalysis(capture);
+        int windowedJobs = 0;
+        for (std::size_t j = 0; j < jobs.size(); ++j) {
+            const JobInfo& info = report.jobs[j];
+            QCOMPARE(jobs[j].records, whole.recognition.jobs[j].recordCount);
+            QCOMPARE(jobs[j].job.nics.size(), whole.recognition.jobs[j].nics.size());
+            if (info.steps.size() < 60) continue; // a fifth of the job must hold its margins and some steps
+            ++windowedJobs;
+            const std::uint64_t budget = jobs[j].records * kStagedBytesPerRecord / 5;
+            std::vector<std::int64_t> d;
+            for (const StepInfo& st : info.steps) d.push_back(st.durationNs());
+            std::nth_element(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2), d.end());
+            const std::int64_t tolerance = d[d.size() / 2] / 50;
+            int covered = 0;
+            std::size_t windows = 0;
+            for (int from = 0; from < int(info.steps.size()); ++windows) {
+                const auto [first, last] = windowSteps(info, jobs[j], from, budget);
+                QVERIFY(first == from || (first < from && last == int(info.steps.size()) - 1)); // the last: moved back
+                QVERIFY(last >= from);
+                QVERIFY(last - first + 1 < int(info.steps.size())); // a fifth of the records: not the whole job
+                const JobWindow w = analyzeJobWindow(store, capture.topology, report, jobs, j, first, last, {}, budget);
+                QVERIFY(w.records.size() * kStagedBytesPerRecord <= budget);
+                QCOMPARE(w.info.id, info.id);
+                QCOMPARE(w.info.tp * w.info.pp * w.info.dp, info.tp * info.pp * info.dp);
+                QCOMPARE(w.analysed.timeline.ranks.size(), whole.jobs[j].timeline.ranks.size());
+                QCOMPARE(w.analysed.timeline.steps.size(), w.info.steps.size());
+                for (int s = first; s <= last; ++s) { // every step asked for, found by its staged number
+                    const auto it = std::find_if(w.info.steps.begin(), w.info.steps.end(),
+                                                 [&](const StepInfo& st) { return st.index == s; });
+                    QVERIFY2(it != w.info.steps.end(), ("step " + std::to_string(s)).c_str());
+                    QVERIFY2(std::abs(it->startNs - info.steps[std::size_t(s)].startNs) <= tolerance &&
+                                 std::abs(it->endNs - info.steps[std::size_t(s)].endNs) <= tolerance,
+                             ("step " + std::to_string(s) + " of window " + std::to_string(first) + "-" +
+                              std::to_string(last)).c_str());
+                }
+                for (const Finding& f : w.info.findings)
+                    QVERIFY(f.firstStep < 0 || (f.firstStep >= 0 && f.firstStep < int(info.steps.size())));
+                covered += last - from + 1;
+                from = last + 1;
+            }
+            QCOMPARE(covered, int(info.steps.size()));
+            QVERIFY2(windows >= 5, std::to_string(windows).c_str());
+            // Past the end: the last window, moved back to hold as many steps.
+            const auto [a, b] = windowSteps(info, jobs[j], int(info.steps.size()) + 5, budget);
+            QCOMPARE(b, int(info.steps.size()) - 1);
+            QVERIFY(a > 0);
+            // Too small a budget for the steps asked for: refused with what to do.
+            QVERIFY_THROWS_EXCEPTION(InputError, analyzeJobWindow(store, capture.topology, report, jobs, j, 0,
+                                                                  int(info.steps.size()) - 1, {}, budget));
+        }
+        QCOMPARE(windowedJobs, 1);
+    }
+
     void anEmptyStoreGivesNoJobs() {
         FlowTable empty;
         TableStore store(empty, "memory");

@@ -6,6 +6,8 @@
 #include "model/units.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -212,7 +214,7 @@ struct WindowMerge {
 } // namespace
 
 Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology, const AnalysisOptions& options,
-                    StagedStats* stats, std::uint64_t memoryBudget) {
+                    StagedStats* stats, std::uint64_t memoryBudget, std::vector<StagedJob>* jobsOut) {
     StagedStats local;
     StagedStats& st = stats ? *stats : local;
     auto stage = [&](double lo, double hi) -> std::function<bool(double)> {
@@ -301,6 +303,21 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
 
     report.notes = recognition.notes;
     const std::size_t jobs = recognition.jobs.size();
+    if (jobsOut) {
+        jobsOut->clear();
+        for (std::size_t j = 0; j < jobs; ++j) {
+            StagedJob& sj = jobsOut->emplace_back();
+            const RecognizedJob& rj = recognition.jobs[j];
+            sj.job = rj;
+            sj.job.records = {};
+            sj.job.records.shrink_to_fit();
+            auto map = [&](EndpointId e) { return sj.endpoints.intern(ids->at(e)); };
+            for (EndpointId& e : sj.job.nics) e = map(e);
+            for (EndpointId& e : sj.job.unknownNics) e = map(e);
+            for (RecognizedJob::Node& n : sj.job.nodes) n.endpoint = map(n.endpoint);
+            sj.records = expected[j];
+        }
+    }
     // A job that does not fit the budget is analysed in windows of time that do, each fetched with a margin of
     // an eighth of a window on both sides (so a step crossing a window's edge is whole in one). The first
     // windows' length assumes the records spread evenly; each fetch is checked against the budget.
@@ -441,6 +458,100 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
     checkResolution(store.resolution(), report);
     if (options.progress && !options.progress(1.0)) throw Cancelled();
     return report;
+}
+
+namespace {
+constexpr double kWindowMarginSteps = 2.5; // analyzeJobWindow's margin on each side, in median steps
+}
+
+std::pair<int, int> windowSteps(const JobInfo& info, const StagedJob& job, int from, std::uint64_t memoryBudget) {
+    const int n = int(info.steps.size());
+    if (n == 0) return {0, -1};
+    if (!memoryBudget) return {0, n - 1};
+    // Records spread over time rather than over steps (a slow step lasts longer and holds more): the window's
+    // records are estimated from its time, its margins included, against 80% of the budget.
+    std::vector<std::int64_t> d;
+    for (const StepInfo& st : info.steps) d.push_back(st.durationNs());
+    std::nth_element(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2), d.end());
+    const std::int64_t median = d[d.size() / 2];
+    const double perNs = double(job.records) / double(std::max<std::int64_t>(1, info.endNs - info.startNs));
+    const double most = 0.8 * double(memoryBudget) / double(kStagedBytesPerRecord);
+    const auto fits = [&](int a, int b) {
+        return (double(info.steps[std::size_t(b)].endNs - info.steps[std::size_t(a)].startNs) +
+                   2 * kWindowMarginSteps * double(median)) * perNs <= most;
+    };
+    int first = std::clamp(from, 0, n - 1), last = first;
+    while (last + 1 < n && fits(first, last + 1)) ++last;
+    while (last == n - 1 && first > 0 && fits(first - 1, last)) --first; // at the end: as many steps as fit
+    return {first, last};
+}
+
+JobWindow analyzeJobWindow(FlowStore& store, const Topology& topology, const Report& report,
+                           const std::vector<StagedJob>& jobs, std::size_t j, int firstStep, int lastStep,
+                           const AnalysisOptions& options, std::uint64_t memoryBudget) {
+    if (j >= jobs.size() || j >= report.jobs.size())
+        throw std::out_of_range("analyzeJobWindow: no job " + std::to_string(j));
+    const StagedJob& sj = jobs[j];
+    const JobInfo& staged = report.jobs[j];
+    const std::vector<StepInfo>& steps = staged.steps;
+    JobWindow w;
+    constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+    w.fromNs = lo;
+    w.toNs = hi;
+    if (!steps.empty()) {
+        firstStep = std::clamp(firstStep, 0, int(steps.size()) - 1);
+        lastStep = std::clamp(lastStep, firstStep, int(steps.size()) - 1);
+        std::vector<std::int64_t> d;
+        for (const StepInfo& st : steps) d.push_back(st.durationNs());
+        std::nth_element(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2), d.end());
+        const std::int64_t median = d[d.size() / 2];
+        // The job's own edges stay open, so that the window sees them as a whole analysis does.
+        // A margin of 2.5 median steps on each side, as analyzeStore's windows have (the step division sees
+        // partial transfers at a fetch's edges and needs a step or two of context).
+        const std::int64_t margin = std::int64_t(kWindowMarginSteps * double(median));
+        if (firstStep > 0) w.fromNs = steps[std::size_t(firstStep)].startNs - margin;
+        if (lastStep + 1 < int(steps.size())) w.toNs = steps[std::size_t(lastStep)].endNs + margin;
+        w.firstStep = firstStep;
+        w.lastStep = lastStep;
+    }
+    w.records = store.roceRecords(windowOf(sj.job, sj.endpoints, w.fromNs, w.toNs));
+    if (memoryBudget && w.records.size() * kStagedBytesPerRecord > memoryBudget)
+        throw InputError({store.source(), 0, 0,
+                          staged.id + " holds " + formatCount(w.records.size()) + " RoCE records in steps " +
+                              std::to_string(firstStep) + " to " + std::to_string(lastStep) +
+                              ", more than the memory budget of " + formatBytes(memoryBudget) +
+                              " allows: choose fewer steps"});
+    w.job = mapped(sj.job, sj.endpoints, w.records);
+    const std::vector<JobInfo> earlier(report.jobs.begin(), report.jobs.begin() + std::ptrdiff_t(j));
+    const std::int64_t firstNs = report.capture ? report.capture->firstNs : 0;
+    w.info = analyzeJob(w.records, topology, w.job, j, earlier, firstNs, options, false, w.analysed, options.progress);
+    // Steps numbered as the staged report numbers them: each window step takes the index of the staged step that
+    // starts nearest it; findings follow.
+    std::map<int, int> global;
+    for (StepInfo& st : w.info.steps) {
+        int best = st.index;
+        std::int64_t bestGap = hi;
+        auto it = std::lower_bound(steps.begin(), steps.end(), st.startNs,
+                                   [](const StepInfo& s, std::int64_t t) { return s.startNs < t; });
+        for (auto c : {it, it == steps.begin() ? it : it - 1})
+            if (c != steps.end() && std::llabs(c->startNs - st.startNs) < bestGap) {
+                bestGap = std::llabs(c->startNs - st.startNs);
+                best = c->index;
+            }
+        global[st.index] = best;
+        st.index = best;
+    }
+    const auto map = [&](int i) {
+        auto it = global.find(i);
+        return it == global.end() ? i : it->second;
+    };
+    for (StepInfo& st : w.analysed.timeline.steps) st.index = map(st.index);
+    for (Finding& f : w.info.findings) {
+        f.firstStep = map(f.firstStep);
+        f.lastStep = map(f.lastStep);
+        for (int& o : f.occurrences) o = map(o);
+    }
+    return w;
 }
 
 } // namespace prism

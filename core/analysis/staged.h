@@ -22,6 +22,14 @@ struct StagedStats {
     std::uint64_t windows = 0;        // windows of jobs analysed window by window
 };
 
+// A job of a staged analysis as the store is asked for it again later: its recognition (endpoint ids of
+// `endpoints`, which holds only the job's addresses; no record list) and its RoCE records.
+struct StagedJob {
+    RecognizedJob job;
+    EndpointTable endpoints;
+    std::uint64_t records = 0;
+};
+
 // `hasTopology`: whether `topology` came from a file (else each RoCE endpoint counts as a NIC and host).
 // `memoryBudget` (bytes, 0: none): a job whose records would take more than it to analyse
 // (kStagedBytesPerRecord each) is analysed window by window (windows of time that fit, each fetched with a margin
@@ -29,7 +37,33 @@ struct StagedStats {
 // it); where even 4096 windows or a window's actual records would not fit: InputError naming the job, what it
 // needs and what to do. Jobs that fit the budget together are fetched together (one pass over a file store);
 // without a budget, one by one.
+// `jobs` (when given) receives one StagedJob per report job, to fetch a window of one later (analyzeJobWindow).
 Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology, const AnalysisOptions& options = {},
-                    StagedStats* stats = nullptr, std::uint64_t memoryBudget = 0);
+                    StagedStats* stats = nullptr, std::uint64_t memoryBudget = 0,
+                    std::vector<StagedJob>* jobs = nullptr);
+
+// Steps [first, last] of a staged job entry (`info`, the report's) that one window holds within `memoryBudget`
+// (bytes, 0: no limit; kStagedBytesPerRecord a record, the job's records assumed spread evenly in time, 2.5 median
+// steps of margin on each side, 80% of the budget), starting at `from` (clamped; a window that reaches the last step is
+// moved back to hold as many steps as fit). A job without steps: {0, -1}.
+std::pair<int, int> windowSteps(const JobInfo& info, const StagedJob& job, int from, std::uint64_t memoryBudget);
+
+// One window of a staged job, analysed with its timeline: what a view shows of a job too large to hold whole.
+struct JobWindow {
+    FlowTable records;   // the job's RoCE records from `fromNs` to `toNs`
+    RecognizedJob job;   // the job, endpoint ids of `records`
+    JobInfo info;        // the window's entry: steps numbered as in the staged report, findings of the window
+    JobAnalysis analysed; // parallelism, step division, timeline of the window
+    int firstStep = 0, lastStep = -1; // the staged steps asked for
+    std::int64_t fromNs = 0, toNs = 0; // the records fetched: the steps and their margins
+};
+
+// Fetches steps [firstStep, lastStep] of job `j` of a staged analysis (`report`, `jobs` from analyzeStore on the
+// same store) with a margin of 2.5 median steps on each side, and analyses them as analyzeJob does a whole job.
+// The window's steps are numbered as the staged report's (the one starting nearest); its findings are the
+// window's own. InputError when the window holds more records than `memoryBudget` (0: no limit) allows.
+JobWindow analyzeJobWindow(FlowStore& store, const Topology& topology, const Report& report,
+                           const std::vector<StagedJob>& jobs, std::size_t j, int firstStep, int lastStep,
+                           const AnalysisOptions& options = {}, std::uint64_t memoryBudget = 0);
 
 } // namespace prism
