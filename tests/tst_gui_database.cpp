@@ -1,4 +1,3 @@
-// The app reads captures whole: one that would not fit in memory is refused with what to do instead.
 // File ▸ Open Database…: the dialog turns its fields into the sources the loader opens, and refuses fields that
 // make none with a message in the dialog (the table itself is read in tst_clickhouse against a real server).
 #include "capture_loader.h"
@@ -73,25 +72,6 @@ private slots:
         QCOMPARE(d.result(), int(QDialog::Rejected));
         auto* error = d.findChild<QLabel*>("databaseError");
         QVERIFY2(error->isVisible() && error->text().contains(message), qPrintable(error->text()));
-    }
-
-    // A flows.csv of 1 TiB (sparse: a few real rows, then a hole) is refused before any row is read.
-    void aCaptureThatWouldNotFitIsRefused() {
-        const QString path = m_dir.filePath("huge.csv");
-        QFile f(path);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        QByteArray rows = "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets\n";
-        for (int i = 0; i < 100; ++i) rows += "1000,2000,10.0.0.1,10.0.0.2,5,4791,17,100,1\n";
-        f.write(rows);
-        QVERIFY(f.resize(qint64(1) << 40));
-        f.close();
-        try {
-            prism::ui::CaptureLoader::loadNow(path);
-            QFAIL("expected InputError");
-        } catch (const prism::InputError& e) {
-            const QString m = QString::fromStdString(e.issue().message);
-            QVERIFY2(m.contains("needs about") && m.contains("--memory SIZE"), qPrintable(m));
-        }
     }
 
     void anAcceptedTableIsRememberedForNextTime() {

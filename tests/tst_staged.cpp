@@ -1,6 +1,7 @@
 // Staged analysis (analysis/staged.h) against the whole-table analysis: the same report from a store that is
 // asked for grouped rows and then one job's records at a time.
 #include "analysis/staged.h"
+#include "model/units.h"
 #include "io/file_store.h"
 #include "io/report_json.h"
 #include "test_util.h"
@@ -385,6 +386,19 @@ private slots:
                                                                   int(info.steps.size()) - 1, {}, budget));
         }
         QCOMPARE(windowedJobs, 1);
+    }
+
+    // Budgets as users write them (--memory, LLMPRISM_MEMORY): units K, M, G, T in powers of 1024, with or
+    // without "iB" / "B"; anything else, or a size past 2^64, is none (0).
+    void budgetsAreParsed() {
+        QCOMPARE(parseSize("2000000"), std::uint64_t(2000000));
+        QCOMPARE(parseSize("512M"), std::uint64_t(512) << 20);
+        QCOMPARE(parseSize("8g"), std::uint64_t(8) << 30);
+        QCOMPARE(parseSize("1.5GiB"), std::uint64_t(3) << 29);
+        QCOMPARE(parseSize("2KB"), std::uint64_t(2048));
+        QCOMPARE(parseSize("4T"), std::uint64_t(4) << 40);
+        for (const char* bad : {"", "lots", "0", "-1G", "1X", "1MM", "G", "1e3", "99999999T", ".", "1.2.3M"})
+            QVERIFY2(parseSize(bad) == 0, bad);
     }
 
     void anEmptyStoreGivesNoJobs() {

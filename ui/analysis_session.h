@@ -1,7 +1,9 @@
 #pragma once
 // What one load produces: the capture and the analysis report, shared read-only by every view.
 #include "analysis/pipeline.h"
+#include "analysis/staged.h"
 #include "io/capture.h"
+#include "io/file_store.h"
 #include "model/note.h"
 #include "store/session.h"
 #include "timeline_index.h"
@@ -11,9 +13,22 @@
 #include <QStringList>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 namespace prism::ui {
+
+// A capture larger than the memory budget, analysed in stages (docs/GUI.md "Captures larger than memory"): the
+// files it is read from, every job's staged entry (all steps and findings), and what fetching one job's window
+// again needs. The sessions of its windows share it; one load at a time uses the store (`mutex`).
+struct StagedCapture {
+    std::unique_ptr<FileStore> store;
+    Report report;                // the staged analysis: every job, every step
+    std::vector<StagedJob> jobs;  // per report job
+    std::uint64_t budget = 0;     // bytes a window may take (kStagedBytesPerRecord a record)
+    StagedStats stats;
+    std::mutex mutex;
+};
 
 struct AnalysisSession {
     QString source;      // what was opened (the first of `sources` when several files were)
@@ -28,6 +43,11 @@ struct AnalysisSession {
     // job with millions of segments does not stall the window); empty entries are built on first use.
     // Entries built later are stored by the GUI thread only (the worker hands the session over first).
     mutable std::vector<std::shared_ptr<const TimelineIndex>> lod;
+    // Set for a capture analysed in stages: the report holds every job as the staged analysis found it, except
+    // `windowJob`, whose entry, records and timeline are those of its steps [windowFirst, windowLast] (the
+    // window loaded; the other jobs have no timeline until one of theirs is loaded).
+    std::shared_ptr<StagedCapture> staged;
+    int windowJob = -1, windowFirst = 0, windowLast = -1;
     const Report& report() const { return analysis.report; }
     // Builds `lod` for every job (call before sharing the session; the indices point into `analysis`).
     void buildLod(const std::function<bool(double)>& progress = {});

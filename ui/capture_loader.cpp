@@ -7,6 +7,7 @@
 #include "session_file.h"
 
 #include <QPointer>
+#include <cstdlib>
 #include <QtConcurrent/QtConcurrentRun>
 
 namespace prism::ui {
@@ -32,16 +33,103 @@ QString CaptureLoader::describeError(const std::exception& e) {
     return QString::fromStdString(e.what());
 }
 
-// The app reads a capture whole: one that would not fit in memory is refused with what it needs, before the
-// system has to kill the app for it.
-static void checkItFits(const std::vector<std::string>& sources, const LoadOptions& lo) {
-    const CaptureFiles files = findCaptureFiles(sources, lo);
-    const std::uint64_t avail = availableMemory(), need = wholeLoadEstimate(files);
-    if (avail && need > avail / 10 * 9)
-        throw InputError({files.source, 0, 0,
-                          "this capture needs about " + formatBytes(need) + " of memory to open, and " +
-                              formatBytes(avail) + " is available. Analyse it in stages with `llmprism-cli analyze " +
-                              files.source + " --memory SIZE` (docs/ENGINE.md \"Staged analysis\")"});
+std::uint64_t CaptureLoader::memoryBudget() {
+    if (const char* env = std::getenv("LLMPRISM_MEMORY"); env && *env) {
+        if (const std::uint64_t b = parseSize(env)) return b;
+        throw InputError({"LLMPRISM_MEMORY", 0, 0,
+                          std::string("expected a size such as 8G or 512M, found \"") + env + "\""});
+    }
+    return availableMemory() / 10 * 6;
+}
+
+// The app reads a capture whole when it fits the budget; one that would not is analysed in stages (the staged
+// report of every job, then one job's window at a time), before the system has to kill the app for it.
+static std::shared_ptr<StagedCapture> stagedIfLarge(const std::vector<std::string>& sources, const LoadOptions& lo,
+                                                    const std::function<bool(double)>& progress) {
+    const std::uint64_t budget = CaptureLoader::memoryBudget();
+    if (!budget || wholeLoadEstimate(findCaptureFiles(sources, lo)) <= budget) return nullptr;
+    auto staged = std::make_shared<StagedCapture>();
+    LoadOptions streamed = lo;
+    streamed.maxRecords = 0; // never held whole
+    staged->store = std::make_unique<FileStore>(sources, streamed);
+    staged->budget = budget;
+    AnalysisOptions ao;
+    ao.progress = progress;
+    staged->report = analyzeStore(*staged->store, staged->store->topology(), staged->store->hasTopology(), ao,
+                                  &staged->stats, budget, &staged->jobs);
+    return staged;
+}
+
+static std::shared_ptr<AnalysisSession> makeWindow(const std::shared_ptr<StagedCapture>& staged, int job, int first,
+                                                   int last, const std::function<bool(double)>& progress) {
+    std::lock_guard lock(staged->mutex);
+    AnalysisOptions ao;
+    ao.progress = progress;
+    const FileStore& files = *staged->store;
+    JobWindow w = analyzeJobWindow(*staged->store, files.topology(), staged->report, staged->jobs, std::size_t(job),
+                                   first, last, ao, staged->budget);
+    auto session = std::make_shared<AnalysisSession>();
+    session->source = QString::fromStdString(files.source());
+    Capture& c = session->capture;
+    c.source = files.source();
+    for (const FlowFile& f : files.files().files) c.flowsPaths.push_back(f.path);
+    c.flowsPath = c.flowsPaths.empty() ? std::string() : c.flowsPaths.front();
+    c.topologyPath = files.files().topologyPath;
+    c.topology = files.topology();
+    c.hasTopology = files.hasTopology();
+    c.diagnostics = files.diagnostics();
+    c.flows = std::move(w.records);
+    Analysis& a = session->analysis;
+    a.report = staged->report;
+    a.report.jobs[std::size_t(job)] = std::move(w.info);
+    a.jobs.resize(a.report.jobs.size());
+    a.jobs[std::size_t(job)] = std::move(w.analysed);
+    // Every job's NICs as ids of the window's endpoint table (the views colour the topology by job); only the
+    // window's job has records.
+    for (std::size_t k = 0; k < staged->jobs.size(); ++k) {
+        if (int(k) == job) {
+            a.recognition.jobs.push_back(std::move(w.job));
+            continue;
+        }
+        const StagedJob& sj = staged->jobs[k];
+        RecognizedJob rj = sj.job;
+        auto map = [&](EndpointId e) { return c.flows.endpoints.intern(sj.endpoints.at(e)); };
+        for (EndpointId& e : rj.nics) e = map(e);
+        for (EndpointId& e : rj.unknownNics) e = map(e);
+        for (RecognizedJob::Node& n : rj.nodes) n.endpoint = map(n.endpoint);
+        a.recognition.jobs.push_back(std::move(rj));
+    }
+    a.recognition.notes = staged->report.notes;
+    session->staged = staged;
+    session->windowJob = job;
+    session->windowFirst = w.firstStep;
+    session->windowLast = w.lastStep;
+    session->buildLod(std::vector<int>{job});
+    return session;
+}
+
+std::shared_ptr<AnalysisSession> CaptureLoader::windowSession(const std::shared_ptr<StagedCapture>& staged, int job, int first, int last,
+                                        const std::function<bool(double)>& progress) {
+    return makeWindow(staged, job, first, last, progress);
+}
+
+// The first window of a staged capture: the first steps of its largest job (the one a whole load could not hold).
+static std::shared_ptr<AnalysisSession> firstWindow(const std::shared_ptr<StagedCapture>& staged,
+                                                    const std::function<bool(double)>& progress) {
+    if (staged->jobs.empty()) {
+        auto session = std::make_shared<AnalysisSession>();
+        session->analysis.report = staged->report;
+        session->capture.topology = staged->store->topology();
+        session->capture.hasTopology = staged->store->hasTopology();
+        session->capture.diagnostics = staged->store->diagnostics();
+        session->staged = staged;
+        return session;
+    }
+    std::size_t job = 0;
+    for (std::size_t k = 1; k < staged->jobs.size(); ++k)
+        if (staged->jobs[k].records > staged->jobs[job].records) job = k;
+    const auto [first, last] = windowSteps(staged->report.jobs[job], staged->jobs[job], 0, staged->budget);
+    return makeWindow(staged, int(job), first, last, progress);
 }
 
 SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) {
@@ -55,7 +143,11 @@ SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) {
     LoadOptions lo;
     lo.strict = strict;
     lo.maxRecords = maxRecordsInMemory();
-    checkItFits({path.toStdString()}, lo);
+    if (auto staged = stagedIfLarge({path.toStdString()}, lo, {})) {
+        auto window = firstWindow(staged, {});
+        window->source = path;
+        return window;
+    }
     session->capture = loadCapture(path.toStdString(), lo);
     session->analysis = runAnalysis(session->capture);
     session->buildLod();
@@ -114,7 +206,18 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
             lo.progress = [report](double f) { return report(0.8 * f, "Reading flows"); };
             std::vector<std::string> all;
             for (const QString& p : paths) all.push_back(p.toStdString());
-            checkItFits(all, lo);
+            if (auto staged = stagedIfLarge(all, lo, [report](double f) { return report(0.9 * f, "Analysing in stages"); })) {
+                auto made = firstWindow(staged, [report](double f) { return report(0.9 + 0.1 * f, "Loading a window"); });
+                if (job->cancel) throw Cancelled();
+                made->source = path;
+                made->sources = paths;
+                SessionPtr window = made;
+                post([id = job->id, window](CaptureLoader* l) {
+                    l->m_busy = false;
+                    emit l->finished(id, window);
+                });
+                return;
+            }
             session->capture = loadCapture(all, lo);
             AnalysisOptions ao;
             ao.progress = [report](double f) { return report(0.8 + 0.17 * f, "Analysing"); };
@@ -136,6 +239,61 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
             post([id = job->id, path, msg](CaptureLoader* l) {
                 l->m_busy = false;
                 emit l->failed(id, path, msg);
+            });
+        }
+    });
+    return job->id;
+}
+
+int CaptureLoader::loadWindow(const SessionPtr& session, int jobIndex, int firstStep) {
+    if (!session || !session->staged || jobIndex < 0 || std::size_t(jobIndex) >= session->staged->jobs.size()) return -1;
+    cancel(); // a newer load makes the older one stale
+    auto job = std::make_shared<Job>();
+    job->id = m_nextId++;
+    m_current = job;
+    m_busy = true;
+    emit started(job->id, session->source);
+    QPointer<CaptureLoader> self(this);
+    auto post = [self, job](auto fn) {
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, job, fn]() {
+                if (!self || self->m_current != job) return; // stale
+                fn(self.data());
+            },
+            Qt::QueuedConnection);
+    };
+    std::shared_ptr<StagedCapture> staged = session->staged;
+    const QString source = session->source;
+    const QStringList sources = session->sources;
+    (void)QtConcurrent::run([job, staged, jobIndex, firstStep, source, sources, post]() {
+        auto report = [job, post](double f) {
+            if (job->cancel) return false;
+            post([id = job->id, f](CaptureLoader* l) { emit l->progress(id, f, tr("Loading a window of")); });
+            return true;
+        };
+        try {
+            const std::size_t j = std::size_t(jobIndex);
+            const auto [first, last] = windowSteps(staged->report.jobs[j], staged->jobs[j], firstStep, staged->budget);
+            auto made = makeWindow(staged, jobIndex, first, last, report);
+            if (job->cancel) throw Cancelled();
+            made->source = source;
+            made->sources = sources;
+            SessionPtr window = made;
+            post([id = job->id, window](CaptureLoader* l) {
+                l->m_busy = false;
+                emit l->finished(id, window);
+            });
+        } catch (const Cancelled&) {
+            post([id = job->id](CaptureLoader* l) {
+                l->m_busy = false;
+                emit l->cancelled(id);
+            });
+        } catch (const std::exception& e) {
+            QString msg = describeError(e);
+            post([id = job->id, source, msg](CaptureLoader* l) {
+                l->m_busy = false;
+                emit l->failed(id, source, msg);
             });
         }
     });

@@ -25,6 +25,17 @@ public:
     // Loads synchronously on the calling thread (for --screenshot and tests); throws like loadCapture.
     // A .prism session file goes through readSessionFile() (session_file.h) instead of the analysis.
     static SessionPtr loadNow(const QString& path, bool strict = false);
+    // Another window of a capture analysed in stages (session->staged): job `job`'s steps from `firstStep` on, as
+    // many as the budget holds (windowSteps), fetched and analysed in the background; finished() gives a
+    // session sharing the staged capture. -1 when `session` is not staged.
+    int loadWindow(const SessionPtr& session, int job, int firstStep);
+    // The memory a capture may take before it is analysed in stages: LLMPRISM_MEMORY (a size: 8G, 512M) when
+    // set, else 60% of the memory available (0: unknown, never in stages).
+    static std::uint64_t memoryBudget();
+    // The window session of steps [first, last] of `job` (analyzeJobWindow), on the calling thread (not shared
+    // yet: the caller may still set its source).
+    static std::shared_ptr<AnalysisSession> windowSession(const std::shared_ptr<StagedCapture>& staged, int job, int first, int last,
+                                    const std::function<bool(double)>& progress = {});
     // A message for a dialog: input errors spelled out as "file, line L, column C:" and what was expected.
     static QString describeError(const std::exception& e);
 

@@ -21,7 +21,9 @@ void JobTableModel::setSession(const SessionPtr& session) {
     beginResetModel();
     m_rows.clear();
     if (session) {
-        for (const JobInfo& info : session->report().jobs) {
+        // A capture analysed in stages lists every job whole (its staged entry), not the window shown.
+        const auto& jobs = session->staged ? session->staged->report.jobs : session->report().jobs;
+        for (const JobInfo& info : jobs) {
             std::vector<std::int64_t> d;
             for (const auto& st : info.steps) d.push_back(st.durationNs());
             const std::int64_t median = upperMedian(std::move(d));

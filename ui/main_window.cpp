@@ -94,11 +94,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         if (id != m_loadId) return;
         setBusy(false);
         showError(path, msg);
+        updateWindowBar();
     });
     connect(m_loader, &CaptureLoader::cancelled, this, [this](int id) {
         if (id != m_loadId) return;
         setBusy(false);
         m_statusLabel->setText(tr("Loading cancelled"));
+        updateWindowBar();
     });
     connect(m_state, &ViewState::jobChanged, this, [this] {
         updateNoteMarks();
@@ -221,6 +223,35 @@ void MainWindow::createWorkspace() {
                                       "padding: 6px; }");
     m_resolutionBanner->hide();
     centreLayout->addWidget(m_resolutionBanner);
+    // A capture larger than memory is shown one job's window at a time: which steps, and buttons for the
+    // windows before and after (docs/GUI.md "Captures larger than memory").
+    m_windowBar = new QWidget(centreTop);
+    m_windowBar->setObjectName("windowBar");
+    m_windowBar->setStyleSheet("#windowBar { background: #e7f1fb; border-bottom: 1px solid #9fc3e7; } "
+                               "#windowBar QLabel { color: #12385e; }");
+    auto* windowLayout = new QHBoxLayout(m_windowBar);
+    windowLayout->setContentsMargins(6, 3, 6, 3);
+    m_windowLabel = new QLabel(m_windowBar);
+    m_windowLabel->setObjectName("windowLabel");
+    m_windowLabel->setWordWrap(true);
+    m_windowLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    windowLayout->addWidget(m_windowLabel, 1);
+    m_windowEarlier = new QPushButton(tr("◀ Earlier steps"), m_windowBar);
+    m_windowEarlier->setObjectName("windowEarlier");
+    m_windowLater = new QPushButton(tr("Later steps ▶"), m_windowBar);
+    m_windowLater->setObjectName("windowLater");
+    windowLayout->addWidget(m_windowEarlier);
+    windowLayout->addWidget(m_windowLater);
+    connect(m_windowEarlier, &QPushButton::clicked, this, [this] {
+        if (!m_session || !m_session->staged) return;
+        const int shown = m_session->windowLast - m_session->windowFirst + 1;
+        loadWindow(m_session->windowJob, std::max(0, m_session->windowFirst - shown));
+    });
+    connect(m_windowLater, &QPushButton::clicked, this, [this] {
+        if (m_session && m_session->staged) loadWindow(m_session->windowJob, m_session->windowLast + 1);
+    });
+    m_windowBar->hide();
+    centreLayout->addWidget(m_windowBar);
     m_timeline = new TimelineView(m_state, centreTop);
     centreLayout->addWidget(m_timeline, 1);
     m_vsplit->addWidget(centreTop);
@@ -285,7 +316,11 @@ void MainWindow::createWorkspace() {
     connect(m_jobList->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         if (m_filling) return;
         const QModelIndexList rows = m_jobList->selectionModel()->selectedRows();
-        if (!rows.isEmpty()) m_state->setJob(rows.first().data(JobTableModel::JobRole).toInt());
+        if (rows.isEmpty()) return;
+        const int job = rows.first().data(JobTableModel::JobRole).toInt();
+        m_state->setJob(job);
+        // A staged capture holds one job's window: choosing another job loads its first steps.
+        if (m_session && m_session->staged && job != m_session->windowJob) loadWindow(job, 0);
     });
     auto showFinding = [this](const QModelIndex& index) {
         const QVariant f = index.data(FindingTableModel::FindingRole); // none on the "no findings" row
@@ -346,12 +381,59 @@ void MainWindow::setSession(const SessionPtr& session) {
             if (n.find("time resolution:") != std::string::npos) coarse << q(n);
     m_resolutionBanner->setText(coarse.join("\n"));
     m_resolutionBanner->setVisible(!coarse.isEmpty());
+    updateWindowBar();
     if (!session) return;
     const auto& s = *session->report().capture;
     QString status = tr("%1 records, %2 jobs").arg(q(formatCount(s.records))).arg(session->report().jobs.size());
     if (s.skippedRows || s.warnings)
         status += tr(" — %1 rows skipped, %2 warnings (see Input problems)").arg(s.skippedRows).arg(s.warnings);
     m_statusLabel->setText(status);
+}
+
+bool MainWindow::loadWindow(int job, int firstStep) {
+    if (!m_session || !m_session->staged) return false;
+    const auto& jobs = m_session->staged->report.jobs;
+    if (job < 0 || std::size_t(job) >= jobs.size()) return false;
+    m_loadingPath = m_session->source;
+    setBusy(true);
+    m_statusLabel->setText(tr("Loading a window of %1…").arg(q(jobs[std::size_t(job)].id)));
+    m_windowEarlier->setEnabled(false);
+    m_windowLater->setEnabled(false);
+    m_loadId = m_loader->loadWindow(m_session, job, firstStep);
+    return m_loadId >= 0;
+}
+
+void MainWindow::updateWindowBar() {
+    const bool staged = m_session && m_session->staged;
+    m_windowBar->setVisible(staged);
+    if (!staged) return;
+    const StagedCapture& st = *m_session->staged;
+    const int job = m_session->windowJob;
+    if (job < 0) {
+        m_windowLabel->setText(tr("<b>Analysed in stages</b> (larger than the memory budget of %1): no jobs found.")
+                                   .arg(q(formatBytes(st.budget))));
+        m_windowEarlier->hide();
+        m_windowLater->hide();
+        return;
+    }
+    const JobInfo& info = st.report.jobs[std::size_t(job)];
+    const int steps = int(info.steps.size());
+    // The window's steps as shown: those asked for and the whole ones in its margins.
+    int shownFirst = m_session->windowFirst, shownLast = m_session->windowLast;
+    for (const StepInfo& s : m_session->report().jobs[std::size_t(job)].steps) {
+        shownFirst = std::min(shownFirst, s.index);
+        shownLast = std::max(shownLast, s.index);
+    }
+    const QString where = steps ? tr("steps %1–%2 of %3").arg(shownFirst).arg(shownLast).arg(steps) : tr("all of it");
+    m_windowLabel->setText(tr("<b>Larger than memory: analysed in stages.</b> The timeline holds one window of %1: "
+                              "%2 (%3 records; memory budget %4). The job list covers every step of every job; "
+                              "choose another job to load its first steps.")
+                               .arg(q(info.id), where, q(formatCount(m_session->capture.flows.size())),
+                                    q(formatBytes(st.budget))));
+    m_windowEarlier->show();
+    m_windowLater->show();
+    m_windowEarlier->setEnabled(steps && m_session->windowFirst > 0);
+    m_windowLater->setEnabled(steps && m_session->windowLast + 1 < steps);
 }
 
 bool MainWindow::selectJob(const QString& id) {

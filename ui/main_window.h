@@ -58,6 +58,11 @@ public:
     SessionPtr session() const { return m_session; }
     // Selects a job by its report id ("job-1"); false when there is none.
     bool selectJob(const QString& id);
+    // A capture analysed in stages (session()->staged): loads job `job`'s window of steps from `firstStep` on in
+    // the background (the window bar's Earlier / Later, and choosing another job, do this). False when the
+    // shown session is not staged.
+    bool loadWindow(int job, int firstStep);
+    QWidget* windowBar() const { return m_windowBar; }
 
     enum class View { Timeline, Steps, Ranks, Topology };
     // Brings a view forward (the timeline is always shown; the others are tabs below it).
@@ -123,6 +128,7 @@ private:
     void updateTitle();
     QString shownPath() const; // the .prism file of the session, else its capture
     void updateNoteMarks(); // the shown job's notes as flags on the timeline
+    void updateWindowBar(); // the staged capture's window: which steps of which job, Earlier / Later
 
     CaptureLoader* m_loader = nullptr;
     ViewState* m_state = nullptr;
@@ -152,6 +158,10 @@ private:
     QList<QAction*> m_sessionActions; // enabled only with a session
     QLabel* m_statusLabel = nullptr;
     QLabel* m_resolutionBanner = nullptr; // "time resolution" report notes, above the timeline
+    QWidget* m_windowBar = nullptr;       // a staged capture's window, above the timeline
+    QLabel* m_windowLabel = nullptr;
+    QPushButton* m_windowEarlier = nullptr;
+    QPushButton* m_windowLater = nullptr;
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancel = nullptr;
     SessionPtr m_session;

@@ -59,9 +59,20 @@ void MainWindow::updateTitle() {
     setWindowModified(m_notes->isDirty());
 }
 
+// A session file holds a capture whole; a capture analysed in stages is never held whole.
+static QString kStagedNotSaved() {
+    return QObject::tr("This capture is larger than memory and was analysed in stages: a session file would hold "
+                       "only the window shown. Export the report with `llmprism-cli analyze CAPTURE --json OUT`, or "
+                       "images of the views, instead.");
+}
+
 bool MainWindow::saveSessionAs(const QString& path, QString* error) {
     if (!m_session) {
         if (error) *error = tr("no capture is open");
+        return false;
+    }
+    if (m_session->staged) {
+        if (error) *error = kStagedNotSaved();
         return false;
     }
     try {
@@ -79,6 +90,10 @@ bool MainWindow::saveSessionAs(const QString& path, QString* error) {
 
 void MainWindow::saveSessionInteractive(bool askPath) {
     if (!m_session || m_saving) return;
+    if (m_session->staged) {
+        QMessageBox::information(this, tr("Save Session"), kStagedNotSaved());
+        return;
+    }
     if (!askPath && !m_sessionPath.isEmpty()) {
         // The flows and the analysis are in the file already: write the notes in place (one transaction).
         try {

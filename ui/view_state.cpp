@@ -11,7 +11,9 @@ void ViewState::setSession(const SessionPtr& session) {
     m_job = -2; // force setJob to emit
     m_selection = {};
     emit sessionChanged();
-    setJob(session && !session->report().jobs.empty() ? 0 : -1);
+    // A window of a capture analysed in stages opens on its job (the one with a timeline).
+    const int first = session && session->staged && session->windowJob >= 0 ? session->windowJob : 0;
+    setJob(session && !session->report().jobs.empty() ? first : -1);
 }
 
 void ViewState::setJob(int job) {

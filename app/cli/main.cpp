@@ -379,25 +379,6 @@ prism::Report analyzeClickHouse(const std::string& text, const prism::LoadOption
     return report;
 }
 
-// "8G", "512M", "1.5GiB", "2000000": bytes; 0 when the text is none of these.
-std::uint64_t parseSize(std::string text) {
-    double value = 0;
-    std::size_t unitAt = text.find_first_not_of("0123456789.");
-    std::string unit = unitAt == std::string::npos ? "" : text.substr(unitAt);
-    if (!parseNumber(text.substr(0, unitAt), value) || !(value > 0)) return 0;
-    for (char& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
-    if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();
-    if (unit.size() > 1 && unit.back() == 'I') unit.pop_back();
-    const std::string units = "KMGT";
-    double scale = 1;
-    if (!unit.empty()) {
-        const auto k = units.find(unit);
-        if (unit.size() != 1 || k == std::string::npos) return 0;
-        scale = std::pow(1024.0, double(k + 1));
-    }
-    return std::uint64_t(value * scale);
-}
-
 // A capture analysed in stages from its files (analysis/staged.h): never held whole.
 prism::Report analyzeInStages(const std::vector<std::string>& inputs, const prism::LoadOptions& lo,
                               std::uint64_t budget, prism::Capture& capture) {
@@ -454,7 +435,7 @@ struct Analyze {
             report = analyzeClickHouse(inputs.front(), lo, capture);
         } else {
             std::uint64_t budget = 0;
-            if (cmd.count("--memory") && !(budget = parseSize(memory)))
+            if (cmd.count("--memory") && !(budget = prism::parseSize(memory)))
                 throw UsageError{"--memory expects a size such as 8G or 512M, found \"" + memory + "\""};
             if (!budget) {
                 // Would the whole capture fit? If not, in stages within what there is, rather than be killed.

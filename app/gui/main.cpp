@@ -3,6 +3,7 @@
 #include "capture_loader.h"
 #include "export.h"
 #include "main_window.h"
+#include "model/units.h"
 #include "rank_chart.h"
 #include "step_chart.h"
 #include "timeline_view.h"
@@ -46,6 +47,22 @@ int screenshot(const QString& capture, const ShotOptions& o) {
     SessionPtr session;
     try {
         session = CaptureLoader::loadNow(capture, o.strict);
+        // A capture analysed in stages shows one window: the one of --job (else the first window's job) that
+        // starts at the first step of --steps (else at step 0).
+        if (session->staged && session->windowJob >= 0 && (!o.job.isEmpty() || !o.steps.isEmpty())) {
+            const auto& jobs = session->staged->report.jobs;
+            int job = session->windowJob;
+            for (int j = 0; j < int(jobs.size()); ++j)
+                if (QString::fromStdString(jobs[std::size_t(j)].id) == o.job) job = j;
+            const int from = o.steps.isEmpty() ? 0 : o.steps.split('-').value(0).toInt();
+            const auto [first, last] = prism::windowSteps(jobs[std::size_t(job)], session->staged->jobs[std::size_t(job)],
+                                                          from, session->staged->budget);
+            if (job != session->windowJob || first != session->windowFirst) {
+                auto window = CaptureLoader::windowSession(session->staged, job, first, last);
+                window->source = session->source;
+                session = window;
+            }
+        }
     } catch (const std::exception& e) {
         return fail(1, "error: " + CaptureLoader::describeError(e).replace('\n', ' '));
     }
@@ -171,10 +188,20 @@ int main(int argc, char** argv) {
     QCommandLineOption findOpt("find", "Find and select a rank, host, address or step (as Ctrl+F does).", "TEXT");
     QCommandLineOption fitRowsOpt("fit-rows", "Shrink the timeline rows so that every rank fits (an overview).");
     QCommandLineOption strictOpt("strict", "Stop at the first bad input row.");
-    parser.addOptions(
-        {shotOpt, viewOpt, jobOpt, sizeOpt, themeOpt, stepsOpt, selectOpt, colorOpt, findOpt, fitRowsOpt, strictOpt});
+    QCommandLineOption memoryOpt("memory",
+                                 "Memory a capture may take before it is analysed in stages and shown one job's "
+                                 "window at a time (8G, 512M; default 60% of the memory available; also "
+                                 "LLMPRISM_MEMORY).",
+                                 "SIZE");
+    parser.addOptions({shotOpt, viewOpt, jobOpt, sizeOpt, themeOpt, stepsOpt, selectOpt, colorOpt, findOpt, fitRowsOpt,
+                       strictOpt, memoryOpt});
     parser.process(app);
     const QStringList args = parser.positionalArguments();
+    if (parser.isSet(memoryOpt)) {
+        if (!prism::parseSize(parser.value(memoryOpt).toStdString()))
+            return fail(2, "--memory expects a size such as 8G or 512M, found \"" + parser.value(memoryOpt) + "\"");
+        qputenv("LLMPRISM_MEMORY", parser.value(memoryOpt).toUtf8());
+    }
 
     if (parser.isSet(shotOpt)) {
         if (args.size() != 1) return fail(2, "--screenshot needs exactly one CAPTURE");

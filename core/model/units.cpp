@@ -1,5 +1,7 @@
 #include "model/units.h"
 
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -15,6 +17,27 @@ std::string formatCount(std::uint64_t n) {
         out += digits[i];
     }
     return out;
+}
+
+std::uint64_t parseSize(std::string text) {
+    double value = 0;
+    const std::size_t unitAt = text.find_first_not_of("0123456789.");
+    std::string unit = unitAt == std::string::npos ? "" : text.substr(unitAt);
+    const std::string number = text.substr(0, unitAt);
+    auto [p, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (ec != std::errc() || p != number.data() + number.size() || !(value > 0)) return 0;
+    for (char& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
+    if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();
+    if (unit.size() > 1 && unit.back() == 'I') unit.pop_back();
+    const std::string units = "KMGT";
+    double scale = 1;
+    if (!unit.empty()) {
+        const auto k = units.find(unit);
+        if (unit.size() != 1 || k == std::string::npos) return 0;
+        scale = std::pow(1024.0, double(k + 1));
+    }
+    const double bytes = value * scale;
+    return bytes >= 1.8e19 ? 0 : std::uint64_t(bytes);
 }
 
 std::string formatBytes(std::uint64_t bytes) {

@@ -14,6 +14,8 @@ D=docs/screenshots
 "$B" --screenshot $D/steps.png --view steps --select-step 10 --size 1400x480 $S
 "$B" --screenshot $D/ranks.png --view ranks --select-step 10 --size 1400x480 $S
 "$B" --screenshot $D/topology.png --view topology --size 1400x560 $S
+# A capture over the memory budget (the sample needs ~3 MB whole): analysed in stages, job-0's window from step 14.
+"$B" --screenshot $D/staged.png --view window --memory 2M --job job-0 --steps 14 --size 1600x900 $S
 # The compare window (tiny, seed 11, against seed 12 with a NIC link at a third of its bandwidth): drawn by its GUI
 # test, which exports it as the window's File ▸ Compare With… does.
 LLMPRISM_COMPARE_SHOT=$D/compare.png QT_QPA_PLATFORM=offscreen "${1:-build}/tests/tst_gui_compare" slowLinkAndExport >/dev/null

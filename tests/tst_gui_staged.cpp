@@ -1,0 +1,128 @@
+// A capture larger than the memory budget opens analysed in stages (docs/GUI.md "Captures larger than memory"):
+// the job list holds every job whole (the staged report), the timeline one window of one job's steps, loaded on
+// demand — Later / Earlier move the window, choosing another job loads its first steps — and every window stays
+// within the budget. The budget is LLMPRISM_MEMORY here (2 MiB: the anomalies sample needs ~3 MB whole).
+#include "analysis/staged.h"
+#include "capture_loader.h"
+#include "list_models.h"
+#include "main_window.h"
+#include "view_state.h"
+#include "model/units.h"
+
+#include <QDir>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTreeView>
+#include <QtTest>
+
+using namespace prism;
+using namespace prism::ui;
+
+class TestGuiStaged : public QObject {
+    Q_OBJECT
+    const QString m_capture = QStringLiteral(LLMPRISM_SOURCE_DIR "/samples/anomalies");
+
+    // The window shown: its job's steps are numbered as the staged report numbers them and hold the steps asked
+    // for, its records fit the budget, the other jobs have no timeline.
+    static void checkWindow(const AnalysisSession& s) {
+        QVERIFY(s.staged);
+        const StagedCapture& st = *s.staged;
+        QVERIFY(s.windowJob >= 0);
+        QCOMPARE(s.report().jobs.size(), st.report.jobs.size());
+        QVERIFY(s.capture.flows.size() * kStagedBytesPerRecord <= st.budget);
+        const auto& steps = s.report().jobs[std::size_t(s.windowJob)].steps;
+        for (int i = s.windowFirst; i <= s.windowLast; ++i)
+            QVERIFY2(std::any_of(steps.begin(), steps.end(), [&](const StepInfo& x) { return x.index == i; }),
+                     qPrintable(QString("step %1").arg(i)));
+        for (std::size_t j = 0; j < s.analysis.jobs.size(); ++j)
+            QCOMPARE(s.analysis.jobs[j].timeline.ranks.empty(), int(j) != s.windowJob);
+    }
+
+private slots:
+    void initTestCase() {
+        QCoreApplication::setOrganizationName("LLMPrismTestStaged");
+        QSettings().clear();
+        qputenv("LLMPRISM_MEMORY", "2M");
+    }
+
+    void aCaptureLargerThanTheBudgetOpensInStages() {
+        MainWindow w;
+        w.show();
+        QSignalSpy done(w.loader(), &CaptureLoader::finished);
+        w.openPath(m_capture);
+        QVERIFY(done.wait(60000));
+        SessionPtr s = w.session();
+        QVERIFY(s && s->staged);
+        QCOMPARE(s->staged->budget, std::uint64_t(2) << 20);
+        checkWindow(*s);
+        // The largest job first, from its first step; the bar says which steps of how many.
+        const StagedCapture& st = *s->staged;
+        QCOMPARE(s->windowFirst, 0);
+        QVERIFY(s->windowLast + 1 < int(st.report.jobs[std::size_t(s->windowJob)].steps.size()));
+        QCOMPARE(w.viewState()->job(), s->windowJob);
+        QVERIFY(w.windowBar()->isVisible());
+        const QString bar = w.windowBar()->findChild<QLabel*>("windowLabel")->text();
+        QVERIFY2(bar.contains(QString("of %1").arg(st.report.jobs[std::size_t(s->windowJob)].steps.size())) &&
+                     bar.contains("analysed in stages"),
+                 qPrintable(bar));
+        // The job list: every job whole, as the staged analysis found it.
+        QTreeView* jobs = w.jobList();
+        QCOMPARE(jobs->model()->rowCount(), int(st.report.jobs.size()));
+        auto* earlier = w.windowBar()->findChild<QPushButton*>("windowEarlier");
+        auto* later = w.windowBar()->findChild<QPushButton*>("windowLater");
+        QVERIFY(!earlier->isEnabled());
+        QVERIFY(later->isEnabled());
+
+        // Later: the next steps of the same job.
+        const int job = s->windowJob, last = s->windowLast;
+        later->click();
+        QVERIFY(done.wait(60000));
+        s = w.session();
+        checkWindow(*s);
+        QCOMPARE(s->windowJob, job);
+        QCOMPARE(s->windowFirst, last + 1);
+        QVERIFY(earlier->isEnabled());
+        // Earlier: back to the start.
+        earlier->click();
+        QVERIFY(done.wait(60000));
+        checkWindow(*w.session());
+        QCOMPARE(w.session()->windowFirst, 0);
+
+        // Another job chosen in the list: its first steps load.
+        const int other = job == 0 ? 1 : 0;
+        QVERIFY(other < int(st.report.jobs.size()));
+        const QModelIndexList hit =
+            jobs->model()->match(jobs->model()->index(0, 0), JobTableModel::JobRole, other, 1, Qt::MatchExactly);
+        QVERIFY(!hit.isEmpty());
+        jobs->selectionModel()->select(hit.first(), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QVERIFY(done.wait(60000));
+        checkWindow(*w.session());
+        QCOMPARE(w.session()->windowJob, other);
+        QCOMPARE(w.viewState()->job(), other);
+
+        // A session file would hold only the window: refused with what to do instead.
+        QString error;
+        QVERIFY(!w.saveSessionAs(QDir::temp().filePath("llmprism-staged-test.prism"), &error));
+        QVERIFY2(error.contains("analysed in stages"), qPrintable(error));
+    }
+
+    // loadNow (--screenshot) opens the same first window; a budget that holds the capture opens it whole.
+    void theBudgetDecides() {
+        SessionPtr s = CaptureLoader::loadNow(m_capture);
+        QVERIFY(s->staged);
+        checkWindow(*s);
+        qputenv("LLMPRISM_MEMORY", "1G");
+        s = CaptureLoader::loadNow(m_capture);
+        QVERIFY(!s->staged);
+        QVERIFY(!s->capture.flows.empty());
+        qputenv("LLMPRISM_MEMORY", "lots");
+        QVERIFY_THROWS_EXCEPTION(InputError, CaptureLoader::loadNow(m_capture));
+        qputenv("LLMPRISM_MEMORY", "2M");
+    }
+};
+
+QTEST_MAIN(TestGuiStaged)
+#include "tst_gui_staged.moc"
