@@ -156,8 +156,7 @@ SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) {
 
 int CaptureLoader::load(const QString& path, bool strict) { return load(QStringList{path}, strict); }
 
-int CaptureLoader::load(const QStringList& paths, bool strict) {
-    const QString path = paths.value(0);
+int CaptureLoader::start(const QString& path, const Work& work) {
     cancel(); // a newer load makes the older one stale
     auto job = std::make_shared<Job>();
     job->id = m_nextId++;
@@ -176,7 +175,7 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
             },
             Qt::QueuedConnection);
     };
-    (void)QtConcurrent::run([job, path, paths, strict, post]() {
+    (void)QtConcurrent::run([job, path, work, post]() {
         auto report = [job, post](double f, const char* stage) {
             if (job->cancel) return false;
             QString s = QString::fromUtf8(stage);
@@ -184,47 +183,8 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
             return true;
         };
         try {
-            if (paths.size() == 1 && isSessionFile(path)) {
-                auto opened = readSessionFile(path, [report](double f) { return report(0.95 * f, "Reading session"); });
-                // The job shown first only: the others are indexed when first shown, so that a session opens
-                // to its first paint in well under a second.
-                opened->buildLod(std::vector<int>{0},
-                                 [report](double f) { return report(0.95 + 0.05 * f, "Indexing"); });
-                SessionPtr done = opened;
-                post([id = job->id, done](CaptureLoader* l) {
-                    l->m_busy = false;
-                    emit l->finished(id, done);
-                });
-                return;
-            }
-            auto session = std::make_shared<AnalysisSession>();
-            session->source = path;
-            session->sources = paths;
-            LoadOptions lo;
-            lo.strict = strict;
-            lo.maxRecords = maxRecordsInMemory();
-            lo.progress = [report](double f) { return report(0.8 * f, "Reading flows"); };
-            std::vector<std::string> all;
-            for (const QString& p : paths) all.push_back(p.toStdString());
-            if (auto staged = stagedIfLarge(all, lo, [report](double f) { return report(0.9 * f, "Analysing in stages"); })) {
-                auto made = firstWindow(staged, [report](double f) { return report(0.9 + 0.1 * f, "Loading a window"); });
-                if (job->cancel) throw Cancelled();
-                made->source = path;
-                made->sources = paths;
-                SessionPtr window = made;
-                post([id = job->id, window](CaptureLoader* l) {
-                    l->m_busy = false;
-                    emit l->finished(id, window);
-                });
-                return;
-            }
-            session->capture = loadCapture(all, lo);
-            AnalysisOptions ao;
-            ao.progress = [report](double f) { return report(0.8 + 0.17 * f, "Analysing"); };
-            session->analysis = runAnalysis(session->capture, ao);
-            session->buildLod([report](double f) { return report(0.97 + 0.03 * f, "Indexing"); });
+            SessionPtr done = work(report);
             if (job->cancel) throw Cancelled();
-            SessionPtr done = session;
             post([id = job->id, done](CaptureLoader* l) {
                 l->m_busy = false;
                 emit l->finished(id, done);
@@ -245,59 +205,53 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
     return job->id;
 }
 
+int CaptureLoader::load(const QStringList& paths, bool strict) {
+    const QString path = paths.value(0);
+    return start(path, [path, paths, strict](const Progress& report) -> SessionPtr {
+        if (paths.size() == 1 && isSessionFile(path)) {
+            auto opened = readSessionFile(path, [report](double f) { return report(0.95 * f, "Reading session"); });
+            // The job shown first only: the others are indexed when first shown, so that a session opens
+            // to its first paint in well under a second.
+            opened->buildLod(std::vector<int>{0}, [report](double f) { return report(0.95 + 0.05 * f, "Indexing"); });
+            return opened;
+        }
+        LoadOptions lo;
+        lo.strict = strict;
+        lo.maxRecords = maxRecordsInMemory();
+        lo.progress = [report](double f) { return report(0.8 * f, "Reading flows"); };
+        std::vector<std::string> all;
+        for (const QString& p : paths) all.push_back(p.toStdString());
+        if (auto staged = stagedIfLarge(all, lo, [report](double f) { return report(0.9 * f, "Analysing in stages"); })) {
+            auto window = firstWindow(staged, [report](double f) { return report(0.9 + 0.1 * f, "Loading a window"); });
+            window->source = path;
+            window->sources = paths;
+            return window;
+        }
+        auto session = std::make_shared<AnalysisSession>();
+        session->source = path;
+        session->sources = paths;
+        session->capture = loadCapture(all, lo);
+        AnalysisOptions ao;
+        ao.progress = [report](double f) { return report(0.8 + 0.17 * f, "Analysing"); };
+        session->analysis = runAnalysis(session->capture, ao);
+        session->buildLod([report](double f) { return report(0.97 + 0.03 * f, "Indexing"); });
+        return session;
+    });
+}
+
 int CaptureLoader::loadWindow(const SessionPtr& session, int jobIndex, int firstStep) {
     if (!session || !session->staged || jobIndex < 0 || std::size_t(jobIndex) >= session->staged->jobs.size()) return -1;
-    cancel(); // a newer load makes the older one stale
-    auto job = std::make_shared<Job>();
-    job->id = m_nextId++;
-    m_current = job;
-    m_busy = true;
-    emit started(job->id, session->source);
-    QPointer<CaptureLoader> self(this);
-    auto post = [self, job](auto fn) {
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, job, fn]() {
-                if (!self || self->m_current != job) return; // stale
-                fn(self.data());
-            },
-            Qt::QueuedConnection);
-    };
     std::shared_ptr<StagedCapture> staged = session->staged;
     const QString source = session->source;
     const QStringList sources = session->sources;
-    (void)QtConcurrent::run([job, staged, jobIndex, firstStep, source, sources, post]() {
-        auto report = [job, post](double f) {
-            if (job->cancel) return false;
-            post([id = job->id, f](CaptureLoader* l) { emit l->progress(id, f, tr("Loading a window of")); });
-            return true;
-        };
-        try {
-            const std::size_t j = std::size_t(jobIndex);
-            const auto [first, last] = windowSteps(staged->report.jobs[j], staged->jobs[j], firstStep, staged->budget);
-            auto made = makeWindow(staged, jobIndex, first, last, report);
-            if (job->cancel) throw Cancelled();
-            made->source = source;
-            made->sources = sources;
-            SessionPtr window = made;
-            post([id = job->id, window](CaptureLoader* l) {
-                l->m_busy = false;
-                emit l->finished(id, window);
-            });
-        } catch (const Cancelled&) {
-            post([id = job->id](CaptureLoader* l) {
-                l->m_busy = false;
-                emit l->cancelled(id);
-            });
-        } catch (const std::exception& e) {
-            QString msg = describeError(e);
-            post([id = job->id, source, msg](CaptureLoader* l) {
-                l->m_busy = false;
-                emit l->failed(id, source, msg);
-            });
-        }
+    return start(source, [staged, jobIndex, firstStep, source, sources](const Progress& report) -> SessionPtr {
+        const std::size_t j = std::size_t(jobIndex);
+        const auto [first, last] = windowSteps(staged->report.jobs[j], staged->jobs[j], firstStep, staged->budget);
+        auto window = makeWindow(staged, jobIndex, first, last, [report](double f) { return report(f, "Loading a window of"); });
+        window->source = source;
+        window->sources = sources;
+        return window;
     });
-    return job->id;
 }
 
 } // namespace prism::ui

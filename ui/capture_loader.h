@@ -6,6 +6,7 @@
 #include <QObject>
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <memory>
 
 namespace prism::ui {
@@ -47,6 +48,12 @@ signals:
     void cancelled(int id);
 
 private:
+    using Progress = std::function<bool(double, const char*)>; // fraction, stage; false: cancelled
+    using Work = std::function<SessionPtr(const Progress&)>;
+    // Runs `work` on a worker thread as a new load (the older one made stale): its session comes back as
+    // finished(), Cancelled as cancelled(), any other exception as failed(path, message).
+    int start(const QString& path, const Work& work);
+
     struct Job {
         int id = 0;
         std::atomic<bool> cancel{false};
