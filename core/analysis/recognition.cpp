@@ -43,14 +43,8 @@ double jaccard(const std::vector<long>& a, const std::vector<long>& b) {
     return uni ? double(inter) / double(uni) : 0.0;
 }
 
-// Pearson correlation of the bytes-per-bin series of two clusters over their common bins.
-double rhythmCorrelation(const Cluster& a, const Cluster& b) {
-    std::int64_t lo = std::max(a.firstBin, b.firstBin);
-    std::int64_t hi = std::min(a.firstBin + std::int64_t(a.series.size()), b.firstBin + std::int64_t(b.series.size()));
-    if (hi - lo < 2) return 0.0;
-    const float* x = a.series.data() + (lo - a.firstBin);
-    const float* y = b.series.data() + (lo - b.firstBin);
-    const std::size_t n = std::size_t(hi - lo);
+double pearson(const std::vector<double>& x, const std::vector<double>& y) {
+    const std::size_t n = x.size();
     double mx = 0, my = 0;
     for (std::size_t i = 0; i < n; ++i) mx += x[i], my += y[i];
     mx /= double(n);
@@ -64,6 +58,37 @@ double rhythmCorrelation(const Cluster& a, const Cluster& b) {
     }
     if (sxx <= 0 || syy <= 0) return 0.0;
     return sxy / std::sqrt(sxx * syy);
+}
+
+// Pearson correlation of the bytes-per-bin series of two clusters over their common bins, on the grid and on
+// grids 2, 4 … 64 times as coarse (bins summed, aligned to the global grid) while they keep at least 64 common
+// bins: the largest. One cluster of a job can move its bursts at another pace than the rest: a rail whose NIC
+// link runs at a third of its bandwidth stretches its ring's all-reduce to three times as long, in step with
+// the others (every step waits for it), which correlates about 0.49 with them bin by bin and near 1 on a grid
+// as coarse as the stretched burst. Unrelated jobs keep independent phases on every grid.
+double rhythmCorrelation(const Cluster& a, const Cluster& b) {
+    const std::int64_t lo = std::max(a.firstBin, b.firstBin);
+    const std::int64_t hi =
+        std::min(a.firstBin + std::int64_t(a.series.size()), b.firstBin + std::int64_t(b.series.size()));
+    if (hi - lo < 2) return 0.0;
+    std::vector<double> x, y;
+    x.reserve(std::size_t(hi - lo));
+    y.reserve(std::size_t(hi - lo));
+    double best = -1.0;
+    for (std::int64_t k = 1; k <= 64; k *= 2) {
+        // Coarse bins [c*k, (c+1)*k) of the global grid wholly inside [lo, hi).
+        const std::int64_t c0 = (lo + k - 1) / k, c1 = hi / k;
+        if (k > 1 && c1 - c0 < 64) break;
+        x.assign(std::size_t(c1 - c0), 0.0);
+        y.assign(std::size_t(c1 - c0), 0.0);
+        for (std::int64_t bin = c0 * k; bin < c1 * k; ++bin) {
+            const std::size_t i = std::size_t(bin / k - c0);
+            x[i] += a.series[std::size_t(bin - a.firstBin)];
+            y[i] += b.series[std::size_t(bin - b.firstBin)];
+        }
+        best = std::max(best, pearson(x, y));
+    }
+    return std::max(best, 0.0);
 }
 
 // (x - lo) / width for x >= lo, width > 0, without a 64-bit division per record: a floating-point estimate,
