@@ -142,7 +142,7 @@ constexpr std::uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 1
 // IPv4 value -> EndpointId, open addressing; saves hashing a 16-byte IpAddr twice per record.
 class V4Cache {
 public:
-    V4Cache() : m_slots(std::size_t(1) << 12, 0) {}
+    V4Cache() : m_slots(std::size_t(1) << 8, 0) {} // grows with the addresses: a small file pays for 256 slots
 
     EndpointId get(std::uint32_t key, EndpointTable& table) {
         std::size_t mask = m_slots.size() - 1;
