@@ -5,6 +5,7 @@
 #include "analysis/staged.h"
 #include "io/clickhouse.h"
 #include "io/report_json.h"
+#include "clickhouse_server.h"
 #include "test_util.h"
 
 #include <QDir>
@@ -29,59 +30,10 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 class TestClickHouse : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
-    QProcess m_server;
-    int m_port = 0;
-    QString m_skip; // why there is no server
+    test::ClickHouseServer m_server;
 
-    std::string url(const std::string& table) const {
-        return "clickhouse://127.0.0.1:" + std::to_string(m_port) + "/" + table;
-    }
+    std::string url(const std::string& table) const { return m_server.url(table); }
     std::string path(const std::string& name) const { return (m_dir.path() + "/" + name.c_str()).toStdString(); }
-
-    bool startServer() {
-        const QString binary = "/usr/sbin/clickhouse-server";
-        if (!QFile::exists(binary)) {
-            m_skip = "clickhouse-server is not installed (apt-get install clickhouse-server)";
-            return false;
-        }
-        for (int attempt = 0; attempt < 5; ++attempt) {
-            m_port = 20000 + (int(getpid() + attempt * 3001) % 10000) * 2; // HTTP on it, TCP on the next
-            const QString root = m_dir.path() + "/server" + QString::number(attempt);
-            QDir().mkpath(root + "/data");
-            QDir().mkpath(root + "/tmp");
-            QFile config(root + "/config.xml"), users(root + "/users.xml");
-            if (!config.open(QIODevice::WriteOnly) || !users.open(QIODevice::WriteOnly)) break;
-            config.write(QString("<?xml version=\"1.0\"?><yandex><logger><level>warning</level><console>1</console>"
-                                 "</logger><http_port>%1</http_port><tcp_port>%2</tcp_port>"
-                                 "<listen_host>127.0.0.1</listen_host><path>%3/data/</path><tmp_path>%3/tmp/</tmp_path>"
-                                 "<users_config>users.xml</users_config><default_profile>default</default_profile>"
-                                 "<default_database>default</default_database><mark_cache_size>5368709"
-                                 "</mark_cache_size></yandex>")
-                             .arg(m_port)
-                             .arg(m_port + 1)
-                             .arg(root)
-                             .toUtf8());
-            users.write("<?xml version=\"1.0\"?><yandex><profiles><default><max_memory_usage>2000000000"
-                        "</max_memory_usage></default></profiles><users><default><password></password><networks>"
-                        "<ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default>"
-                        "</users><quotas><default></default></quotas></yandex>");
-            config.close();
-            users.close();
-            // `timeout`: the server stops by itself even when this test is killed.
-            m_server.setProcessChannelMode(QProcess::MergedChannels);
-            m_server.start("timeout", {"900", binary, "--config-file=" + root + "/config.xml"});
-            if (!m_server.waitForStarted(10000)) continue;
-            ClickHouseClient client(ClickHouseUrl::parse(url("default.x")));
-            for (int i = 0; i < 150 && m_server.state() == QProcess::Running; ++i) {
-                if (client.reachable()) return true;
-                QThread::msleep(200);
-            }
-            m_server.kill();
-            m_server.waitForFinished(5000);
-            m_skip = "clickhouse-server did not start: " + QString::fromUtf8(m_server.readAll()).left(400);
-        }
-        return false;
-    }
 
     // Exports `capture` into a table of its own; returns the table's URL.
     std::string exported(const Capture& capture, const std::string& table) {
@@ -115,15 +67,10 @@ class TestClickHouse : public QObject {
 private slots:
     void initTestCase() {
         QVERIFY(m_dir.isValid());
-        if (!startServer()) qWarning("%s", qPrintable(m_skip));
+        if (!m_server.start(m_dir.path())) qWarning("%s", qPrintable(m_server.skip));
     }
 
-    void cleanupTestCase() {
-        if (m_server.state() == QProcess::Running) {
-            m_server.terminate();
-            if (!m_server.waitForFinished(10000)) m_server.kill();
-        }
-    }
+    void cleanupTestCase() { m_server.stop(); }
 
     void urlsAreReadAsDocumented_data() {
         QTest::addColumn<QString>("text");
@@ -197,7 +144,7 @@ private slots:
         QTest::newRow("moe") << "moe" << 1 << 0.0;
     }
     void presetsAnalyseAsTheirFiles() {
-        if (!m_port || m_server.state() != QProcess::Running) QSKIP(qPrintable(m_skip));
+        if (!m_server.running()) QSKIP(qPrintable(m_server.skip));
         QFETCH(QString, preset);
         QFETCH(int, seed);
         QFETCH(double, loss);
@@ -212,7 +159,7 @@ private slots:
 
     // A packet capture's congestion counts go through the table (NULL where a source has none).
     void congestionCountsSurviveTheTable() {
-        if (!m_port || m_server.state() != QProcess::Running) QSKIP(qPrintable(m_skip));
+        if (!m_server.running()) QSKIP(qPrintable(m_server.skip));
         sim::SimConfig c = test::presetConfig("tiny", 2);
         for (sim::JobSpec& j : c.jobs) {
             j.steps = 3;
@@ -227,7 +174,7 @@ private slots:
     }
 
     void aWindowKeepsTheRecordsStartingInIt() {
-        if (!m_port || m_server.state() != QProcess::Running) QSKIP(qPrintable(m_skip));
+        if (!m_server.running()) QSKIP(qPrintable(m_server.skip));
         const Capture capture = test::captureOf(test::simulatePreset("tiny", 4));
         const std::string u = exported(capture, "window");
         const std::int64_t from = capture.flows.startNs[capture.flows.size() / 4];
@@ -250,7 +197,7 @@ private slots:
     }
 
     void aTableWithRecordsIsRefusedUnlessAppending() {
-        if (!m_port || m_server.state() != QProcess::Running) QSKIP(qPrintable(m_skip));
+        if (!m_server.running()) QSKIP(qPrintable(m_server.skip));
         const Capture capture = test::captureOf(test::simulatePreset("tiny", 5));
         const std::string u = exported(capture, "append");
         try {
@@ -267,7 +214,7 @@ private slots:
     }
 
     void missingTablesAndColumnsAreNamed() {
-        if (!m_port || m_server.state() != QProcess::Running) QSKIP(qPrintable(m_skip));
+        if (!m_server.running()) QSKIP(qPrintable(m_server.skip));
         try {
             ClickHouseStore store(ClickHouseUrl::parse(url("llmprism_test.nothing_here")));
             QFAIL("expected InputError");
@@ -297,7 +244,7 @@ private slots:
     }
 
     void unreadableRowsAreSkippedWithTheirRow() {
-        if (!m_port || m_server.state() != QProcess::Running) QSKIP(qPrintable(m_skip));
+        if (!m_server.running()) QSKIP(qPrintable(m_server.skip));
         const std::string u = url("llmprism_test.rows");
         ClickHouseClient client(ClickHouseUrl::parse(u));
         client.query("CREATE DATABASE IF NOT EXISTS llmprism_test");
@@ -317,7 +264,7 @@ private slots:
 
     // What the GUI's Open Database… and `import` do: the table's URL and a topology as the sources of a capture.
     void aTableIsACaptureSource() {
-        if (!m_port || m_server.state() != QProcess::Running) QSKIP(qPrintable(m_skip));
+        if (!m_server.running()) QSKIP(qPrintable(m_server.skip));
         const std::string dir = path("source");
         sim::writeCapture(test::simulatePreset("tiny", 6), dir);
         const Capture files = loadCapture(dir);
@@ -337,7 +284,7 @@ private slots:
 
     // The CLI end to end: export-clickhouse, then analyze the table: the report of the folder.
     void theCliExportsAndAnalysesATable() {
-        if (!m_port || m_server.state() != QProcess::Running) QSKIP(qPrintable(m_skip));
+        if (!m_server.running()) QSKIP(qPrintable(m_server.skip));
         const std::string dir = path("cli");
         sim::writeCapture(test::simulatePreset("pp-anomalies", 2), dir);
         const QString u = QString::fromStdString(url("llmprism_test.cli"));

@@ -1,9 +1,13 @@
 // A capture larger than the memory budget opens analysed in stages (docs/GUI.md "Captures larger than memory"):
 // the job list holds every job whole (the staged report), the timeline one window of one job's steps, loaded on
 // demand — Later / Earlier move the window, choosing another job loads its first steps — and every window stays
-// within the budget. The budget is LLMPRISM_MEMORY here (2 MiB: the anomalies sample needs ~3 MB whole).
+// within the budget. The budget is LLMPRISM_MEMORY here (2 MiB: the anomalies sample needs ~3 MB whole). A
+// ClickHouse table does the same against a real server (tests/clickhouse_server.h).
 #include "analysis/staged.h"
 #include "capture_loader.h"
+#include "clickhouse_server.h"
+#include "io/capture.h"
+#include "io/clickhouse.h"
 #include "list_models.h"
 #include "main_window.h"
 #include "view_state.h"
@@ -15,6 +19,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTreeView>
 #include <QtTest>
 
@@ -107,6 +112,42 @@ private slots:
         QString error;
         QVERIFY(!w.saveSessionAs(QDir::temp().filePath("llmprism-staged-test.prism"), &error));
         QVERIFY2(error.contains("analysed in stages"), qPrintable(error));
+    }
+
+    // A ClickHouse table (File ▸ Open Database…) over the budget: analysed where it lies, one window at a time,
+    // the same jobs and first window as the files give (a real server; skipped where none starts).
+    void aTableLargerThanTheBudgetOpensInStages() {
+        QTemporaryDir dir;
+        prism::test::ClickHouseServer server;
+        if (!server.start(dir.path())) QSKIP(qPrintable(server.skip));
+        const Capture capture = loadCapture(m_capture.toStdString(), {});
+        const std::string url = server.url("llmprism_gui.anomalies");
+        exportToClickHouse(capture.flows, ClickHouseUrl::parse(url), false);
+        const SessionPtr files = CaptureLoader::loadNow(m_capture);
+        MainWindow w;
+        QSignalSpy done(w.loader(), &CaptureLoader::finished);
+        QSignalSpy failed(w.loader(), &CaptureLoader::failed);
+        w.openPaths({QString::fromStdString(url), m_capture + "/topology.json"});
+        QVERIFY2(done.wait(120000), failed.isEmpty() ? "" : qPrintable(failed.first().value(2).toString()));
+        const SessionPtr s = w.session();
+        QVERIFY(s && s->staged);
+        checkWindow(*s);
+        QCOMPARE(s->windowJob, files->windowJob);
+        QCOMPARE(s->windowFirst, files->windowFirst);
+        QCOMPARE(s->windowLast, files->windowLast);
+        QCOMPARE(s->capture.flows.size(), files->capture.flows.size());
+        QCOMPARE(s->report().jobs.size(), files->report().jobs.size());
+        for (std::size_t j = 0; j < s->report().jobs.size(); ++j) {
+            QCOMPARE(s->staged->report.jobs[j].gpus, files->staged->report.jobs[j].gpus);
+            QCOMPARE(s->staged->report.jobs[j].steps.size(), files->staged->report.jobs[j].steps.size());
+        }
+        QVERIFY(s->capture.hasTopology);
+        // Later: the next window from the server.
+        w.windowBar()->findChild<QPushButton*>("windowLater")->click();
+        QVERIFY(done.wait(120000));
+        checkWindow(*w.session());
+        QCOMPARE(w.session()->windowFirst, s->windowLast + 1);
+        server.stop();
     }
 
     // loadNow (--screenshot) opens the same first window; a budget that holds the capture opens it whole.

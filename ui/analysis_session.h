@@ -3,7 +3,7 @@
 #include "analysis/pipeline.h"
 #include "analysis/staged.h"
 #include "io/capture.h"
-#include "io/file_store.h"
+#include "model/flow_store.h"
 #include "model/note.h"
 #include "store/session.h"
 #include "timeline_index.h"
@@ -19,13 +19,18 @@
 namespace prism::ui {
 
 // A capture larger than the memory budget, analysed in stages (docs/GUI.md "Captures larger than memory"): the
-// files it is read from, every job's staged entry (all steps and findings), and what fetching one job's window
-// again needs. The sessions of its windows share it; one load at a time uses the store (`mutex`).
+// store it is read from (its files, or a ClickHouse table), every job's staged entry (all steps and findings),
+// and what fetching one job's window again needs. The sessions of its windows share it; one load at a time uses
+// the store (`mutex`).
 struct StagedCapture {
-    std::unique_ptr<FileStore> store;
-    Report report;                // the staged analysis: every job, every step
-    std::vector<StagedJob> jobs;  // per report job
-    std::uint64_t budget = 0;     // bytes a window may take (kStagedBytesPerRecord a record)
+    std::unique_ptr<FlowStore> store;
+    Topology topology;
+    bool hasTopology = false;
+    std::string topologyPath;
+    std::vector<std::string> flowsPaths; // what the store reads: the flow files, or the table's URL
+    Report report;               // the staged analysis: every job, every step
+    std::vector<StagedJob> jobs; // per report job
+    std::uint64_t budget = 0;    // bytes a window may take (kStagedBytesPerRecord a record)
     StagedStats stats;
     std::mutex mutex;
 };

@@ -1,6 +1,7 @@
 #include "capture_loader.h"
 
 #include "analysis/pipeline.h"
+#include "io/clickhouse.h"
 #include "io/file_store.h"
 #include "model/units.h"
 #include "model/diagnostics.h"
@@ -43,20 +44,46 @@ std::uint64_t CaptureLoader::memoryBudget() {
 }
 
 // The app reads a capture whole when it fits the budget; one that would not is analysed in stages (the staged
-// report of every job, then one job's window at a time), before the system has to kill the app for it.
+// report of every job, then one job's window at a time), before the system has to kill the app for it. Files
+// are judged by their size (wholeLoadEstimate), a ClickHouse table by its record count (~96 B a record whole,
+// as a flows.csv row and a tenth).
 static std::shared_ptr<StagedCapture> stagedIfLarge(const std::vector<std::string>& sources, const LoadOptions& lo,
                                                     const std::function<bool(double)>& progress) {
     const std::uint64_t budget = CaptureLoader::memoryBudget();
-    if (!budget || wholeLoadEstimate(findCaptureFiles(sources, lo)) <= budget) return nullptr;
+    if (!budget) return nullptr;
+    const CaptureFiles files = findCaptureFiles(sources, lo);
     auto staged = std::make_shared<StagedCapture>();
-    LoadOptions streamed = lo;
-    streamed.maxRecords = 0; // never held whole
-    staged->store = std::make_unique<FileStore>(sources, streamed);
+    staged->topologyPath = files.topologyPath;
+    if (!files.files.empty() && files.files.front().info.kind == SourceKind::ClickHouse) {
+        const std::string& url = files.files.front().path;
+        auto table = std::make_unique<ClickHouseStore>(ClickHouseUrl::parse(url), TimeWindow{lo.fromNs, lo.toNs});
+        if (table->overview().records * 96 <= budget) return nullptr;
+        if (!files.topologyPath.empty()) {
+            staged->topology = readTopologyJson(files.topologyPath);
+            staged->hasTopology = true;
+        }
+        staged->flowsPaths = {url};
+        staged->store = std::move(table);
+    } else {
+        if (wholeLoadEstimate(files) <= budget) return nullptr;
+        LoadOptions streamed = lo;
+        streamed.maxRecords = 0; // never held whole
+        auto fileStore = std::make_unique<FileStore>(sources, streamed);
+        staged->topology = fileStore->topology();
+        staged->hasTopology = fileStore->hasTopology();
+        for (const FlowFile& f : fileStore->files().files) staged->flowsPaths.push_back(f.path);
+        staged->store = std::move(fileStore);
+    }
     staged->budget = budget;
     AnalysisOptions ao;
     ao.progress = progress;
-    staged->report = analyzeStore(*staged->store, staged->store->topology(), staged->store->hasTopology(), ao,
-                                  &staged->stats, budget, &staged->jobs);
+    staged->report = analyzeStore(*staged->store, staged->topology, staged->hasTopology, ao, &staged->stats, budget,
+                                  &staged->jobs);
+    if (!staged->hasTopology && staged->report.capture) { // as loadCapture says it
+        staged->report.capture->warnings += 1;
+        staged->report.capture->messages.push_back("warning: " + staged->store->source() +
+                                                   ": no topology: each NIC is treated as its own host");
+    }
     return staged;
 }
 
@@ -65,19 +92,18 @@ static std::shared_ptr<AnalysisSession> makeWindow(const std::shared_ptr<StagedC
     std::lock_guard lock(staged->mutex);
     AnalysisOptions ao;
     ao.progress = progress;
-    const FileStore& files = *staged->store;
-    JobWindow w = analyzeJobWindow(*staged->store, files.topology(), staged->report, staged->jobs, std::size_t(job),
+    JobWindow w = analyzeJobWindow(*staged->store, staged->topology, staged->report, staged->jobs, std::size_t(job),
                                    first, last, ao, staged->budget);
     auto session = std::make_shared<AnalysisSession>();
-    session->source = QString::fromStdString(files.source());
+    session->source = QString::fromStdString(staged->store->source());
     Capture& c = session->capture;
-    c.source = files.source();
-    for (const FlowFile& f : files.files().files) c.flowsPaths.push_back(f.path);
+    c.source = staged->store->source();
+    c.flowsPaths = staged->flowsPaths;
     c.flowsPath = c.flowsPaths.empty() ? std::string() : c.flowsPaths.front();
-    c.topologyPath = files.files().topologyPath;
-    c.topology = files.topology();
-    c.hasTopology = files.hasTopology();
-    c.diagnostics = files.diagnostics();
+    c.topologyPath = staged->topologyPath;
+    c.topology = staged->topology;
+    c.hasTopology = staged->hasTopology;
+    c.diagnostics = staged->store->diagnostics();
     c.flows = std::move(w.records);
     Analysis& a = session->analysis;
     a.report = staged->report;
@@ -119,8 +145,8 @@ static std::shared_ptr<AnalysisSession> firstWindow(const std::shared_ptr<Staged
     if (staged->jobs.empty()) {
         auto session = std::make_shared<AnalysisSession>();
         session->analysis.report = staged->report;
-        session->capture.topology = staged->store->topology();
-        session->capture.hasTopology = staged->store->hasTopology();
+        session->capture.topology = staged->topology;
+        session->capture.hasTopology = staged->hasTopology;
         session->capture.diagnostics = staged->store->diagnostics();
         session->staged = staged;
         return session;
