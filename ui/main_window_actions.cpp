@@ -25,6 +25,14 @@ static constexpr int kMaxRecent = 10;
 
 CompareWindow* MainWindow::compareWith(const QString& path) {
     if (!m_session) return nullptr;
+    if (m_session->staged) { // one window of one job is held: there is no whole run to compare
+        QMessageBox::information(this, tr("Compare With"),
+                                 tr("This capture is larger than memory and was analysed in stages: only one "
+                                    "window of one job is held, not a whole run to compare. Compare two runs "
+                                    "that fit the memory budget (llmprism --memory SIZE), or parts of them "
+                                    "(--from, --to)."));
+        return nullptr;
+    }
     auto* window = new CompareWindow(this);
     window->setAttribute(Qt::WA_DeleteOnClose);
     window->loadBaseline(path, m_session, m_strictAction && m_strictAction->isChecked());
