@@ -370,6 +370,11 @@ private slots:
                              ("step " + std::to_string(s) + " of window " + std::to_string(first) + "-" +
                               std::to_string(last)).c_str());
                 }
+                for (const std::string& n : w.info.notes) { // the capture's edges only where the job's are
+                    if (first > 0) QVERIFY2(!n.starts_with("the job was already running"), n.c_str());
+                    if (w.toNs != std::numeric_limits<std::int64_t>::max())
+                        QVERIFY2(n.find("records after the last gradient") == std::string::npos, n.c_str());
+                }
                 for (const Finding& f : w.info.findings)
                     QVERIFY(f.firstStep < 0 || (f.firstStep >= 0 && f.firstStep < int(info.steps.size())));
                 covered += last - from + 1;

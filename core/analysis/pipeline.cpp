@@ -48,6 +48,9 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const Recognize
     const JobIndex index(flows, topo, rj, par); // one per job, for steps, timeline and diagnosis
     StepDivision division = divideSteps(flows, topo, rj, par, options.steps, firstNs, &index);
     info.steps = division.steps;
+    const int divisionNotes = int(info.notes.size());
+    if (division.firstCutNote >= 0) analysed.firstCutNote = divisionNotes + division.firstCutNote;
+    if (division.lastCutNote >= 0) analysed.lastCutNote = divisionNotes + division.lastCutNote;
     for (const std::string& n : division.notes) info.notes.push_back(n);
     if (progress && !progress(0.3)) throw Cancelled();
     JobTimeline timeline = reportOnly ? buildTimelineStats(flows, topo, rj, par, division, &index)

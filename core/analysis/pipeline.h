@@ -30,6 +30,9 @@ struct JobAnalysis {
     ParallelismResult parallelism;
     std::optional<StepDivision> division; // boundaries, clock offsets, BOCD changes; none: saved without them
     JobTimeline timeline;                 // empty when not read (OpenOptions::timelines)
+    // Indices in the job entry's notes of the step division's notes on a cut first / last step, -1 when none
+    // (StepDivision::firstCutNote; set by analyzeJob even when the division is not kept).
+    int firstCutNote = -1, lastCutNote = -1;
 };
 
 // Everything the stages produced, for views that need more than the report.

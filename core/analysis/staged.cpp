@@ -68,7 +68,8 @@ struct WindowMerge {
 
     // The window's steps that start at `from` or later and end by `to` are kept. `first` / `last`: the window
     // starts / ends where the job does (notes about the capture's edges are kept from those windows only).
-    void add(JobInfo w, std::int64_t from, std::int64_t to, bool first, bool last) {
+    // `cut`: the window's analysis, whose firstCutNote / lastCutNote name the notes about its own edges.
+    void add(JobInfo w, const JobAnalysis& cut, std::int64_t from, std::int64_t to, bool first, bool last) {
         std::vector<int> index(w.steps.size(), -1); // window step -> merged step
         std::vector<StepInfo> kept;
         for (std::size_t i = 0; i < w.steps.size(); ++i)
@@ -125,12 +126,11 @@ struct WindowMerge {
             same->occurrences = std::move(occurrences);
         }
         for (StepInfo& st : kept) job.steps.push_back(st);
-        for (std::string& n : w.notes) {
-            // The step division's notes on a cut first or last step (analysis/steps.cpp) are about the window's
-            // edges inside the job, except at the job's own.
-            const bool cutFirst = n.starts_with("the job was already running when the capture started");
-            const bool cutLast = n.find("records after the last gradient synchronization") != std::string::npos;
-            if ((cutFirst && !first) || (cutLast && !last)) continue;
+        for (std::size_t i = 0; i < w.notes.size(); ++i) {
+            std::string& n = w.notes[i];
+            // The step division's notes on a cut first or last step are about the window's edges inside the
+            // job, except at the job's own.
+            if ((int(i) == cut.firstCutNote && !first) || (int(i) == cut.lastCutNote && !last)) continue;
             if (std::find(job.notes.begin(), job.notes.end(), n) == job.notes.end()) job.notes.push_back(std::move(n));
         }
     }
@@ -381,9 +381,9 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
                     continue;
                 }
                 JobInfo w;
+                JobAnalysis analysed;
                 if (!records.empty()) {
                     RecognizedJob job = mapped(rj, *ids, records);
-                    JobAnalysis analysed;
                     const double f = double(from - rj.startNs) / double(std::max<std::int64_t>(1, rj.endNs - rj.startNs));
                     const double base = 0.4 + 0.6 * (double(j) + std::min(f, 1.0)) / double(jobs);
                     w = analyzeJob(records, topology, job, j, report.jobs, s.firstNs, options, true, analysed,
@@ -426,7 +426,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
                 attempts = 0;
                 shortest = std::min(shortest, span);
                 longest = std::max(longest, span);
-                if (!records.empty()) merge.add(std::move(w), keepFrom, keepTo, first, last);
+                if (!records.empty()) merge.add(std::move(w), analysed, keepFrom, keepTo, first, last);
                 if (last) break;
                 from = std::max(next, from + 1);
                 if (records.size() * kStagedBytesPerRecord * 2 < memoryBudget) span += span / 2;
@@ -525,6 +525,13 @@ JobWindow analyzeJobWindow(FlowStore& store, const Topology& topology, const Rep
     const std::vector<JobInfo> earlier(report.jobs.begin(), report.jobs.begin() + std::ptrdiff_t(j));
     const std::int64_t firstNs = report.capture ? report.capture->firstNs : 0;
     w.info = analyzeJob(w.records, topology, w.job, j, earlier, firstNs, options, false, w.analysed, options.progress);
+    // Notes on a cut first or last step are about the window's edges inside the job, not the capture's.
+    std::vector<int> drop;
+    if (w.fromNs != lo && w.analysed.firstCutNote >= 0) drop.push_back(w.analysed.firstCutNote);
+    if (w.toNs != hi && w.analysed.lastCutNote >= 0) drop.push_back(w.analysed.lastCutNote);
+    std::sort(drop.rbegin(), drop.rend());
+    for (int i : drop) w.info.notes.erase(w.info.notes.begin() + i);
+    if (!drop.empty()) w.analysed.firstCutNote = w.analysed.lastCutNote = -1;
     // Steps numbered as the staged report numbers them: each window step takes the index of the staged step that
     // starts nearest it; findings follow.
     std::map<int, int> global;

@@ -563,11 +563,13 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     // Edges of the capture.
     if (K > 0 && ((captureFirstNs != 0 && jobFirst - captureFirstNs < 1'000'000) || drains.startsMidStep)) {
         out.firstStepCut = true;
+        out.firstCutNote = int(out.notes.size());
         out.notes.push_back("the job was already running when the capture started: step 0 starts at its first "
                             "record and is partial");
     }
     if (trailing > 0 && K > 0 && trailingEnd - ends.back() > out.medianStepNs / 10) {
         out.lastStepCut = true;
+        out.lastCutNote = int(out.notes.size());
         out.notes.push_back(std::to_string(trailing) + " records after the last gradient synchronization belong to "
                             "a step the capture does not finish; it is not reported");
     }

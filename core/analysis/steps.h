@@ -50,6 +50,9 @@ struct StepDivision {
     // stamps a record is on the sender's side). Empty when no alignment was done.
     std::vector<std::int64_t> clockOffsetNs;
     std::vector<std::string> notes;
+    // Indices in `notes` of the notes on a cut first step and a cut last step, -1 when none (a job analysed
+    // window by window keeps them only from the windows at its own edges).
+    int firstCutNote = -1, lastCutNote = -1;
 
     // Expert all-to-all told apart from the ring sync: in a DP group with one-way pairs (a ring's hops) and
     // pairs with traffic both ways (expert exchanges, EP smaller than DP), the ring's sync bursts of each such
