@@ -307,6 +307,23 @@ private slots:
         a["capture"].erase("source");
         b["capture"].erase("source");
         QVERIFY2(a == b, test::firstDifference(a.dump(1), b.dump(1)).c_str());
+        // --memory applies to a table too: a job over the budget is analysed window by window (said in its notes),
+        // with the shape and as many steps as the whole analysis.
+        std::tie(code, out) = run({"analyze", u, "--topology", QString::fromStdString(dir + "/topology.json"),
+                                   "--memory", "1M", "--json", QString::fromStdString(path("cli-windows.json"))});
+        QVERIFY2(code == 0, qPrintable(out));
+        auto w = nlohmann::json::parse(test::readBytes(path("cli-windows.json")));
+        QCOMPARE(w["jobs"].size(), b["jobs"].size());
+        bool windowed = false;
+        for (std::size_t j = 0; j < w["jobs"].size(); ++j) {
+            QCOMPARE(w["jobs"][j]["tp"], b["jobs"][j]["tp"]);
+            QCOMPARE(w["jobs"][j]["dp"], b["jobs"][j]["dp"]);
+            QCOMPARE(w["jobs"][j]["pp"], b["jobs"][j]["pp"]);
+            QCOMPARE(w["jobs"][j]["steps"].size(), b["jobs"][j]["steps"].size());
+            for (const auto& n : w["jobs"][j]["notes"])
+                windowed |= n.get<std::string>().find("windows of") != std::string::npos;
+        }
+        QVERIFY2(windowed, w.dump(1).substr(0, 2000).c_str());
         // A second export into the same table is refused with exit code 1.
         std::tie(code, out) = run({"export-clickhouse", QString::fromStdString(dir), "--url", u});
         QCOMPARE(code, 1);

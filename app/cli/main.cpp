@@ -355,7 +355,10 @@ bool looksLikeSession(const std::string& path) {
 
 // A ClickHouse table analysed where it lies (analysis/staged.h): the server groups the RoCE records for
 // recognition, then each job's records are fetched alone. `capture` gets what printSummary shows.
-prism::Report analyzeClickHouse(const std::string& text, const prism::LoadOptions& lo, prism::Capture& capture) {
+// `budget` (bytes): jobs fetched together within it, a job over it analysed window by window (--memory; by
+// default 80% of the memory available, so that one job larger than memory is not fetched whole).
+prism::Report analyzeClickHouse(const std::string& text, const prism::LoadOptions& lo, std::uint64_t budget,
+                                prism::Capture& capture) {
     const prism::ClickHouseUrl url = prism::ClickHouseUrl::parse(text);
     capture.source = url.display();
     capture.topologyPath = lo.topologyPath;
@@ -365,7 +368,7 @@ prism::Report analyzeClickHouse(const std::string& text, const prism::LoadOption
     }
     prism::ClickHouseStore store(url, {lo.fromNs, lo.toNs});
     prism::StagedStats stats;
-    prism::Report report = prism::analyzeStore(store, capture.topology, capture.hasTopology, {}, &stats);
+    prism::Report report = prism::analyzeStore(store, capture.topology, capture.hasTopology, {}, &stats, budget);
     capture.flowsPath = url.display();
     capture.flowsPaths = {url.display()};
     capture.flowsKinds = {"ClickHouse table; recognition on " + prism::formatCount(stats.groupedRows) +
@@ -411,7 +414,8 @@ struct Analyze {
             ->option_text("OUT");
         cmd->add_option("--memory", memory,
                         "analyse in stages within SIZE (8G, 512M): the capture is streamed, never held whole,\n"
-                        "one job at a time (default: in stages only when the capture would not fit in memory)")
+                        "one job at a time (default: in stages only when the capture would not fit in memory;\n"
+                        "a ClickHouse table always, within 80% of the memory available)")
             ->option_text("SIZE");
     }
 
@@ -419,6 +423,9 @@ struct Analyze {
         const std::vector<std::string>& inputs = source.inputs;
         if (inputs.size() > 1 && looksLikeSession(inputs.front())) throw UsageError{"a session file is analysed alone"};
         const prism::LoadOptions lo = loadOptions(source, cmd);
+        std::uint64_t budget = 0; // --memory
+        if (cmd.count("--memory") && !(budget = prism::parseSize(memory)))
+            throw UsageError{"--memory expects a size such as 8G or 512M, found \"" + memory + "\""};
         prism::Capture capture;
         prism::Report report;
         if (looksLikeSession(inputs.front())) {
@@ -432,11 +439,8 @@ struct Analyze {
                           << session.meta.toolVersion << ", " << session.notes.size() << " notes)\n";
         } else if (prism::ClickHouseUrl::looksLikeUrl(inputs.front())) {
             if (inputs.size() > 1) throw UsageError{"a ClickHouse table is analysed alone"};
-            report = analyzeClickHouse(inputs.front(), lo, capture);
+            report = analyzeClickHouse(inputs.front(), lo, budget ? budget : prism::availableMemory() / 10 * 8, capture);
         } else {
-            std::uint64_t budget = 0;
-            if (cmd.count("--memory") && !(budget = prism::parseSize(memory)))
-                throw UsageError{"--memory expects a size such as 8G or 512M, found \"" + memory + "\""};
             if (!budget) {
                 // Would the whole capture fit? If not, in stages within what there is, rather than be killed.
                 const std::uint64_t avail = prism::availableMemory(),
