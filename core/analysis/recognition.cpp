@@ -65,7 +65,8 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 // bins: the largest. One cluster of a job can move its bursts at another pace than the rest: a rail whose NIC
 // link runs at a third of its bandwidth stretches its ring's all-reduce to three times as long, in step with
 // the others (every step waits for it), which correlates about 0.49 with them bin by bin and near 1 on a grid
-// as coarse as the stretched burst. Unrelated jobs keep independent phases on every grid.
+// as coarse as the stretched burst; and the bursts' onsets (below) stay together at any pace. Unrelated jobs
+// keep independent phases on every grid.
 double rhythmCorrelation(const Cluster& a, const Cluster& b) {
     const std::int64_t lo = std::max(a.firstBin, b.firstBin);
     const std::int64_t hi =
@@ -87,6 +88,33 @@ double rhythmCorrelation(const Cluster& a, const Cluster& b) {
             y[i] += b.series[std::size_t(bin - b.firstBin)];
         }
         best = std::max(best, pearson(x, y));
+    }
+    // Burst onsets — a bin with traffic after at least `quiet` bins without, for quiet = 2, 4 … 32 bins — each
+    // widened to the bins beside it: the rails of one job start their sync together every step however long each
+    // then takes (a rail at a fifth of its bandwidth, whose bursts fill most of the step, still starts with the
+    // others), while inside a burst the hops of a ring leave gaps of a bin or so. Only with at least 8 onsets on
+    // each side (continuous traffic has few, and few say little).
+    const auto onsets = [&](const Cluster& c, std::int64_t quiet, std::vector<double>& out) {
+        out.assign(std::size_t(hi - lo), 0.0);
+        std::size_t n = 0;
+        std::int64_t empty = 0; // bins without traffic just before `bin`
+        for (std::int64_t bin = lo; bin < hi; ++bin) {
+            if (c.series[std::size_t(bin - c.firstBin)] == 0) {
+                ++empty;
+                continue;
+            }
+            if (empty >= quiet && bin > lo) {
+                ++n;
+                const std::size_t i = std::size_t(bin - lo);
+                for (std::size_t k = i - 1; k <= std::min(i + 1, out.size() - 1); ++k) out[k] = 1.0;
+            }
+            empty = 0;
+        }
+        return n;
+    };
+    for (std::int64_t quiet = 2; quiet <= 32; quiet *= 2) {
+        const std::size_t onsetsA = onsets(a, quiet, x), onsetsB = onsets(b, quiet, y);
+        if (onsetsA >= 8 && onsetsB >= 8) best = std::max(best, pearson(x, y));
     }
     return std::max(best, 0.0);
 }
