@@ -520,7 +520,7 @@ JobWindow analyzeJobWindow(FlowStore& store, const Topology& topology, const Rep
                           staged.id + " holds " + formatCount(w.records.size()) + " RoCE records in steps " +
                               std::to_string(firstStep) + " to " + std::to_string(lastStep) +
                               ", more than the memory budget of " + formatBytes(memoryBudget) +
-                              " allows: choose fewer steps"});
+                              " (--memory) allows: fewer steps, or more memory"});
     w.job = mapped(sj.job, sj.endpoints, w.records);
     const std::vector<JobInfo> earlier(report.jobs.begin(), report.jobs.begin() + std::ptrdiff_t(j));
     const std::int64_t firstNs = report.capture ? report.capture->firstNs : 0;
