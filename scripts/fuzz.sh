@@ -119,7 +119,12 @@ run_one() {
   secs="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | tail -1 | awk '{print $5}')"
   [ -n "$runs" ] || runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{print $2}')"
   [ -n "$secs" ] || secs="?"
-  local outcome="clean"; [ "$rc" -eq 0 ] || outcome="FAILED (exit $rc, see $log)"
+  local outcome="clean"
+  if [ "$rc" -eq 72 ] && [ -z "$(ls -A "$build/crashes/$h")" ]; then
+    outcome="stopped (interrupted: libFuzzer's exit 72), clean"; rc=0 # killed from outside, nothing found
+  elif [ "$rc" -ne 0 ]; then
+    outcome="FAILED (exit $rc, see $log)"
+  fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$h" "${runs:-0}" "$secs" \
     "$(awk -v r="${runs:-0}" -v s="$secs" 'BEGIN{ if (s+0>0) printf "%d", r/s; else print "?" }')" \
     "$(ls "$build/corpus/$h" | wc -l)" "$outcome" | tee -a "$build/results.tsv"
