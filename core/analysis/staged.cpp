@@ -2,6 +2,7 @@
 
 #include "analysis/diagnosis_internal.h"
 #include "analysis/resolution.h"
+#include "analysis/stats.h"
 #include "model/diagnostics.h"
 #include "model/units.h"
 
@@ -14,6 +15,14 @@
 namespace prism {
 
 namespace {
+
+// The upper median step duration (0 without steps).
+std::int64_t medianStep(const std::vector<StepInfo>& steps) {
+    std::vector<std::int64_t> d;
+    d.reserve(steps.size());
+    for (const StepInfo& st : steps) d.push_back(st.durationNs());
+    return upperMedian(std::move(d));
+}
 
 // The records of `job` (endpoint ids of `ids`) as a store selection: an endpoint whose node in the job spans all time
 // is fetched whole, the others by the starts their nodes span.
@@ -389,14 +398,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
                     w = analyzeJob(records, topology, job, j, report.jobs, s.firstNs, options, true, analysed,
                                    stage(base, base));
                 }
-                std::vector<std::int64_t> durations;
-                for (const StepInfo& step : w.steps) durations.push_back(step.durationNs());
-                std::int64_t typical = 0;
-                if (!durations.empty()) {
-                    std::nth_element(durations.begin(), durations.begin() + std::ptrdiff_t(durations.size() / 2),
-                                     durations.end());
-                    typical = durations[durations.size() / 2];
-                }
+                const std::int64_t typical = medianStep(w.steps);
                 if (!(first && last) && 5 * typical / 2 > margin) {
                     margin = 5 * typical / 2;
                     span = std::max(span, margin); // a window holds at least its margin
@@ -470,10 +472,7 @@ std::pair<int, int> windowSteps(const JobInfo& info, const StagedJob& job, int f
     if (!memoryBudget) return {0, n - 1};
     // Records spread over time rather than over steps (a slow step lasts longer and holds more): the window's
     // records are estimated from its time, its margins included, against 80% of the budget.
-    std::vector<std::int64_t> d;
-    for (const StepInfo& st : info.steps) d.push_back(st.durationNs());
-    std::nth_element(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2), d.end());
-    const std::int64_t median = d[d.size() / 2];
+    const std::int64_t median = medianStep(info.steps);
     const double perNs = double(job.records) / double(std::max<std::int64_t>(1, info.endNs - info.startNs));
     const double most = 0.8 * double(memoryBudget) / double(kStagedBytesPerRecord);
     const auto fits = [&](int a, int b) {
@@ -501,10 +500,7 @@ JobWindow analyzeJobWindow(FlowStore& store, const Topology& topology, const Rep
     if (!steps.empty()) {
         firstStep = std::clamp(firstStep, 0, int(steps.size()) - 1);
         lastStep = std::clamp(lastStep, firstStep, int(steps.size()) - 1);
-        std::vector<std::int64_t> d;
-        for (const StepInfo& st : steps) d.push_back(st.durationNs());
-        std::nth_element(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2), d.end());
-        const std::int64_t median = d[d.size() / 2];
+        const std::int64_t median = medianStep(steps);
         // The job's own edges stay open, so that the window sees them as a whole analysis does.
         // A margin of 2.5 median steps on each side, as analyzeStore's windows have (the step division sees
         // partial transfers at a fetch's edges and needs a step or two of context).
