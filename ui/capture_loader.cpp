@@ -68,7 +68,7 @@ static std::shared_ptr<StagedCapture> stagedIfLarge(const std::vector<std::strin
         if (wholeLoadEstimate(files) <= budget) return nullptr;
         LoadOptions streamed = lo;
         streamed.maxRecords = 0; // never held whole
-        auto fileStore = std::make_unique<FileStore>(sources, streamed);
+        auto fileStore = std::make_unique<FileStore>(FileStore::Found{}, files, streamed);
         staged->topology = fileStore->topology();
         staged->hasTopology = fileStore->hasTopology();
         for (const FlowFile& f : fileStore->files().files) staged->flowsPaths.push_back(f.path);

@@ -190,7 +190,10 @@ struct FileStore::ResolutionPass {
 };
 
 FileStore::FileStore(const std::vector<std::string>& sources, const LoadOptions& options)
-    : m_files(findCaptureFiles(sources, options)), m_options(options) {
+    : FileStore(Found{}, findCaptureFiles(sources, options), options) {}
+
+FileStore::FileStore(Found, CaptureFiles files, const LoadOptions& options)
+    : m_files(std::move(files)), m_options(options) {
     for (const FlowFile& f : m_files.files)
         if (f.info.kind == SourceKind::ClickHouse)
             throw InputError({f.path, 0, 0, "a ClickHouse table is a store of its own, not a file of a capture"});

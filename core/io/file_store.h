@@ -24,6 +24,9 @@ class FileStore : public FlowStore {
 public:
     // Finds the files as loadCapture does and reads the topology (InputError as loadCapture).
     FileStore(const std::vector<std::string>& sources, const LoadOptions& options);
+    // The files already found (findCaptureFiles with the same options), so that they are not looked for twice.
+    struct Found {};
+    FileStore(Found, CaptureFiles files, const LoadOptions& options);
     ~FileStore() override;
 
     const CaptureFiles& files() const { return m_files; }
