@@ -234,10 +234,8 @@ private:
         }
     }
 
-    void rowError(std::uint32_t column, std::string message) {
-        InputIssue issue{m_path, m_line, column, std::move(message)};
-        if (m_options.strict) throw InputError(std::move(issue));
-        m_diag.addError(std::move(issue));
+    template <typename Message> void rowError(std::uint32_t column, Message&& message) {
+        skipRow(m_diag, m_options.strict, m_path, m_line, column, message);
     }
 
     // A time stamp in ns since the epoch (UTC): epoch milliseconds (csv-fast), epoch seconds with a fraction
@@ -250,24 +248,30 @@ private:
                 ns = ms * 1'000'000;
                 return true;
             }
-            rowError(column, std::string(what) + " " + quoted(v) + ": expected milliseconds since 1970 (csv-fast)");
+            rowError(column, [&] {
+                return std::string(what) + " " + quoted(v) + ": expected milliseconds since 1970 (csv-fast)";
+            });
             return false;
         }
         if (parseEpochSeconds(v, ns)) return true;
         std::int64_t wall = 0, frac = 0;
         if (v.substr(0, 10) == "0000-00-00") {
-            rowError(column, std::string(what) + " " + quoted(v) + ": the collector had no time for this flow");
+            rowError(column,
+                     [&] { return std::string(what) + " " + quoted(v) + ": the collector had no time for this flow"; });
             return false;
         }
         if (!parseDateTime(v, wall, frac)) {
-            rowError(column, std::string(what) + " " + quoted(v) +
-                                 ": expected a date and time \"YYYY-MM-DD hh:mm:ss[.fraction]\" or seconds since 1970");
+            rowError(column, [&] {
+                return std::string(what) + " " + quoted(v) +
+                       ": expected a date and time \"YYYY-MM-DD hh:mm:ss[.fraction]\" or seconds since 1970";
+            });
             return false;
         }
         m_localTimes = true;
         std::int64_t utc = m_zone.toUtc(wall);
         if (utc < -kMaxSeconds || utc > kMaxSeconds) { // beyond 64-bit nanoseconds (years 1678 to 2261)
-            rowError(column, std::string(what) + " " + quoted(v) + ": out of range (years 1678 to 2261)");
+            rowError(column,
+                     [&] { return std::string(what) + " " + quoted(v) + ": out of range (years 1678 to 2261)"; });
             return false;
         }
         ns = utc * kNsPerSec + frac;
@@ -278,9 +282,11 @@ private:
         std::uint64_t x = 0;
         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
         if (v.empty() || p != v.data() + v.size() || ec != std::errc{} || x > max) {
-            rowError(column, std::string(what) + " " + quoted(v) +
-                                 (max == UINT64_MAX ? ": expected a non-negative integer"
-                                                    : ": expected an integer 0.." + std::to_string(max)));
+            rowError(column, [&] {
+                return std::string(what) + " " + quoted(v) +
+                       (max == UINT64_MAX ? ": expected a non-negative integer"
+                                          : ": expected an integer 0.." + std::to_string(max));
+            });
             return false;
         }
         out = T(x);
@@ -288,7 +294,7 @@ private:
     }
 
     void row(std::string_view l) {
-        auto split = rowFields(l, m_cols.size(), [&](std::uint32_t c, const std::string& m) { rowError(c, m); });
+        auto split = rowFields(l, m_cols.size(), [&](std::uint32_t c, auto&& m) { rowError(c, m); });
         if (!split) return;
         const std::vector<std::string_view>& fields = *split;
         FlowRecord r;
@@ -314,7 +320,7 @@ private:
             case Role::Duration: {
                 std::int64_t ns = 0;
                 if (!parseEpochSeconds(v, ns)) {
-                    rowError(column, "duration " + quoted(v) + ": expected seconds (e.g. 1.250)");
+                    rowError(column, [&] { return "duration " + quoted(v) + ": expected seconds (e.g. 1.250)"; });
                     return;
                 }
                 durationNs = ns;
@@ -324,8 +330,10 @@ private:
             case Role::Dst: {
                 auto addr = IpAddr::parse(v);
                 if (!addr) {
-                    rowError(column, std::string(role == Role::Src ? "source" : "destination") + " address " +
-                                         quoted(v) + " is not an IPv4 or IPv6 address");
+                    rowError(column, [&] {
+                        return std::string(role == Role::Src ? "source" : "destination") + " address " + quoted(v) +
+                               " is not an IPv4 or IPv6 address";
+                    });
                     return;
                 }
                 (role == Role::Src ? r.src : r.dst) = *addr;
@@ -354,7 +362,9 @@ private:
                 } else if (auto p = protocolByName(v)) {
                     r.proto = *p;
                 } else {
-                    rowError(column, "protocol " + quoted(v) + ": expected a number 0..255 or a name (TCP, UDP, ICMP...)");
+                    rowError(column, [&] {
+                        return "protocol " + quoted(v) + ": expected a number 0..255 or a name (TCP, UDP, ICMP...)";
+                    });
                     return;
                 }
                 break;
@@ -371,7 +381,7 @@ private:
         // The end: nfdump before 1.7.5 prints whole-second stamps but the duration in ms, so start + duration
         // keeps the record's length; otherwise the end stamp, else start + duration, else the start.
         if (durationNs > 0 && r.startNs > INT64_MAX - durationNs) {
-            rowError(0, "duration runs past the year 2262");
+            rowError(0, [&] { return std::string("duration runs past the year 2262"); });
             return;
         }
         if (durationNs >= 0 && (m_kind == CollectorCsvKind::NfdumpLegacy || !m_hasEnd || end == INT64_MIN))
@@ -381,8 +391,9 @@ private:
         else
             r.endNs = r.startNs;
         if (r.endNs < r.startNs) {
-            rowError(endColumn, "end time is " + std::to_string((r.startNs - r.endNs) / 1'000'000) +
-                                    " ms before the start time");
+            rowError(endColumn, [&] {
+                return "end time is " + std::to_string((r.startNs - r.endNs) / 1'000'000) + " ms before the start time";
+            });
             return;
         }
         // Source before destination, as the flows.csv reader interns them (a converted file reads the same).

@@ -448,7 +448,7 @@ private:
             binary ? std::string("binary data: not a text CSV file")
                    : "line is longer than " + std::to_string(kChunk >> 20) + " MiB (expected a flow record)";
         if (!m_header) throw InputError({m_path, m_line, 0, what + " (looking for the header row)"});
-        rowError(0, what);
+        rowError(0, [&] { return std::string(what); });
     }
 
     void header(const char* p, const char* e) {
@@ -603,10 +603,8 @@ private:
         return true;
     }
 
-    void rowError(std::uint32_t column, std::string message) {
-        InputIssue issue{m_path, m_line, column, std::move(message)};
-        if (m_options.strict) throw InputError(std::move(issue));
-        m_diag.addError(std::move(issue));
+    template <typename Message> void rowError(std::uint32_t column, Message&& message) {
+        skipRow(m_diag, m_options.strict, m_path, m_line, column, message);
     }
 
     // Reads one field of the row for slowRow; on a problem reports it and returns false.
@@ -621,12 +619,15 @@ private:
             return true;
         }
         if (digits && (ec == std::errc::result_out_of_range || x > max))
-            rowError(column, name + " " + std::string(v.size() > 40 ? quoted(v) : std::string(v)) +
-                                 " out of range 0.." + std::to_string(max));
+            rowError(column, [&] {
+                return name + " " + std::string(v.size() > 40 ? quoted(v) : std::string(v)) + " out of range 0.." +
+                       std::to_string(max);
+            });
         else if (max == UINT64_MAX)
-            rowError(column, name + " " + quoted(v) + ": expected a non-negative integer");
+            rowError(column, [&] { return name + " " + quoted(v) + ": expected a non-negative integer"; });
         else
-            rowError(column, name + " " + quoted(v) + ": expected an integer 0.." + std::to_string(max));
+            rowError(column,
+                     [&] { return name + " " + quoted(v) + ": expected an integer 0.." + std::to_string(max); });
         return false;
     }
 
@@ -634,7 +635,7 @@ private:
         std::string_view line(p, std::size_t(e - p));
         std::string_view trimmed = trimField(line);
         if (trimmed.empty() || trimmed.front() == '#') return; // blank or indented comment
-        auto split = rowFields(line, m_cols.size(), [&](std::uint32_t c, const std::string& m) { rowError(c, m); });
+        auto split = rowFields(line, m_cols.size(), [&](std::uint32_t c, auto&& m) { rowError(c, m); });
         if (!split) return;
         const std::vector<std::string_view>& fields = *split;
         FlowRecord r;
@@ -652,10 +653,12 @@ private:
                 std::int64_t t = 0;
                 auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), t);
                 if (v.empty() || ptr != v.data() + v.size() || ec != std::errc{}) {
-                    rowError(column, name + " " + quoted(v) +
-                                         (ec == std::errc::result_out_of_range && ptr == v.data() + v.size()
-                                              ? ": out of range for a 64-bit nanosecond time"
-                                              : ": expected an integer (nanoseconds)"));
+                    const bool outOfRange = ec == std::errc::result_out_of_range && ptr == v.data() + v.size();
+                    rowError(column, [&] {
+                        return name + " " + quoted(v) +
+                               (outOfRange ? ": out of range for a 64-bit nanosecond time"
+                                           : ": expected an integer (nanoseconds)");
+                    });
                     return;
                 }
                 (col == Col::StartNs ? r.startNs : r.endNs) = t;
@@ -666,7 +669,7 @@ private:
             case Col::DstIp: {
                 auto addr = IpAddr::parse(v);
                 if (!addr) {
-                    rowError(column, name + " " + quoted(v) + " is not an IPv4 or IPv6 address");
+                    rowError(column, [&] { return name + " " + quoted(v) + " is not an IPv4 or IPv6 address"; });
                     return;
                 }
                 (col == Col::SrcIp ? r.src : r.dst) = *addr;
@@ -701,8 +704,9 @@ private:
             }
         }
         if (r.endNs < r.startNs) {
-            rowError(endColumn,
-                     "end_ns " + std::to_string(r.endNs) + " is before start_ns " + std::to_string(r.startNs));
+            rowError(endColumn, [&] {
+                return "end_ns " + std::to_string(r.endNs) + " is before start_ns " + std::to_string(r.startNs);
+            });
             return;
         }
         m_table.append(r);

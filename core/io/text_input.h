@@ -39,22 +39,39 @@ std::string lowerAscii(std::string_view s);
 // The column names of a header line: each field trimmed (trimField) and in lower case.
 std::vector<std::string> headerNames(std::string_view line);
 // The fields of a data row that must have `columns` of them. Binary data or another count is a row error:
-// error(column, message) is called (the column where it went wrong, 1-based) and nullopt returned.
+// error(column, message) is called (the column where it went wrong, 1-based; message() makes the text) and nullopt
+// returned.
 template <typename Error>
 std::optional<std::vector<std::string_view>> rowFields(std::string_view line, std::size_t columns, Error&& error) {
     if (const char* b = findBinary(line.data(), line.data() + line.size())) {
-        error(std::uint32_t(std::count(line.data(), b, ',') + 1), std::string("binary data: not a text CSV file"));
+        error(std::uint32_t(std::count(line.data(), b, ',') + 1),
+              [] { return std::string("binary data: not a text CSV file"); });
         return std::nullopt;
     }
     auto fields = splitFields(line);
     if (fields.size() != columns) {
         const bool fewer = fields.size() < columns;
-        error(std::uint32_t(std::min(fields.size(), columns) + 1),
-              "expected " + std::to_string(columns) + " fields, found " + std::to_string(fields.size()) +
-                  (fewer ? " (truncated line?)" : ""));
+        error(std::uint32_t(std::min(fields.size(), columns) + 1), [&] {
+            return "expected " + std::to_string(columns) + " fields, found " + std::to_string(fields.size()) +
+                   (fewer ? " (truncated line?)" : "");
+        });
         return std::nullopt;
     }
     return fields;
+}
+// A row skipped (in strict mode, the file refused: throws InputError). message() makes the text: past the first
+// messages a lenient read keeps (LoadDiagnostics::kMaxMessages) the row is only counted, so a file of bad rows
+// makes no text for most of them.
+template <typename Message>
+void skipRow(LoadDiagnostics& diag, bool strict, const std::string& path, std::uint64_t line, std::uint32_t column,
+             Message&& message) {
+    if (!strict && diag.errors.size() >= LoadDiagnostics::kMaxMessages) {
+        ++diag.skippedRows;
+        return;
+    }
+    InputIssue issue{path, line, column, message()};
+    if (strict) throw InputError(std::move(issue));
+    diag.addError(std::move(issue));
 }
 // Quoted for messages; long or odd values are shortened so one bad row cannot flood the output.
 std::string quoted(std::string_view v);
