@@ -217,7 +217,7 @@ void readFlows(Database& db, const std::string& path, std::uint64_t records, con
 
     // Each thread reads and decodes whole chunks on its own connection; the caller's thread reports progress.
     const unsigned threads = threadCount(options.threads);
-    store::ConnectionPool connections(path, threads);
+    store::ConnectionPool connections(path, threads, db);
     std::vector<std::string> buffers(threads);
     const std::size_t endpoints = flows.endpoints.size();
     parallelFor(

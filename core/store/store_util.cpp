@@ -65,6 +65,7 @@ std::uint32_t crc32c(std::string_view data) {
 }
 
 Database& ConnectionPool::get(unsigned worker) {
+    if (worker == 0) return m_first;
     auto& c = m_connections.at(worker);
     if (!c) {
         c = std::make_unique<Database>(m_path, Database::Mode::ReadOnly);

@@ -17,14 +17,18 @@ namespace prism::store {
 // opening reads a few hundred MB of blobs.
 std::uint32_t crc32c(std::string_view data);
 
-// One read-only connection per worker thread, opened on first use (an SQLite handle is not shared).
+// One read-only connection per worker thread, opened on first use (an SQLite handle is not shared between threads
+// at once). Worker 0 uses the caller's connection, which the caller leaves alone while the workers run: a
+// single-threaded read opens the file once, not once per pass.
 class ConnectionPool {
 public:
-    ConnectionPool(std::string path, unsigned workers) : m_path(std::move(path)), m_connections(workers) {}
+    ConnectionPool(std::string path, unsigned workers, Database& first)
+        : m_path(std::move(path)), m_first(first), m_connections(workers) {}
     Database& get(unsigned worker);
 
 private:
     std::string m_path;
+    Database& m_first;
     std::vector<std::unique_ptr<Database>> m_connections;
 };
 

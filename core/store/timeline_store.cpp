@@ -392,7 +392,7 @@ std::vector<JobTimeline> readTimelines(Database& db, const std::string& path, st
                                                                   " do not cover all its ranks");
     // Every segment takes at least one byte in each of its 7 columns.
     if (totalSegments * kSegColumns > blobBytes) damaged(path, "the timeline chunks are smaller than their counts");
-    ConnectionPool connections(path, threads);
+    ConnectionPool connections(path, threads, db);
     std::vector<std::array<std::string, kSegColumns>> buffers(threads);
     parallelFor(
         chunks.size(), threads,
