@@ -75,11 +75,7 @@ Read readStreamed(const std::string& path, const prism::LoadOptions& o) {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    const bool gz = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
-    static const std::string plainPath = fuzz::tempPath("flows.csv");
-    static const std::string gzPath = fuzz::tempPath("flows.csv.gz");
-    const std::string& path = gz ? gzPath : plainPath;
-    fuzz::writeFile(path, data, size);
+    const std::string& path = fuzz::writeFlowsCsv(data, size);
 
     prism::LoadOptions sequential;
     sequential.threads = 1;

@@ -29,6 +29,15 @@ inline void writeFile(const std::string& path, const std::uint8_t* data, std::si
     std::fclose(f);
 }
 
+// The input written as flows.csv, or as flows.csv.gz when it starts with the gzip magic; returns the path.
+inline const std::string& writeFlowsCsv(const std::uint8_t* data, std::size_t size) {
+    static const std::string plainPath = tempPath("flows.csv");
+    static const std::string gzPath = tempPath("flows.csv.gz");
+    const std::string& path = size >= 2 && data[0] == 0x1f && data[1] == 0x8b ? gzPath : plainPath;
+    writeFile(path, data, size);
+    return path;
+}
+
 // Every refusal names what is wrong.
 inline void checkRefusal(const prism::InputError& e) {
     if (e.issue().message.empty() || e.issue().file.empty() || std::string(e.what()).empty()) __builtin_trap();
