@@ -211,6 +211,57 @@ private slots:
         }
     }
 
+    // Lost records move a link's count either way, and what the link carries next says which. In one step of
+    // pure-pp (pp 4 x 8 pipelines), one gradient lost on five of the eight head links left them one deep at
+    // the step's end: the end did not drain, no link was re-levelled, and the next step ends failed too
+    // (`pp-anomalies`, one channel, 2% lost, seed 42: one step for five). An activation lost on four head
+    // links made them rest one gradient early: a drain before the step's last gradient.
+    void lostTransfersOnHalfTheHeadLinksMoveNoDrain() {
+        sim::SimResult sim = sim::simulate(presetConfig("pure-pp", 3));
+        const PipelineSeries series = pipelineSeries(sim);
+        const std::set<std::size_t> ends(series.stepEndGaps.begin(), series.stepEndGaps.end());
+        const auto& steps = sim.truth.jobs[0].steps;
+        std::vector<std::uint32_t> heads;
+        for (const LinkRecord& r : series.recs)
+            if (r.head && std::find(heads.begin(), heads.end(), r.link) == heads.end()) heads.push_back(r.link);
+        QCOMPARE(heads.size(), std::size_t(8));
+        auto drains = [](const PipelineSeries& ps) {
+            std::set<std::size_t> out;
+            const std::vector<double> share = scanDrains(ps.pieces, ps.recs).share;
+            for (std::size_t g = 0; g < share.size(); ++g)
+                if (share[g] >= StepParams{}.drainedShare && ps.pieces[g + 1].first - ps.pieces[g].second >= 50'000)
+                    out.insert(g);
+            return out;
+        };
+        QVERIFY(drains(series) == ends);
+        // Loses, on each of `links` head links, its first transfer in direction `dir` past the middle of step 3
+        // (every channel's record of it).
+        auto lose = [&](std::size_t links, int dir) {
+            PipelineSeries lossy = series;
+            const std::int64_t from = (steps[3].startNs + steps[3].endNs) / 2;
+            for (std::size_t k = 0; k < links; ++k) {
+                auto it = std::find_if(lossy.recs.begin(), lossy.recs.end(), [&](const LinkRecord& r) {
+                    return r.link == heads[k] && r.dir == dir && r.s > from;
+                });
+                if (it == lossy.recs.end() || it->s > steps[3].endNs) return PipelineSeries{};
+                const LinkRecord v = *it;
+                std::erase_if(lossy.recs, [&](const LinkRecord& r) {
+                    return r.link == v.link && r.dir == v.dir && std::llabs(r.s - v.s) < 5'000;
+                });
+            }
+            return lossy;
+        };
+        const PipelineSeries gradients = lose(5, -1), activations = lose(4, 1);
+        QVERIFY(!gradients.recs.empty() && !activations.recs.empty());
+        QVERIFY(gradients.recs.size() <= series.recs.size() - 5 && activations.recs.size() <= series.recs.size() - 4);
+        QVERIFY(drains(gradients) == ends);
+        QVERIFY(drains(activations) == ends);
+        for (const PipelineSeries* ps : {&gradients, &activations}) {
+            std::vector<std::size_t> cuts = choosePipelineCuts(ps->pieces, ps->recs);
+            QVERIFY(std::set<std::size_t>(cuts.begin(), cuts.end()) == ends);
+        }
+    }
+
     // A NIC fallen back to an eighth of its speed stretches its ring's sync to about the length of the forward
     // pass. In a job without a pipeline the rings are cut as one series, so the steps stay exact (cut ring by
     // ring, as few as 16 of the 20 steps were found, with up to 10 spurious ones); factors 2-4 were exact.
@@ -271,6 +322,21 @@ private slots:
                                                .arg(s.spurious())));
             QVERIFY2(s.maxDurationError <= 0.01, qPrintable(QString::number(s.maxDurationError)));
         }
+        // 5% lost: before the drain test read what a link carries next, 3 of 10 seeds kept every step (seed 1
+        // found 3 of 20); now one boundary of 200 is lost.
+        std::size_t found = 0, truth = 0, spurious = 0;
+        for (int seed = 1; seed <= 10; ++seed) {
+            sim::SimConfig config = presetConfig("pure-pp", seed);
+            config.jobs[0].channels = 1;
+            config.lossRate = 0.05;
+            sim::SimResult sim = sim::simulate(config);
+            const StepScore s = evaluate(analyzeCapture(captureOf(sim)), sim.truth).totals.steps;
+            found += s.matched;
+            truth += s.truthSteps;
+            spurious += s.spurious();
+        }
+        QVERIFY2(double(found) >= 0.99 * double(truth), qPrintable(QString("found %1 of %2").arg(found).arg(truth)));
+        QCOMPARE(spurious, std::size_t(0));
     }
 
     void stepsAreContiguousAndStepZeroStartsAtTheJobsFirstRecord() {

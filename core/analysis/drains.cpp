@@ -46,11 +46,47 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     // capture that starts mid-step sees the gradients of earlier activations come back first, and reaches
     // the resting level at the first drain). Where most links rest the pipeline is drained, so the others
     // are re-levelled there (a gradient whose every record was lost leaves its link one too deep).
+    //
+    // Lost records move a link's count both ways, and the transfer after the gap tells which. A link at its
+    // level whose next transfer is a gradient has not rested: an activation of this step was lost, and the
+    // gradient still to come takes it lower (it would read as drained one gradient early). A head link one
+    // transfer deeper than its level rests when its last transfer was a gradient and its next an activation:
+    // the step's gradients are back but one was lost. That one only where the pipelines have deeper links too
+    // (pp >= 3): inside a step a head link is then pp - 1 or more deep after a gradient, so one deep never
+    // happens there (pp = 2 alternates between one and two in flight). Without it, a step in which half the
+    // head links lose a gradient (one channel, 2% of records lost: 5 of 8 in one step of 1,200) is not
+    // drained, is not re-levelled, and the next steps stay undrained too.
     std::vector<bool> head(links, false);
     for (const LinkRecord& r : recs) head[r.link] = head[r.link] || r.head;
     const std::size_t heads = std::size_t(std::count(head.begin(), head.end(), true));
+    const bool lostGradientRests = heads < links;
     std::vector<int> depth(links, 0), level(links, 0);
-    std::size_t atRest = links, headsAtRest = heads;
+    std::vector<std::int32_t> lastDelta(links, 0), nextDelta(links, 0); // of each link's transfers around now
+    std::vector<std::int32_t> following(events.size(), 0);              // the delta of the link's next event
+    {
+        std::vector<std::size_t> pending(links, events.size());
+        for (std::size_t i = events.size(); i-- > 0;) {
+            const std::uint32_t l = events[i].link;
+            if (pending[l] < events.size()) following[i] = events[pending[l]].delta;
+            pending[l] = i;
+        }
+        for (std::uint32_t l = 0; l < links; ++l)
+            if (pending[l] < events.size()) nextDelta[l] = events[pending[l]].delta;
+    }
+    auto rests = [&](std::uint32_t l) { return depth[l] == level[l] && nextDelta[l] >= 0; };
+    auto headRests = [&](std::uint32_t l) {
+        return rests(l) ||
+               (lostGradientRests && depth[l] == level[l] + 1 && lastDelta[l] < 0 && nextDelta[l] > 0);
+    };
+    std::size_t atRest = 0, headsAtRest = 0;
+    auto count = [&] {
+        atRest = headsAtRest = 0;
+        for (std::uint32_t l = 0; l < links; ++l) {
+            atRest += rests(l);
+            headsAtRest += head[l] && headRests(l);
+        }
+    };
+    count();
     std::vector<double>& share = out.share;
     share.resize(n); // after each piece; the last one is the state the capture ends in
     bool drained = false;
@@ -58,12 +94,14 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     for (std::size_t g = 0; g < n; ++g) {
         for (; e < events.size() && events[e].piece == g; ++e) {
             const std::uint32_t l = events[e].link;
-            const bool was = depth[l] == level[l];
+            const bool was = rests(l), headWas = head[l] && headRests(l);
             depth[l] += events[e].delta;
             level[l] = std::min(level[l], depth[l]);
-            const bool now = depth[l] == level[l];
+            lastDelta[l] = events[e].delta;
+            nextDelta[l] = following[e];
+            const bool now = rests(l);
             atRest = atRest + now - was;
-            if (head[l]) headsAtRest = headsAtRest + now - was;
+            if (head[l]) headsAtRest = headsAtRest + (headRests(l) ? 1 : 0) - (headWas ? 1 : 0);
         }
         share[g] = double(atRest) / double(links);
         if (heads) share[g] = std::min(share[g], double(headsAtRest) / double(heads));
@@ -73,8 +111,7 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
         drained = true;
         if (atRest < links) {
             level = depth;
-            atRest = links;
-            headsAtRest = heads;
+            count();
         }
     }
     out.endShare = share.back();
