@@ -21,19 +21,21 @@
 namespace prism {
 
 using nlohmann::json;
-using store::Database;
-using store::FlowColumn;
-using store::Statement;
 using store::crc32c;
 using store::damaged;
+using store::Database;
+using store::FlowColumn;
+using store::jsonInteger;
+using store::jsonIntegers;
+using store::Statement;
 
 namespace {
 
 std::vector<InputIssue> issuesFromJson(const json& a) {
     std::vector<InputIssue> out;
     for (const json& o : a)
-        out.push_back({o.at("file").get<std::string>(), o.at("line").get<std::uint64_t>(),
-                       o.at("column").get<std::uint32_t>(), o.at("message").get<std::string>()});
+        out.push_back({o.at("file").get<std::string>(), jsonInteger<std::uint64_t>(o.at("line")),
+                       jsonInteger<std::uint32_t>(o.at("column")), o.at("message").get<std::string>()});
     return out;
 }
 
@@ -108,7 +110,7 @@ Topology readTopology(Database& db, const std::string& path) {
             auto ip = IpAddr::parse(s.text(1));
             if (!ip) damaged(path, "NIC " + std::to_string(t.nics.size()) + " has ip \"" + s.text(1) + "\"");
             n.ip = *ip;
-            n.gpus = json::parse(s.text(4)).get<std::vector<int>>();
+            n.gpus = jsonIntegers<int>(json::parse(s.text(4)));
             n.rail = int(s.integer(5));
             n.switchName = s.text(6);
             if (!s.isNull(2)) {
@@ -246,19 +248,19 @@ void readFlows(Database& db, const std::string& path, std::uint64_t records, con
 CaptureSummary summaryFromJson(const json& o) {
     CaptureSummary c;
     c.source = o.at("source").get<std::string>();
-    c.records = o.at("records").get<std::uint64_t>();
-    c.roceRecords = o.at("roce_records").get<std::uint64_t>();
-    c.otherRecords = o.at("other_records").get<std::uint64_t>();
-    c.roceBytes = o.at("roce_bytes").get<std::uint64_t>();
-    c.otherBytes = o.at("other_bytes").get<std::uint64_t>();
-    c.hosts = o.at("hosts").get<std::uint64_t>();
-    c.nics = o.at("nics").get<std::uint64_t>();
-    c.endpoints = o.at("endpoints").get<std::uint64_t>();
-    c.unknownRoceEndpoints = o.at("unknown_roce_endpoints").get<std::uint64_t>();
-    c.firstNs = o.at("first_ns").get<std::int64_t>();
-    c.lastNs = o.at("last_ns").get<std::int64_t>();
-    c.skippedRows = o.at("skipped_rows").get<std::uint64_t>();
-    c.warnings = o.at("warnings").get<std::uint64_t>();
+    c.records = jsonInteger<std::uint64_t>(o.at("records"));
+    c.roceRecords = jsonInteger<std::uint64_t>(o.at("roce_records"));
+    c.otherRecords = jsonInteger<std::uint64_t>(o.at("other_records"));
+    c.roceBytes = jsonInteger<std::uint64_t>(o.at("roce_bytes"));
+    c.otherBytes = jsonInteger<std::uint64_t>(o.at("other_bytes"));
+    c.hosts = jsonInteger<std::uint64_t>(o.at("hosts"));
+    c.nics = jsonInteger<std::uint64_t>(o.at("nics"));
+    c.endpoints = jsonInteger<std::uint64_t>(o.at("endpoints"));
+    c.unknownRoceEndpoints = jsonInteger<std::uint64_t>(o.at("unknown_roce_endpoints"));
+    c.firstNs = jsonInteger<std::int64_t>(o.at("first_ns"));
+    c.lastNs = jsonInteger<std::int64_t>(o.at("last_ns"));
+    c.skippedRows = jsonInteger<std::uint64_t>(o.at("skipped_rows"));
+    c.warnings = jsonInteger<std::uint64_t>(o.at("warnings"));
     c.messages = o.at("messages").get<std::vector<std::string>>();
     return c;
 }
@@ -391,22 +393,22 @@ void readAnalysis(Database& db, const std::string& path, const MetaMap& meta, co
             if (s.integer(0) != std::int64_t(divisions.size())) damaged(path, "step divisions are not one per job");
             const json o = json::parse(s.text(1));
             StepDivision d;
-            const int source = o.at("source").get<int>();
+            const int source = jsonInteger<int>(o.at("source"));
             if (source < 0 || source > int(StepSource::Pipeline))
                 damaged(path, "a step division has an unknown source");
             d.source = StepSource(source);
             for (const json& st : o.at("steps"))
-                d.steps.push_back({st.at(0).get<int>(), st.at(1).get<std::int64_t>(), st.at(2).get<std::int64_t>(),
-                                   st.at(3).get<bool>()});
-            d.firstActivityNs = o.at("first_activity_ns").get<std::vector<std::int64_t>>();
-            d.syncStartNs = o.at("sync_start_ns").get<std::vector<std::int64_t>>();
-            d.syncEndNs = o.at("sync_end_ns").get<std::vector<std::int64_t>>();
-            d.changePoints = o.at("change_points").get<std::vector<std::size_t>>();
+                d.steps.push_back({jsonInteger<int>(st.at(0)), jsonInteger<std::int64_t>(st.at(1)),
+                                   jsonInteger<std::int64_t>(st.at(2)), st.at(3).get<bool>()});
+            d.firstActivityNs = jsonIntegers<std::int64_t>(o.at("first_activity_ns"));
+            d.syncStartNs = jsonIntegers<std::int64_t>(o.at("sync_start_ns"));
+            d.syncEndNs = jsonIntegers<std::int64_t>(o.at("sync_end_ns"));
+            d.changePoints = jsonIntegers<std::size_t>(o.at("change_points"));
             d.changeProbability = o.at("change_probability").get<std::vector<double>>();
             d.firstStepCut = o.at("first_step_cut").get<bool>();
             d.lastStepCut = o.at("last_step_cut").get<bool>();
-            d.medianStepNs = o.at("median_step_ns").get<std::int64_t>();
-            d.clockOffsetNs = o.at("clock_offset_ns").get<std::vector<std::int64_t>>();
+            d.medianStepNs = jsonInteger<std::int64_t>(o.at("median_step_ns"));
+            d.clockOffsetNs = jsonIntegers<std::int64_t>(o.at("clock_offset_ns"));
             d.notes = o.at("notes").get<std::vector<std::string>>();
             divisions.push_back(std::move(d));
         }
@@ -432,8 +434,8 @@ Session openSession(const std::string& path, const OpenOptions& options) {
         c.topologyPath = out.meta.topologyPath;
         c.hasTopology = meta.get("has_topology") == "1";
         json diag = json::parse(meta.get("diagnostics"));
-        c.diagnostics.skippedRows = diag.at("skipped_rows").get<std::uint64_t>();
-        c.diagnostics.warningCount = diag.at("warning_count").get<std::uint64_t>();
+        c.diagnostics.skippedRows = jsonInteger<std::uint64_t>(diag.at("skipped_rows"));
+        c.diagnostics.warningCount = jsonInteger<std::uint64_t>(diag.at("warning_count"));
         c.diagnostics.errors = issuesFromJson(diag.at("errors"));
         c.diagnostics.warnings = issuesFromJson(diag.at("warnings"));
         c.topology = readTopology(*db, path);

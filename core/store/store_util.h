@@ -3,11 +3,15 @@
 #include "store/sqlite_db.h"
 #include "util/parallel.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace prism::store {
@@ -31,6 +35,27 @@ private:
     Database& m_first;
     std::vector<std::unique_ptr<Database>> m_connections;
 };
+
+// An integer of a session's JSON as T. nlohmann's get<T>() casts whatever number it finds, and a float out of
+// T's range (a count rewritten as 7e19) is undefined behaviour; anything but an integer within T's range is
+// damage here (std::runtime_error, which the readers report as "the session file is damaged (...)").
+template <typename T>
+T jsonInteger(const nlohmann::json& v) {
+    const bool ok = v.is_number_unsigned()  ? std::in_range<T>(v.get<std::uint64_t>())
+                    : v.is_number_integer() ? std::in_range<T>(v.get<std::int64_t>())
+                                            : false;
+    if (!ok) throw std::runtime_error("a stored value " + v.dump() + " where an integer in range was expected");
+    return v.is_number_unsigned() ? T(v.get<std::uint64_t>()) : T(v.get<std::int64_t>());
+}
+template <typename T>
+std::vector<T> jsonIntegers(const nlohmann::json& v) {
+    if (!v.is_array())
+        throw std::runtime_error("a stored value " + v.dump() + " where a list of integers was expected");
+    std::vector<T> out;
+    out.reserve(v.size());
+    for (const nlohmann::json& x : v) out.push_back(jsonInteger<T>(x));
+    return out;
+}
 
 // Throws InputError "the session file is damaged: <what>" for `path`.
 [[noreturn]] void damaged(const std::string& path, const std::string& what);

@@ -324,8 +324,8 @@ std::vector<JobTimeline> readTimelines(Database& db, const std::string& path, st
                 damaged(path, "the timeline of job " + std::to_string(j) + " disagrees with its ranks");
             json steps = json::parse(s.text(5));
             for (const json& st : steps)
-                t.steps.push_back({st.at(0).get<int>(), st.at(1).get<std::int64_t>(), st.at(2).get<std::int64_t>(),
-                                   st.at(3).get<bool>()});
+                t.steps.push_back({jsonInteger<int>(st.at(0)), jsonInteger<std::int64_t>(st.at(1)),
+                                   jsonInteger<std::int64_t>(st.at(2)), st.at(3).get<bool>()});
             if (s.text(6) != kStatsEncoding) damaged(path, "timeline stats have an unknown encoding");
             std::string_view blob = s.blob(8);
             if (crc32c(blob) != std::uint32_t(s.integer(7))) damaged(path, "timeline stats fail their CRC-32C check");
