@@ -92,6 +92,17 @@ PipelineSeries pipelineSeries(const sim::SimResult& sim, bool flip = false) {
     return out;
 }
 
+
+// The gaps scanDrains finds drained (at least drainedShare at rest, at least 50 µs long).
+std::set<std::size_t> drainedGaps(const PipelineSeries& ps) {
+    std::set<std::size_t> out;
+    const std::vector<double> share = scanDrains(ps.pieces, ps.recs).share;
+    for (std::size_t g = 0; g < share.size(); ++g)
+        if (share[g] >= StepParams{}.drainedShare && ps.pieces[g + 1].first - ps.pieces[g].second >= 50'000)
+            out.insert(g);
+    return out;
+}
+
 } // namespace
 
 class TestSteps : public QObject {
@@ -174,16 +185,8 @@ private slots:
             sim::SimResult sim = sim::simulate(withAnomaly("pure-pp", 2, "slow_rank", 2, factor));
             PipelineSeries series = pipelineSeries(sim);
             QCOMPARE(series.stepEndGaps.size(), sim.truth.jobs[0].steps.size() - 1);
-            auto drains = [&](const PipelineSeries& ps) {
-                std::set<std::size_t> out;
-                const std::vector<double> share = scanDrains(ps.pieces, ps.recs).share;
-                for (std::size_t g = 0; g < share.size(); ++g)
-                    if (share[g] >= StepParams{}.drainedShare && ps.pieces[g + 1].first - ps.pieces[g].second >= 50'000)
-                        out.insert(g);
-                return out;
-            };
             const std::set<std::size_t> ends(series.stepEndGaps.begin(), series.stepEndGaps.end());
-            QVERIFY(drains(series) == ends);
+            QVERIFY(drainedGaps(series) == ends);
             std::vector<std::size_t> cuts = choosePipelineCuts(series.pieces, series.recs);
             QVERIFY(std::set<std::size_t>(cuts.begin(), cuts.end()) == ends);
 
@@ -202,10 +205,10 @@ private slots:
                 return r.link == v.link && r.dir == v.dir && std::llabs(r.s - v.s) < 5'000;
             });
             QCOMPARE(lossy.recs.size(), series.recs.size() - 2);
-            QVERIFY(drains(lossy) == ends);
+            QVERIFY(drainedGaps(lossy) == ends);
 
             QVERIFY(std::none_of(ends.begin(), ends.end(),
-                                 [&, flipped = drains(pipelineSeries(sim, true))](std::size_t g) {
+                                 [&, flipped = drainedGaps(pipelineSeries(sim, true))](std::size_t g) {
                                      return flipped.count(g) > 0;
                                  }));
         }
@@ -225,15 +228,7 @@ private slots:
         for (const LinkRecord& r : series.recs)
             if (r.head && std::find(heads.begin(), heads.end(), r.link) == heads.end()) heads.push_back(r.link);
         QCOMPARE(heads.size(), std::size_t(8));
-        auto drains = [](const PipelineSeries& ps) {
-            std::set<std::size_t> out;
-            const std::vector<double> share = scanDrains(ps.pieces, ps.recs).share;
-            for (std::size_t g = 0; g < share.size(); ++g)
-                if (share[g] >= StepParams{}.drainedShare && ps.pieces[g + 1].first - ps.pieces[g].second >= 50'000)
-                    out.insert(g);
-            return out;
-        };
-        QVERIFY(drains(series) == ends);
+        QVERIFY(drainedGaps(series) == ends);
         // Loses, on each of `links` head links, its first transfer in direction `dir` past the middle of step 3
         // (every channel's record of it).
         auto lose = [&](std::size_t links, int dir) {
@@ -254,8 +249,8 @@ private slots:
         const PipelineSeries gradients = lose(5, -1), activations = lose(4, 1);
         QVERIFY(!gradients.recs.empty() && !activations.recs.empty());
         QVERIFY(gradients.recs.size() <= series.recs.size() - 5 && activations.recs.size() <= series.recs.size() - 4);
-        QVERIFY(drains(gradients) == ends);
-        QVERIFY(drains(activations) == ends);
+        QVERIFY(drainedGaps(gradients) == ends);
+        QVERIFY(drainedGaps(activations) == ends);
         for (const PipelineSeries* ps : {&gradients, &activations}) {
             std::vector<std::size_t> cuts = choosePipelineCuts(ps->pieces, ps->recs);
             QVERIFY(std::set<std::size_t>(cuts.begin(), cuts.end()) == ends);

@@ -79,14 +79,14 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
                (lostGradientRests && depth[l] == level[l] + 1 && lastDelta[l] < 0 && nextDelta[l] > 0);
     };
     std::size_t atRest = 0, headsAtRest = 0;
-    auto count = [&] {
+    auto recount = [&] {
         atRest = headsAtRest = 0;
         for (std::uint32_t l = 0; l < links; ++l) {
             atRest += rests(l);
             headsAtRest += head[l] && headRests(l);
         }
     };
-    count();
+    recount();
     std::vector<double>& share = out.share;
     share.resize(n); // after each piece; the last one is the state the capture ends in
     bool drained = false;
@@ -111,7 +111,7 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
         drained = true;
         if (atRest < links) {
             level = depth;
-            count();
+            recount();
         }
     }
     out.endShare = share.back();
