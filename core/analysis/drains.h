@@ -26,7 +26,8 @@ struct LinkRecord {
 // and drains, but in 1F1B with pp >= 3 the head link never rests inside a step (stage 0 runs pp - 1
 // forwards ahead). The resting level of a link is its lowest depth so far; a gap where at least
 // params.drainedShare of all links and of the head links rest is a drain, and re-levels the others (a lost
-// transfer shifts its link's count). No orientation is guessed: taken the wrong way round, the lowest depth
+// transfer shifts its link's count; what a link carries next tells a lost activation from a lost gradient,
+// drains.cpp). No orientation is guessed: taken the wrong way round, the lowest depth
 // is the most loaded moment. `pieces`: the union of the records' intervals (as for chooseCuts), with every
 // record inside one; `recs` sorted by start. Exposed for parallelism inference and tests.
 struct DrainScan {

@@ -41,11 +41,12 @@ private:
 // damage here (std::runtime_error, which the readers report as "the session file is damaged (...)").
 template <typename T>
 T jsonInteger(const nlohmann::json& v) {
-    const bool ok = v.is_number_unsigned()  ? std::in_range<T>(v.get<std::uint64_t>())
-                    : v.is_number_integer() ? std::in_range<T>(v.get<std::int64_t>())
-                                            : false;
-    if (!ok) throw std::runtime_error("a stored value " + v.dump() + " where an integer in range was expected");
-    return v.is_number_unsigned() ? T(v.get<std::uint64_t>()) : T(v.get<std::int64_t>());
+    if (v.is_number_unsigned()) {
+        if (const auto x = v.get<std::uint64_t>(); std::in_range<T>(x)) return T(x);
+    } else if (v.is_number_integer()) {
+        if (const auto x = v.get<std::int64_t>(); std::in_range<T>(x)) return T(x);
+    }
+    throw std::runtime_error("a stored value " + v.dump() + " where an integer in range was expected");
 }
 template <typename T>
 std::vector<T> jsonIntegers(const nlohmann::json& v) {
