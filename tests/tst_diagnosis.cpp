@@ -210,6 +210,65 @@ private slots:
         }
     }
 
+    // Slow links are judged step by step, each step's transfers dropped once the records have moved past it
+    // (the transfers were the analysis's largest allocation): the findings are those of holding every transfer
+    // to the end, with transfers split by a short active timeout (records that continue each other across a
+    // step's end), lost records, larger clock offsets, and a transfer that outlasts several steps.
+    void slowLinksJudgedStepByStepAreThoseOfTheWholeJob() {
+        auto findingsText = [](const Report& r) {
+            std::string s;
+            for (const JobInfo& j : r.jobs)
+                for (const Finding& f : j.findings) {
+                    s += j.id + " " + f.kind + " " + f.ip + " " + f.srcIp + ">" + f.dstIp + " " +
+                         std::to_string(f.firstStep) + "-" + std::to_string(f.lastStep) + " " + f.message;
+                    for (const auto& [n, v] : f.evidence) s += " " + n + "=" + std::to_string(v);
+                    s += "\n";
+                }
+            return s;
+        };
+        struct Case {
+            const char* preset;
+            int seed;
+            std::int64_t activeTimeoutNs, skewNs;
+            double loss;
+        };
+        std::size_t links = 0;
+        for (const Case& c :
+             {Case{"anomalies", 1, 1'000'000, 20'000, 0.005}, Case{"anomalies", 2, 50'000, 20'000, 0.02},
+              Case{"anomalies", 3, 1'000'000, 2'000'000, 0.005}, Case{"pp-anomalies", 1, 100'000, 20'000, 0.02},
+              Case{"pure-dp", 4, 1'000'000, 20'000, 0.005}, Case{"pure-dp", 5, 20'000, 500'000, 0.02}}) {
+            sim::SimConfig config = presetConfig(c.preset, c.seed);
+            config.activeTimeoutNs = c.activeTimeoutNs;
+            config.maxSkewNs = c.skewNs;
+            config.lossRate = c.loss;
+            if (std::string(c.preset) == "pure-dp")
+                config.anomalies = {{"slow_link", 0, config.jobs[0].hosts[2], 1, 4, 8, 3.0, 0}};
+            Capture capture = captureOf(sim::simulate(config));
+            if (c.seed <= 2) {
+                // One transfer that outlasts several steps: a record chain on one channel of a RoCE record a third
+                // into the capture, each record touching the last, a fifth of the capture in all. Its step waits
+                // for it to close.
+                FlowTable& f = capture.flows;
+                std::size_t r0 = f.size() / 3;
+                while (!f.isRoce(r0)) ++r0;
+                const std::int64_t piece = (f.startNs.back() - f.startNs.front()) / 5 / 200;
+                for (int i = 0; i < 200; ++i) {
+                    const std::int64_t s0 = f.startNs[r0] + std::int64_t(i) * piece;
+                    f.append(s0, s0 + piece - 1'000, f.src[r0], f.dst[r0], f.srcPort[r0], f.dstPort[r0], f.proto[r0],
+                             4096, 4);
+                }
+                f.sortByStart();
+            }
+            AnalysisOptions whole;
+            whole.diagnosis.judgeStepByStep = false;
+            const std::string stepByStep = findingsText(analyzeCapture(capture)),
+                              held = findingsText(analyzeCapture(capture, whole));
+            QCOMPARE(stepByStep, held);
+            for (std::size_t at = 0; (at = held.find(" slow_link ", at)) != std::string::npos; ++at) ++links;
+        }
+        QVERIFY2(links >= 5, qPrintable(QString::number(links))); // the cases do find slow links
+    }
+
     // With congestion counts in the records (packet captures), a slow link's finding says what the slow NIC's
     // packets show: retransmissions, CNPs, ECN-CE marks in its steps, or that there were none.
     void aSlowLinkCarriesTheCongestionEvidenceOfItsPackets() {

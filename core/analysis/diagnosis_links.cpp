@@ -71,98 +71,52 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
         std::uint16_t port;
         std::int8_t slow = -1; // -1: no reference speed for its size in its step; 0 / 1
     };
-    std::vector<Xfer> xfers;
-    xfers.reserve(job.records.size()); // at most one per record; address space only until written
-    std::vector<std::vector<std::size_t>> open(n); // per sender: indices of its latest transfer per channel
-    for (std::uint32_t r : job.records) {
-        const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-        if (a < 0 || b < 0 || flows.bytes[r] == 0) continue;
-        const std::int64_t s = flows.startNs[r], e = std::max(flows.endNs[r], flows.startNs[r] + 1);
-        bool merged = false;
-        for (std::size_t& i : open[std::size_t(a)]) {
-            Xfer& x = xfers[i];
-            if (x.b != b || x.port != flows.srcPort[r]) continue;
-            if (s <= x.e + 2'000) {
-                x.e = std::max(x.e, e);
-                x.bytes += flows.bytes[r];
-                merged = true;
-            } else {
-                i = xfers.size();
-                xfers.push_back({s, e, flows.bytes[r], a, b, 0, flows.srcPort[r]});
-                merged = true;
-            }
-            break;
-        }
-        if (!merged) {
-            open[std::size_t(a)].push_back(xfers.size());
-            xfers.push_back({s, e, flows.bytes[r], a, b, 0, flows.srcPort[r]});
-        }
-    }
-    for (Xfer& x : xfers) x.step = std::uint32_t(stepOf(x.s - sd.offsetOf(ix.endpoint(x.a))));
+    // Everything below is judged step by step, so the transfers are held one step at a time, not the job's all
+    // at once (40 bytes a record: the largest allocation of the analysis): a step is judged and its transfers
+    // dropped as soon as no later record can start a transfer in it or extend one of its transfers. The last
+    // list holds the transfers outside every step (before the first, after the last), never judged.
+    std::vector<std::vector<Xfer>> xfersOfStep(K + 1);
+    // Per sender: its latest transfer per channel, with what merging needs (the transfer may be judged
+    // and dropped by then: it is closed, e + 2 us before the record at hand).
+    struct Open {
+        std::int64_t e;
+        std::int32_t b;
+        std::uint16_t port;
+        std::uint32_t step, i;
+    };
+    std::vector<std::vector<Open>> open(n);
+    constexpr std::int64_t kTouch = 2'000; // a record starting within this of a transfer's end continues it
+    std::int64_t maxOffset = std::numeric_limits<std::int64_t>::min();
+    for (std::size_t x = 0; x < n; ++x) maxOffset = std::max(maxOffset, sd.offsetOf(ix.endpoint(int(x))));
+    // Records come by start (the table is sorted): then a step is complete once the records have moved past it.
+    bool byStart = p.judgeStepByStep;
+    for (std::size_t j = 1; j < job.records.size() && byStart; ++j)
+        byStart = flows.startNs[job.records[j - 1]] <= flows.startNs[job.records[j]];
 
-    // Reference throughput per (step, kind, size class): the median of the job's transfers.
+    // Reference throughput per (kind, size class) in a step: the median of the job's transfers.
     constexpr std::size_t kClasses = 65;
     auto bucketOf = [&](const Xfer& x) {
         const std::size_t cls = std::size_t(64 - __builtin_clzll(x.bytes));
-        return (std::size_t(x.step) * 2 + (ix.kind(x.a, x.b) == PairKind::DP ? 1 : 0)) * kClasses + cls;
+        return std::size_t(ix.kind(x.a, x.b) == PairKind::DP ? 1 : 0) * kClasses + cls;
     };
     auto throughput = [](const Xfer& x) { return double(x.bytes) / double(x.e - x.s); };
-    std::vector<std::vector<float>> samples(K * 2 * kClasses);
-    for (const Xfer& x : xfers)
-        if (x.step < K) samples[bucketOf(x)].push_back(float(throughput(x)));
-    std::vector<double> ref(samples.size(), 0.0), refSigma(samples.size(), 0.0);
-    for (std::size_t i = 0; i < samples.size(); ++i) {
-        auto& v = samples[i];
-        if (v.size() >= 8) { // fewer transfers of that size: not enough to know what is normal
-            const RobustStats st = robustStats(std::vector<double>(v.begin(), v.end()));
-            ref[i] = st.median;
-            refSigma[i] = std::max(st.sigma, p.minSigmaShare * st.median);
-        }
-        std::vector<float>().swap(v);
-    }
     // Per (NIC, step): transfers, slow transfers, their bytes, time and time at the reference speed.
     struct Tally {
         std::uint32_t total = 0, slow = 0;
         double bytes = 0, ns = 0, refNs = 0;
     };
     std::vector<Tally> tally(n * K);
-    std::unordered_map<std::uint64_t, std::uint32_t> slowPairs; // (step, a, b) -> slow transfers
+    std::unordered_map<std::uint64_t, std::uint32_t> slowPairs; // (step, a, b) -> slow transfers, this step's
     auto pairKey = [](std::size_t k, int a, int b) {
         return (std::uint64_t(k) << 40) | (std::uint64_t(std::min(a, b)) << 20) | std::uint64_t(std::max(a, b));
     };
-    for (Xfer& x : xfers) {
-        if (x.step >= K) continue;
-        const std::size_t bucket = bucketOf(x);
-        const double rf = ref[bucket];
-        if (rf <= 0) continue;
-        const double tp = throughput(x);
-        const bool slow = tp * p.minLinkSlowdown <= rf && rf - tp >= p.kSigma * refSigma[bucket];
-        x.slow = std::int8_t(slow);
-        for (int v : {x.a, x.b}) {
-            Tally& t = tally[std::size_t(v) * K + x.step];
-            ++t.total;
-            if (!slow) continue;
-            ++t.slow;
-            t.bytes += double(x.bytes);
-            t.ns += double(x.bytes) / tp;
-            t.refNs += double(x.bytes) / rf;
-        }
-        if (slow) ++slowPairs[pairKey(x.step, x.a, x.b)];
-    }
-
     // A NIC is a candidate in a step when (nearly) all its transfers are slow. Per step and candidate: how many
     // of its slow peers are not candidates (healthy NICs that are slow only with it).
     auto isCandidate = [&](std::size_t k, std::size_t x) {
         const Tally& t = tally[x * K + k];
         return t.total >= p.minNicRecords && double(t.slow) >= p.slowNicShare * double(t.total);
     };
-    std::unordered_map<std::uint64_t, std::uint32_t> healthyPeers; // (step, nic) -> peers
-    for (const auto& [key, count] : slowPairs) {
-        const std::uint64_t k = key >> 40, a = (key >> 20) & 0xFFFFF, b = key & 0xFFFFF;
-        const bool ca = isCandidate(k, a), cb = isCandidate(k, b);
-        if (ca && !cb) ++healthyPeers[(k << 20) | a];
-        if (cb && !ca) ++healthyPeers[(k << 20) | b];
-    }
+    std::unordered_map<std::uint64_t, std::uint32_t> healthyPeers; // (step, nic) -> peers, this step's
     auto healthyPeersOf = [&](std::size_t k, int x) {
         auto it = healthyPeers.find((std::uint64_t(k) << 20) | std::uint64_t(x));
         return it == healthyPeers.end() ? 0u : it->second;
@@ -185,12 +139,8 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
     // is the slow NIC; of two, a slow pair; larger (a synchronous ring slows all its members alike), the member
     // whose hops are slowest.
     std::map<std::string, std::vector<int>> stepsOfPlace;
-    std::map<std::string, std::vector<int>> nicsOfPlace;
-    // The transfers of each step, and per member the hops among a set of NICs in a step: bytes and time moved,
-    // its fastest hop, the sides it was seen on, and how many of the hops were judged and found slow.
-    std::vector<std::vector<std::uint32_t>> xfersOfStep(K);
-    for (std::uint32_t i = 0; i < xfers.size(); ++i)
-        if (xfers[i].step < K) xfersOfStep[xfers[i].step].push_back(i);
+    // Per member, the hops among a set of NICs in a step: bytes and time moved, its fastest hop, the sides it
+    // was seen on, and how many of the hops were judged and found slow.
     struct Hops {
         double bytes = 0, ns = 0, fastest = 0;
         int sides = 0; // 1 sends, 2 receives, 3 both
@@ -201,8 +151,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
     };
     auto hopsAmong = [&](std::size_t k, auto isMember) {
         HopsAmong h;
-        for (std::uint32_t i : xfersOfStep[k]) {
-            const Xfer& x = xfers[i];
+        for (const Xfer& x : xfersOfStep[k]) {
             if (!isMember(x.a) || !isMember(x.b)) continue;
             if (x.slow >= 0) {
                 ++h.judged;
@@ -223,11 +172,13 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
     std::map<int, std::size_t> ringSize;
     for (std::size_t x = 0; x < n; ++x)
         if (ix.dpGroup(int(x)) >= 0) ++ringSize[ix.dpGroup(int(x))];
-    for (std::size_t k = 0; k < K; ++k) {
+
+    // The candidates of step k, placed: a slow NIC, a slow pair, or a ring's slow member.
+    auto judgeCandidates = [&](std::size_t k) {
         std::vector<int> cand;
         for (std::size_t x = 0; x < n; ++x)
             if (isCandidate(k, x)) cand.push_back(int(x));
-        if (cand.empty()) continue;
+        if (cand.empty()) return;
         // A ring paced by one slow hop: its members look slow next to the other rings, and with one channel per
         // transfer lost records leave holes that split them into several components (each once reported as a
         // slow NIC, with a slow switch on top), or keep the slow NIC itself from being a candidate. When most of
@@ -275,7 +226,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
             };
             std::erase_if(cand, explained);
         }
-        if (cand.empty()) continue;
+        if (cand.empty()) return;
         std::vector<int> parent(n);
         std::iota(parent.begin(), parent.end(), 0);
         auto find = [&](int x) {
@@ -334,7 +285,96 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
             }
             stepsOfPlace[place].push_back(int(k));
         }
+    };
+
+    // Judges step k from its transfers, then drops them.
+    auto judgeStep = [&](std::size_t k) {
+        std::vector<Xfer>& xs = xfersOfStep[k];
+        std::vector<std::vector<float>> samples(2 * kClasses);
+        for (const Xfer& x : xs) samples[bucketOf(x)].push_back(float(throughput(x)));
+        std::vector<double> ref(samples.size(), 0.0), refSigma(samples.size(), 0.0);
+        for (std::size_t i = 0; i < samples.size(); ++i) {
+            const auto& v = samples[i];
+            if (v.size() >= 8) { // fewer transfers of that size: not enough to know what is normal
+                const RobustStats st = robustStats(std::vector<double>(v.begin(), v.end()));
+                ref[i] = st.median;
+                refSigma[i] = std::max(st.sigma, p.minSigmaShare * st.median);
+            }
+        }
+        slowPairs.clear();
+        healthyPeers.clear();
+        for (Xfer& x : xs) {
+            const std::size_t bucket = bucketOf(x);
+            const double rf = ref[bucket];
+            if (rf <= 0) continue;
+            const double tp = throughput(x);
+            const bool slow = tp * p.minLinkSlowdown <= rf && rf - tp >= p.kSigma * refSigma[bucket];
+            x.slow = std::int8_t(slow);
+            for (int v : {x.a, x.b}) {
+                Tally& t = tally[std::size_t(v) * K + k];
+                ++t.total;
+                if (!slow) continue;
+                ++t.slow;
+                t.bytes += double(x.bytes);
+                t.ns += double(x.bytes) / tp;
+                t.refNs += double(x.bytes) / rf;
+            }
+            if (slow) ++slowPairs[pairKey(k, x.a, x.b)];
+        }
+        for (const auto& [key, count] : slowPairs) {
+            const std::uint64_t a = (key >> 20) & 0xFFFFF, b = key & 0xFFFFF;
+            const bool ca = isCandidate(k, a), cb = isCandidate(k, b);
+            if (ca && !cb) ++healthyPeers[(std::uint64_t(k) << 20) | a];
+            if (cb && !ca) ++healthyPeers[(std::uint64_t(k) << 20) | b];
+        }
+        judgeCandidates(k);
+        std::vector<Xfer>().swap(xs);
+    };
+
+    // The records in order, merged into transfers; each step judged once the records have moved past it.
+    std::size_t judged = 0;             // steps judged so far
+    std::int64_t recheckAt = INT64_MIN; // when a step held back by a transfer still open is worth another look
+    auto ready = [&](std::size_t k, std::int64_t now) {
+        // No later record starts in step k or before (its start less the largest clock offset is past the
+        // step's end), and every transfer of the step is closed (later records start more than 2 us after it).
+        if (now - maxOffset <= ends[k] || now < recheckAt) return false;
+        std::int64_t until = INT64_MIN;
+        for (const auto& list : open)
+            for (const Open& o : list)
+                if (o.step == k && now <= o.e + kTouch) until = std::max(until, o.e + kTouch + 1);
+        recheckAt = until;
+        return until == INT64_MIN;
+    };
+    for (std::uint32_t r : job.records) {
+        const std::int64_t s = flows.startNs[r], e = std::max(flows.endNs[r], flows.startNs[r] + 1);
+        while (byStart && judged < K && ready(judged, s)) judgeStep(judged++);
+        const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+        if (a < 0 || b < 0 || flows.bytes[r] == 0) continue;
+        auto start = [&] { // a new transfer from this record
+            const std::uint32_t step = std::uint32_t(stepOf(s - sd.offsetOf(ix.endpoint(a))));
+            std::vector<Xfer>& to = xfersOfStep[step];
+            to.push_back({s, e, flows.bytes[r], a, b, step, flows.srcPort[r]});
+            return Open{e, b, flows.srcPort[r], step, std::uint32_t(to.size() - 1)};
+        };
+        bool merged = false;
+        for (Open& o : open[std::size_t(a)]) {
+            if (o.b != b || o.port != flows.srcPort[r]) continue;
+            if (s <= o.e + kTouch) {
+                Xfer& x = xfersOfStep[o.step][o.i];
+                x.e = std::max(x.e, e);
+                x.bytes += flows.bytes[r];
+                o.e = x.e;
+            } else {
+                o = start();
+            }
+            merged = true;
+            break;
+        }
+        if (!merged) open[std::size_t(a)].push_back(start());
     }
+    while (judged < K) judgeStep(judged++);
+    std::vector<std::vector<Open>>().swap(open);
+    std::vector<std::vector<Xfer>>().swap(xfersOfStep);
     for (auto& [place, steps] : stepsOfPlace) {
         std::sort(steps.begin(), steps.end());
         steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
