@@ -5,7 +5,9 @@
 #       builds build-fuzz (-DLLMPRISM_FUZZ=ON) and runs each harness (all when none is named) for SECONDS
 #       (default 60 when no --runs) or N executions, whichever comes first, J harnesses at a time (default 1),
 #       from its seeds (tests/fuzz/corpus/NAME)
-#       and what earlier runs found (build-fuzz/corpus/NAME). One line per harness in build-fuzz/results.tsv:
+#       and what earlier runs found (build-fuzz/corpus/NAME). --workers W runs W processes of each harness on
+#       its one corpus (each takes up what the others find: libFuzzer's -reload), N/W executions each, and
+#       stops them all when one finds something; the line counts them all. One line per harness in build-fuzz/results.tsv:
 #       harness, executions, seconds, executions/s, corpus inputs, outcome. An input that breaks a harness is
 #       kept in build-fuzz/crashes/NAME/ and the script exits 1.
 #   scripts/fuzz.sh --seeds      (re)makes the seed corpora tests/fuzz/corpus/* from tests/data and samples/
@@ -88,18 +90,19 @@ case "${1:-}" in
     exit 0 ;;
 esac
 
-time_limit=""; runs_limit=""; jobs=1; names=()
+time_limit=""; runs_limit=""; jobs=1; workers=1; names=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --time) time_limit="$2"; shift 2 ;;
     --runs) runs_limit="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
+    --workers) workers="$2"; shift 2 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) names+=("$1"); shift ;;
   esac
 done
 [ -n "$time_limit$runs_limit" ] || time_limit=60
-limit="-max_total_time=${time_limit:-0} -runs=${runs_limit:--1}"
+limit="-max_total_time=${time_limit:-0} -runs=$([ -z "$runs_limit" ] && echo -1 || echo $(((runs_limit + workers - 1) / workers)))"
 [ ${#names[@]} -gt 0 ] || mapfile -t names < <(harnesses)
 build_fuzzers
 mkdir -p "$build/logs"
@@ -107,18 +110,31 @@ run_one() {
   local h="$1" exe="$build/tests/fuzz/fuzz_$1"
   [ -x "$exe" ] || { echo "fuzz.sh: no harness $h" >&2; return 2; }
   mkdir -p "$build/corpus/$h" "$build/crashes/$h"
-  local log="$build/logs/$h.log" rc=0
+  local log="$build/logs/$h.log" rc=0 w pids=() r
   # A 16 MB quarantine (ASan's default: 256 MB) finds a use after free of anything freed during the execution
   # and made the harnesses that allocate large blocks (sessions) 1.5x faster.
-  ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:quarantine_size_mb=16" \
-  UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-    "$exe" $limit -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
-    -artifact_prefix="$build/crashes/$h/" "$build/corpus/$h" "$seeds/$h" > "$log" 2>&1 || rc=$?
-  local runs secs
-  runs="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | tail -1 | awk '{print $2}')"
-  secs="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | tail -1 | awk '{print $5}')"
-  [ -n "$runs" ] || runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{print $2}')"
-  [ -n "$secs" ] || secs="?"
+  for ((w = 1; w <= workers; w++)); do
+    ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:quarantine_size_mb=16" \
+    UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+      "$exe" $limit -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+      -artifact_prefix="$build/crashes/$h/" "$build/corpus/$h" "$seeds/$h" > "$log.$w" 2>&1 &
+    pids+=($!)
+  done
+  # The first to fail stops the others (their corpus is shared; what it found is in crashes/).
+  for ((w = 1; w <= workers; w++)); do
+    r=0; wait -n || r=$?
+    if [ "$r" -ne 0 ] && [ "$rc" -eq 0 ]; then rc=$r; kill "${pids[@]}" 2>/dev/null || true; fi
+  done
+  # Each process's count: its "Done N runs in S seconds", or its final stats when it was stopped.
+  local runs=0 secs=0 n s
+  for ((w = 1; w <= workers; w++)); do
+    n="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log.$w" | tail -1 | awk '{print $2}')"
+    s="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log.$w" | tail -1 | awk '{print $5}')"
+    [ -n "$n" ] || n="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log.$w" | awk '{print $2}')"
+    runs=$((runs + ${n:-0}))
+    if [ -z "$s" ]; then secs="?"; elif [ "$secs" != "?" ] && [ "$s" -gt "$secs" ]; then secs="$s"; fi
+  done
+  cat "$log".[0-9]* > "$log"; rm -f "$log".[0-9]*
   local outcome="clean"
   if [ "$rc" -eq 72 ] && [ -z "$(ls -A "$build/crashes/$h")" ]; then
     outcome="stopped (interrupted: libFuzzer's exit 72), clean"; rc=0 # killed from outside, nothing found
@@ -130,5 +146,5 @@ run_one() {
     "$(ls "$build/corpus/$h" | wc -l)" "$outcome" | tee -a "$build/results.tsv"
   [ "$rc" -eq 0 ]
 }
-export -f run_one; export build seeds limit
+export -f run_one; export build seeds limit workers
 printf '%s\n' "${names[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one "$@"' _ {} || exit 1
