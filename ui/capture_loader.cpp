@@ -176,7 +176,7 @@ SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) {
     }
     session->capture = loadCapture(path.toStdString(), lo);
     session->analysis = runAnalysis(session->capture);
-    session->buildLod();
+    session->buildLod(std::vector<int>{0}); // the job shown first; the others when they are shown
     return session;
 }
 
@@ -260,7 +260,8 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
         AnalysisOptions ao;
         ao.progress = [report](double f) { return report(0.8 + 0.17 * f, "Analysing"); };
         session->analysis = runAnalysis(session->capture, ao);
-        session->buildLod([report](double f) { return report(0.97 + 0.03 * f, "Indexing"); });
+        // The job shown first only, as for a session: the others are indexed when first shown.
+        session->buildLod(std::vector<int>{0}, [report](double f) { return report(0.97 + 0.03 * f, "Indexing"); });
         return session;
     });
 }

@@ -445,6 +445,9 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             case SegmentKind::Other: ss.otherNs += d; break;
             }
         }
+        // The reservation above is a bound (gaps cut at step ends can pass it and double the vector): the views
+        // keep the segments of every rank as long as the job is open, so they are held at their size.
+        out.shrink_to_fit();
         std::vector<Transfer>().swap(transfers[k]);
         std::vector<Busy>().swap(bz);
     });
