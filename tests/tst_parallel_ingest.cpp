@@ -199,15 +199,28 @@ private slots:
         std::mt19937_64 rng(3);
         FlowTable t;
         for (int i = 0; i < 300000; ++i) // ties in start and end: stability decides the order
-            t.append(std::int64_t(rng() % 1000), std::int64_t(1000 + rng() % 3), t.endpoints.intern(IpAddr::v4(std::uint32_t(i % 50))),
-                     0, std::uint16_t(i % 65536), 4791, 17, std::uint64_t(i), 1);
+            t.append(std::int64_t(rng() % 1000), std::int64_t(1000 + rng() % 3),
+                     t.endpoints.intern(IpAddr::v4(std::uint32_t(i % 50))), 0, std::uint16_t(i % 65536), 4791, 17,
+                     std::uint64_t(i), 1, std::uint32_t(i % 7), std::uint32_t(i % 11), std::uint32_t(i % 13));
         FlowTable one = t, many = t;
         one.sortByStart(1);
         many.sortByStart(3);
         compareTables(one, many);
+        QCOMPARE(one.retransmits, many.retransmits);
         for (std::size_t i = 1; i < one.size(); ++i)
             if (one.startNs[i] == one.startNs[i - 1] && one.endNs[i] == one.endNs[i - 1])
                 QVERIFY(one.bytes[i] > one.bytes[i - 1]); // appended order kept among equals
+        // Every column moved with its row (each a function of the appended position, kept in bytes).
+        for (std::size_t i = 0; i < many.size(); ++i) {
+            const std::uint64_t at = many.bytes[i];
+            QCOMPARE(many.src[i], t.src[at]);
+            QCOMPARE(many.srcPort[i], std::uint16_t(at % 65536));
+            QCOMPARE(many.startNs[i], t.startNs[at]);
+            QCOMPARE(many.endNs[i], t.endNs[at]);
+            QCOMPARE(many.retransmits[i], std::uint32_t(at % 7));
+            QCOMPARE(many.cnps[i], std::uint32_t(at % 11));
+            QCOMPARE(many.ecnCe[i], std::uint32_t(at % 13));
+        }
     }
 };
 

@@ -3,7 +3,9 @@
 #include "util/parallel.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <type_traits>
 
@@ -196,10 +198,20 @@ bool FlowTable::isSortedByStart() const {
     return true;
 }
 
-template <typename T> static void permute(std::vector<T>& v, const std::vector<std::uint32_t>& order) {
-    std::vector<T> out(v.size());
-    for (std::size_t i = 0; i < order.size(); ++i) out[i] = v[order[i]];
-    v.swap(out);
+// v[i] = v[order[i]]: gathered into `scratch` (room for 8 bytes a row) by the threads side by side, rows split
+// between them, then copied back. One column at a time through one scratch block: the sort holds the order and
+// one 8-byte column beside the table, not a new copy of every column in flight.
+template <typename T>
+static void permute(std::vector<T>& v, const std::vector<std::uint32_t>& order, std::byte* scratch, unsigned threads) {
+    static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>);
+    T* out = reinterpret_cast<T*>(scratch);
+    const std::size_t n = order.size(), parts = std::clamp<std::size_t>(n / 65536, 1, threads);
+    parallelFor(parts, threads, [&](std::size_t k, unsigned) {
+        for (std::size_t i = n * k / parts, hi = n * (k + 1) / parts; i < hi; ++i) out[i] = v[order[i]];
+    });
+    parallelFor(parts, threads, [&](std::size_t k, unsigned) {
+        std::copy(out + n * k / parts, out + n * (k + 1) / parts, v.begin() + std::ptrdiff_t(n * k / parts));
+    });
 }
 
 void FlowTable::sortByStart(unsigned threads) {
@@ -232,13 +244,18 @@ void FlowTable::sortByStart(unsigned threads) {
         order.swap(merged);
         bounds.swap(next);
     }
-    std::vector<std::function<void()>> columns = {
-        [&] { permute(startNs, order); }, [&] { permute(endNs, order); },   [&] { permute(src, order); },
-        [&] { permute(dst, order); },     [&] { permute(srcPort, order); }, [&] { permute(dstPort, order); },
-        [&] { permute(proto, order); },   [&] { permute(bytes, order); },   [&] { permute(packets, order); }};
+    const std::unique_ptr<std::byte[]> scratch(new std::byte[size() * 8]);
+    permute(startNs, order, scratch.get(), t);
+    permute(endNs, order, scratch.get(), t);
+    permute(src, order, scratch.get(), t);
+    permute(dst, order, scratch.get(), t);
+    permute(srcPort, order, scratch.get(), t);
+    permute(dstPort, order, scratch.get(), t);
+    permute(proto, order, scratch.get(), t);
+    permute(bytes, order, scratch.get(), t);
+    permute(packets, order, scratch.get(), t);
     if (m_congestion)
-        for (auto* c : {&retransmits, &cnps, &ecnCe}) columns.push_back([&order, c] { permute(*c, order); });
-    parallelFor(columns.size(), t, [&](std::size_t k, unsigned) { columns[k](); });
+        for (auto* c : {&retransmits, &cnps, &ecnCe}) permute(*c, order, scratch.get(), t);
 }
 
 std::size_t FlowTable::memoryBytes() const {

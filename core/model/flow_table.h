@@ -93,7 +93,8 @@ public:
 
     bool isSortedByStart() const;
     // Stable sort of every column by start time (then end time), on `threads` threads (0: one per core): parts
-    // sorted side by side and merged, the columns permuted side by side.
+    // sorted side by side and merged, then each column permuted in place through one scratch block, its rows
+    // split between the threads (beside the table: 4 bytes a record for the order, 8 for the scratch).
     void sortByStart(unsigned threads = 0);
     // Bytes held by the columns and the endpoint table (capacity, not size).
     std::size_t memoryBytes() const;
