@@ -7,12 +7,13 @@
 #include "analysis/stats.h"
 
 #include <algorithm>
-#include <optional>
-#include <unordered_map>
-#include <unordered_set>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace prism {
 
@@ -32,9 +33,13 @@ using SyncRec = DpRecord;
 // when they start inside one).
 std::vector<SyncRec> ringHopsOnly(std::vector<SyncRec>& dp, std::size_t nics, std::int64_t exchangeWindowNs) {
     const std::vector<char> exchange = expertExchanges(dp, nics, exchangeWindowNs);
-    std::vector<SyncRec> out, kept;
-    for (std::size_t i = 0; i < dp.size(); ++i) (exchange[i] ? out : kept).push_back(dp[i]);
-    if (!out.empty()) dp = std::move(kept);
+    std::vector<SyncRec> out;
+    std::size_t w = 0; // the ring's hops kept in place, in order: no second copy of the series
+    for (std::size_t i = 0; i < dp.size(); ++i) {
+        if (exchange[i]) out.push_back(dp[i]);
+        else dp[w++] = dp[i];
+    }
+    dp.resize(w);
     return out;
 }
 
@@ -145,9 +150,16 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         std::vector<std::size_t> at(std::size_t(groups) + 1, 0);
         for (const SyncRec& r : recs) ++at[std::size_t(r.group) + 1];
         for (std::size_t g = 1; g < at.size(); ++g) at[g] += at[g - 1];
-        std::vector<SyncRec> sorted(recs.size());
-        for (const SyncRec& r : recs) sorted[at[std::size_t(r.group)]++] = r;
-        recs = std::move(sorted);
+        // Each record's place, then the records moved there in place, cycle by cycle: 4 bytes a record
+        // beside the series instead of a second copy of it.
+        std::vector<std::uint32_t> to(recs.size());
+        for (std::size_t i = 0; i < recs.size(); ++i) to[i] = std::uint32_t(at[std::size_t(recs[i].group)]++);
+        for (std::size_t i = 0; i < recs.size(); ++i)
+            while (to[i] != i) {
+                const std::uint32_t j = to[i];
+                std::swap(recs[i], recs[j]);
+                std::swap(to[i], to[j]);
+            }
     }
 
     // 1. Bursts per group.
@@ -213,8 +225,8 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         }
     }
     // Every sync burst with its records, openers included, for the sync windows of isExchange (below).
-    const std::vector<SyncRec> allRecs = exchanges.empty() ? std::vector<SyncRec>{} : recs;
-    const std::vector<std::uint32_t> allBurstOf = exchanges.empty() ? std::vector<std::uint32_t>{} : burstOf;
+    std::vector<SyncRec> allRecs = exchanges.empty() ? std::vector<SyncRec>{} : recs;
+    std::vector<std::uint32_t> allBurstOf = exchanges.empty() ? std::vector<std::uint32_t>{} : burstOf;
     const std::vector<Burst> allBursts = exchanges.empty() ? std::vector<Burst>{} : bursts;
 
     // The all-gathers that open steps end none: their records and bursts leave the sync series.
@@ -446,6 +458,10 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     };
     std::vector<std::int64_t> ends, syncStarts;
     roundBounds(roundOf, ends, syncStarts);
+    // The series is done with: what follows reads the job's records again (4b), so it is not held beside them.
+    for (auto* v : {&recs, &allRecs, &exchanges}) std::vector<SyncRec>().swap(*v);
+    for (auto* v : {&burstOf, &allBurstOf, &roundOf}) std::vector<std::uint32_t>().swap(*v);
+    std::vector<LinkRecord>().swap(links);
     // Micro-batches still in flight after the last record: the capture ends inside that step.
     if (out.source == StepSource::Pipeline && !drains.share.empty() && drains.endShare < params.drainedShare &&
         ends.size() > 1) {
@@ -463,23 +479,31 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     if (out.source == StepSource::DataParallel && ends.size() >= 4) {
         const std::vector<std::int64_t>& fineEnds = ends; // the rounds, until the coarse steps replace them
         const std::vector<std::int64_t>& fineStarts = syncStarts;
-        std::vector<Piece> act;
-        act.reserve(job.records.size());
+        // The union of the job's activity, aligned, by start. Records come by start and only the NICs' clock
+        // offsets stir them, so the aligned records pass through a heap that holds those within the spread of the
+        // offsets: a piece leaves it once no later record can start before it (a later record's aligned start
+        // is at least its own start less the largest offset). By start only: the union is the same whatever the
+        // order of equal starts.
+        std::vector<Piece> jobPieces;
+        auto unite = [&](const Piece& x) {
+            if (jobPieces.empty() || x.first > jobPieces.back().second) jobPieces.push_back(x);
+            else jobPieces.back().second = std::max(jobPieces.back().second, x.second);
+        };
+        const std::int64_t maxOffset = nicOffset.empty() ? 0 : *std::max_element(nicOffset.begin(), nicOffset.end());
+        bool byStart = true;
+        for (std::size_t j = 1; j < job.records.size() && byStart; ++j)
+            byStart = flows.startNs[job.records[j - 1]] <= flows.startNs[job.records[j]];
+        std::priority_queue<Piece, std::vector<Piece>, std::greater<Piece>> pending;
         for (std::uint32_t r : job.records) {
             const int a = ix.local(flows.src[r]);
             if (a < 0 || ix.local(flows.dst[r]) < 0) continue; // storage, management: not the job's rhythm
             const std::int64_t off = nicOffset[std::size_t(a)];
-            act.push_back({flows.startNs[r] - off, std::max(flows.endNs[r], flows.startNs[r]) - off});
+            if (byStart)
+                for (; !pending.empty() && pending.top().first < flows.startNs[r] - maxOffset; pending.pop())
+                    unite(pending.top());
+            pending.push({flows.startNs[r] - off, std::max(flows.endNs[r], flows.startNs[r]) - off});
         }
-        // By start only: the union below is the same whatever the order of equal starts. Records come by start
-        // and only the NICs' clock offsets stir them: a run that is already in order is left as it is.
-        auto byStart = [](const Piece& x, const Piece& y) { return x.first < y.first; };
-        if (!std::is_sorted(act.begin(), act.end(), byStart)) std::sort(act.begin(), act.end(), byStart);
-        std::vector<Piece> jobPieces;
-        for (const Piece& x : act) {
-            if (jobPieces.empty() || x.first > jobPieces.back().second) jobPieces.push_back(x);
-            else jobPieces.back().second = std::max(jobPieces.back().second, x.second);
-        }
+        for (; !pending.empty(); pending.pop()) unite(pending.top());
         auto piecesOf = [&](const std::vector<std::int64_t>& roundEnds) {
             std::vector<Piece> out;
             std::int64_t from = std::min(jobPieces.front().first, roundEnds.front());
