@@ -93,7 +93,9 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         bool exchange;
     };
     const unsigned threads = threadCount(0);
-    const std::size_t block = segments ? std::max<std::size_t>(R, 1) : std::max<std::size_t>(64, (R + 3) / 4);
+    // Eighths (at least 64 ranks): on `large` 22 MB less at the peak than quarters for the same time; sixteenths
+    // saved 4 MB more for 10% more CPU (docs/BENCHMARKS.md).
+    const std::size_t block = segments ? std::max<std::size_t>(R, 1) : std::max<std::size_t>(64, (R + 7) / 8);
     std::vector<std::vector<Transfer>> transfers(std::min(R, block));
     std::vector<std::vector<Open>> open(transfers.size());
     // The transfers of ranks [lo, hi) (at transfers[k - lo]); thread w takes the ranks k with k % threads == w,
