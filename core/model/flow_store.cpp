@@ -11,7 +11,10 @@ TimeResolution measureResolution(const FlowTable& flows) {
     TimeResolution r;
     bool anyRoce = false;
     for (std::size_t i = 0; i < flows.size() && !anyRoce; ++i) anyRoce = flows.isRoce(i);
-    std::vector<std::int64_t> spans;
+    std::vector<std::int64_t> spans; // sized first: grown by doubling it would hold two copies at the end
+    std::size_t counted = 0;
+    for (std::size_t i = 0; i < flows.size(); ++i) counted += !anyRoce || flows.isRoce(i);
+    spans.reserve(counted);
     std::int64_t granularity = 1'000'000'000;
     for (std::size_t i = 0; i < flows.size(); ++i) {
         if (anyRoce && !flows.isRoce(i)) continue;
