@@ -66,16 +66,17 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 // link runs at a third of its bandwidth stretches its ring's all-reduce to three times as long, in step with
 // the others (every step waits for it), which correlates about 0.49 with them bin by bin and near 1 on a grid
 // as coarse as the stretched burst; and the bursts' onsets (below) stay together at any pace. Unrelated jobs
-// keep independent phases on every grid.
-double rhythmCorrelation(const Cluster& a, const Cluster& b) {
+// keep independent phases on every grid. Whether the largest reaches `threshold`: the comparisons stop at the
+// first that does (the same answer; a job's own clusters mostly agree on the first grid).
+bool rhythmsAgree(const Cluster& a, const Cluster& b, double threshold) {
+    if (threshold <= 0.0) return true; // the correlation is taken as at least 0
     const std::int64_t lo = std::max(a.firstBin, b.firstBin);
     const std::int64_t hi =
         std::min(a.firstBin + std::int64_t(a.series.size()), b.firstBin + std::int64_t(b.series.size()));
-    if (hi - lo < 2) return 0.0;
+    if (hi - lo < 2) return false;
     std::vector<double> x, y;
     x.reserve(std::size_t(hi - lo));
     y.reserve(std::size_t(hi - lo));
-    double best = -1.0;
     for (std::int64_t k = 1; k <= 64; k *= 2) {
         // Coarse bins [c*k, (c+1)*k) of the global grid wholly inside [lo, hi).
         const std::int64_t c0 = (lo + k - 1) / k, c1 = hi / k;
@@ -87,7 +88,7 @@ double rhythmCorrelation(const Cluster& a, const Cluster& b) {
             x[i] += a.series[std::size_t(bin - a.firstBin)];
             y[i] += b.series[std::size_t(bin - b.firstBin)];
         }
-        best = std::max(best, pearson(x, y));
+        if (pearson(x, y) >= threshold) return true;
     }
     // Burst onsets — a bin with traffic after at least `quiet` bins without, for quiet = 2, 4 … 32 bins — each
     // widened to the bins beside it: the rails of one job start their sync together every step however long each
@@ -114,9 +115,9 @@ double rhythmCorrelation(const Cluster& a, const Cluster& b) {
     };
     for (std::int64_t quiet = 2; quiet <= 32; quiet *= 2) {
         const std::size_t onsetsA = onsets(a, quiet, x), onsetsB = onsets(b, quiet, y);
-        if (onsetsA >= 8 && onsetsB >= 8) best = std::max(best, pearson(x, y));
+        if (onsetsA >= 8 && onsetsB >= 8 && pearson(x, y) >= threshold) return true;
     }
-    return std::max(best, 0.0);
+    return false;
 }
 
 // (x - lo) / width for x >= lo, width > 0, without a 64-bit division per record: a floating-point estimate,
@@ -390,7 +391,7 @@ RecognitionResult RecognitionPasses::result(const EndpointTable& endpoints, std:
     boost::disjoint_sets<std::size_t*, std::size_t*> jobs(rank2.data(), parent2.data());
     for (std::size_t c = 0; c < cn; ++c) jobs.make_set(c);
     for (auto [a, b] : S.candidates)
-        if (rhythmCorrelation(clusters[a], clusters[b]) >= params.rhythmThreshold) jobs.union_set(a, b);
+        if (rhythmsAgree(clusters[a], clusters[b], params.rhythmThreshold)) jobs.union_set(a, b);
     const auto& flowsEndpoints = endpoints;
     std::map<std::size_t, std::vector<std::size_t>> members;
     for (std::size_t c = 0; c < cn; ++c) members[jobs.find_set(c)].push_back(c);
