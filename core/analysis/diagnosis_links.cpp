@@ -332,18 +332,38 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
     };
 
     // The records in order, merged into transfers; each step judged once the records have moved past it.
-    std::size_t judged = 0;             // steps judged so far
-    std::int64_t recheckAt = INT64_MIN; // when a step held back by a transfer still open is worth another look
+    std::size_t judged = 0; // steps judged so far
+    // The next step's transfers still open when the records first moved past it (sender, place in its list):
+    // the only ones that can hold it back, since no later record starts a transfer in it. Looked at again only
+    // once the latest of them could have closed.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> holding;
+    bool scanned = false;               // `holding` is the next step's
+    std::int64_t recheckAt = INT64_MIN; // when a step held back is worth another look
     auto ready = [&](std::size_t k, std::int64_t now) {
         // No later record starts in step k or before (its start less the largest clock offset is past the
         // step's end), and every transfer of the step is closed (later records start more than 2 us after it).
-        if (now - maxOffset <= ends[k] || now < recheckAt) return false;
-        std::int64_t until = INT64_MIN;
-        for (const auto& list : open)
-            for (const Open& o : list)
-                if (o.step == k && now <= o.e + kTouch) until = std::max(until, o.e + kTouch + 1);
-        recheckAt = until;
-        return until == INT64_MIN;
+        if (now - maxOffset <= ends[k]) return false;
+        if (!scanned) {
+            holding.clear();
+            for (std::uint32_t a = 0; a < open.size(); ++a)
+                for (std::uint32_t i = 0; i < open[a].size(); ++i)
+                    if (open[a][i].step == k && now <= open[a][i].e + kTouch) holding.emplace_back(a, i);
+            scanned = true;
+        } else if (now < recheckAt) {
+            return false;
+        }
+        // A place taken by a later transfer (of a later step) holds the step no more.
+        std::erase_if(holding, [&](const auto& at) {
+            const Open& o = open[at.first][at.second];
+            return o.step != k || now > o.e + kTouch;
+        });
+        if (holding.empty()) {
+            scanned = false;
+            return true;
+        }
+        recheckAt = INT64_MIN;
+        for (const auto& [a, i] : holding) recheckAt = std::max(recheckAt, open[a][i].e + kTouch + 1);
+        return false;
     };
     for (std::uint32_t r : job.records) {
         const std::int64_t s = flows.startNs[r], e = std::max(flows.endNs[r], flows.startNs[r] + 1);
