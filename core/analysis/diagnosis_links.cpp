@@ -89,9 +89,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
     std::int64_t maxOffset = std::numeric_limits<std::int64_t>::min();
     for (std::size_t x = 0; x < n; ++x) maxOffset = std::max(maxOffset, sd.offsetOf(ix.endpoint(int(x))));
     // Records come by start (the table is sorted): then a step is complete once the records have moved past it.
-    bool byStart = p.judgeStepByStep;
-    for (std::size_t j = 1; j < job.records.size() && byStart; ++j)
-        byStart = flows.startNs[job.records[j - 1]] <= flows.startNs[job.records[j]];
+    const bool byStart = p.judgeStepByStep && recordsByStart(flows, job);
 
     // Reference throughput per (kind, size class) in a step: the median of the job's transfers.
     constexpr std::size_t kClasses = 65;

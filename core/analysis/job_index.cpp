@@ -88,4 +88,10 @@ std::vector<int> expertGroups(const FlowTable& flows, const RecognizedJob& job, 
     return group;
 }
 
+bool recordsByStart(const FlowTable& flows, const RecognizedJob& job) {
+    for (std::size_t j = 1; j < job.records.size(); ++j)
+        if (flows.startNs[job.records[j]] < flows.startNs[job.records[j - 1]]) return false;
+    return true;
+}
+
 } // namespace prism

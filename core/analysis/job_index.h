@@ -39,4 +39,8 @@ private:
 // of one member), or -1 for a NIC in no such pair.
 std::vector<int> expertGroups(const FlowTable& flows, const RecognizedJob& job, const JobIndex& ix);
 
+// Whether the job's records come by start time (a sorted table's do): then a stage can hand a step, or a stretch
+// of time, on once the records have moved past it, instead of holding every record's item to the end.
+bool recordsByStart(const FlowTable& flows, const RecognizedJob& job);
+
 } // namespace prism

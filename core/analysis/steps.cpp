@@ -490,9 +490,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             else jobPieces.back().second = std::max(jobPieces.back().second, x.second);
         };
         const std::int64_t maxOffset = nicOffset.empty() ? 0 : *std::max_element(nicOffset.begin(), nicOffset.end());
-        bool byStart = true;
-        for (std::size_t j = 1; j < job.records.size() && byStart; ++j)
-            byStart = flows.startNs[job.records[j - 1]] <= flows.startNs[job.records[j]];
+        const bool byStart = recordsByStart(flows, job);
         std::priority_queue<Piece, std::vector<Piece>, std::greater<Piece>> pending;
         for (std::uint32_t r : job.records) {
             const int a = ix.local(flows.src[r]);
