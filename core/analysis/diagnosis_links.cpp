@@ -67,7 +67,6 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
         std::int64_t s, e;
         std::uint64_t bytes;
         std::int32_t a, b;
-        std::uint32_t step;
         std::uint16_t port;
         std::int8_t slow = -1; // -1: no reference speed for its size in its step; 0 / 1
     };
@@ -371,7 +370,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
         auto start = [&] { // a new transfer from this record
             const std::uint32_t step = std::uint32_t(stepOf(s - sd.offsetOf(ix.endpoint(a))));
             std::vector<Xfer>& to = xfersOfStep[step];
-            to.push_back({s, e, flows.bytes[r], a, b, step, flows.srcPort[r]});
+            to.push_back({s, e, flows.bytes[r], a, b, flows.srcPort[r]});
             return Open{e, b, flows.srcPort[r], step, std::uint32_t(to.size() - 1)};
         };
         bool merged = false;
