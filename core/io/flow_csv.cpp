@@ -486,7 +486,11 @@ private:
         }
         if (!missing.empty()) {
             std::string found;
-            for (const auto& n : names) found += (found.empty() ? "" : ", ") + std::string(quoted(n));
+            // The first 20 (a header of thousands of fields is not a flows.csv header: naming them all would
+            // make the message as long as the line).
+            constexpr std::size_t kNamed = 20;
+            for (std::size_t i = 0; i < names.size() && i < kNamed; ++i) found += (i ? ", " : "") + quoted(names[i]);
+            if (names.size() > kNamed) found += " and " + std::to_string(names.size() - kNamed) + " more";
             std::string msg = anyKnown ? "missing required column(s) " + missing
                                        : "no header row: missing required column(s) " + missing;
             throw InputError({m_path, m_line, 0,
