@@ -112,11 +112,12 @@ run_one() {
   mkdir -p "$build/corpus/$h" "$build/crashes/$h"
   local log="$build/logs/$h.log" rc=0 w pids=() r
   # A 16 MB quarantine (ASan's default: 256 MB) finds a use after free of anything freed during the execution
-  # and made the harnesses that allocate large blocks (sessions) 1.5x faster.
+  # and made the harnesses that allocate large blocks (sessions) 1.5x faster. A hang is an execution over 60 s:
+  # at nice 19 beside builds an input of 1.5 s (ASan) once took 22 s of wall time, and 20 s called it a hang.
   for ((w = 1; w <= workers; w++)); do
     ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:quarantine_size_mb=16" \
     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-      "$exe" $limit -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+      "$exe" $limit -timeout=60 -rss_limit_mb=4096 -print_final_stats=1 \
       -artifact_prefix="$build/crashes/$h/" "$build/corpus/$h" "$seeds/$h" > "$log.$w" 2>&1 &
     pids+=($!)
   done
