@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <numeric>
 #include <set>
 
 #include <QTemporaryDir>
@@ -192,7 +194,7 @@ private slots:
             case 4: span = std::int64_t(rnd() % 3000); start += std::int64_t(rnd() % 1000) * 1000; break;
             }
             csv += std::to_string(start) + "," + std::to_string(start + span) + ",10.0.0." + std::to_string(i % 7 + 1) +
-                   ",10.0.0." + std::to_string(i % 5 + 1) + ",100," + (kind == 3 ? "22,tcp" : "4791,udp") + ",1000,1\n";
+                   ",10.0.0." + std::to_string(i % 5 + 1) + ",100," + (kind == 3 ? "22,6" : "4791,17") + ",1000,1\n";
         }
         const std::string file = path("resolution-" + std::to_string(kind) + ".csv");
         test::writeBytes(file, csv);
@@ -200,6 +202,7 @@ private slots:
         FileStore store({file}, {});
         store.overview();
         const TimeResolution got = store.resolution();
+        QCOMPARE(expected.records, std::size_t(20000)); // every row read (all RoCE; all records without RoCE)
         QCOMPARE(got.records, expected.records);
         QCOMPARE(got.stampGranularityNs, expected.stampGranularityNs);
         QCOMPARE(got.typicalSpanNs, expected.typicalSpanNs);
@@ -229,6 +232,191 @@ private slots:
             for (std::size_t k = 0; k < wholeDiag.errors.size(); ++k)
                 QCOMPARE(streamDiag.errors[k].toString(), wholeDiag.errors[k].toString());
         }
+    }
+
+    // A window's records from a file store, as a sorted list of rows (addresses, not ids): the same rows whatever
+    // the order of the file and the ids of the table.
+    static std::vector<std::string> rowsOf(const FlowTable& t) {
+        std::vector<std::string> rows;
+        for (std::size_t i = 0; i < t.size(); ++i)
+            rows.push_back(std::to_string(t.startNs[i]) + "," + std::to_string(t.endNs[i]) + "," +
+                           t.endpoints.at(t.src[i]).toString() + "," + t.endpoints.at(t.dst[i]).toString() + "," +
+                           std::to_string(t.srcPort[i]) + "," + std::to_string(t.bytes[i]) + "," +
+                           std::to_string(t.packets[i]));
+        std::sort(rows.begin(), rows.end());
+        return rows;
+    }
+    static RecordSelection everySenderIn(const FlowTable& flows, std::int64_t from, std::int64_t to) {
+        RecordSelection sel;
+        for (EndpointId e = 0; e < flows.endpoints.size(); ++e) sel.ranges.push_back({flows.endpoints.at(e), from, to});
+        return sel;
+    }
+
+    // After its first pass a file store knows where in time each file and each chunk of a plain flows.csv lies:
+    // a window of time reads only the chunks (plain) or files (.gz) that can hold it, and gives the records a
+    // whole read does; rows out of order are read where they are; a file changed since is read whole again. The
+    // window-by-window analysis of a job over the budget gives the same report from the files as from memory.
+    void aWindowReadsOnlyTheChunksThatHoldIt() {
+        sim::SimConfig config = test::presetConfig("anomalies", 3);
+        config.jobs.front().steps = 300;
+        const sim::SimResult sim = sim::simulate(config);
+        const Capture capture = test::captureOf(sim);
+        const FlowTable& flows = capture.flows;
+        const std::uint64_t n = flows.size();
+        const std::string dir = path("window-index");
+        sim::writeCapture(sim, dir); // plain, rows by start: ~25 MB, several 4 MiB chunks
+        QVERIFY(std::filesystem::file_size(dir + "/flows.csv") > (std::uint64_t(16) << 20));
+        TableStore memory(flows, "memory", capture.diagnostics);
+
+        // The same report window by window (a budget of a quarter of the largest job), fewer records read.
+        StagedStats all;
+        analyzeStore(memory, capture.topology, capture.hasTopology, {}, &all);
+        const std::uint64_t budget = all.largestJob * kStagedBytesPerRecord / 4;
+        StagedStats fromMemory, fromFiles;
+        const std::string expected =
+            test::reportText(analyzeStore(memory, capture.topology, capture.hasTopology, {}, &fromMemory, budget));
+        FileStore files({dir}, {});
+        const std::string got =
+            test::reportText(analyzeStore(files, files.topology(), files.hasTopology(), {}, &fromFiles, budget));
+        QVERIFY2(got == expected, test::firstDifference(got, expected).c_str());
+        QVERIFY(fromFiles.windows >= 4);
+        // Every pass read whole would be passes × n.
+        QVERIFY2(files.recordsRead() < std::uint64_t(files.passes()) * n - (fromFiles.windows - 1) * n / 2,
+                 (std::to_string(files.recordsRead()) + " records read in " + std::to_string(files.passes()) +
+                  " passes of " + std::to_string(n))
+                     .c_str());
+
+        // Windows of a tenth of the capture, each read against the table's.
+        const std::int64_t first = flows.startNs.front(), span = flows.startNs.back() - first;
+        const std::uint64_t rowsPerChunk =
+            n * (std::uint64_t(4) << 20) / std::filesystem::file_size(dir + "/flows.csv") + 1;
+        auto checkWindows = [&](FileStore& store, bool fewer) {
+            for (int w = 0; w < 10; ++w) {
+                const std::int64_t from = first + span * w / 10, to = first + span * (w + 1) / 10;
+                const std::uint64_t before = store.recordsRead();
+                const FlowTable a = store.roceRecords(everySenderIn(flows, from, to));
+                const FlowTable b = memory.roceRecords(everySenderIn(flows, from, to));
+                QVERIFY(b.size() > 0);
+                QVERIFY(rowsOf(a) == rowsOf(b));
+                const std::uint64_t read = store.recordsRead() - before;
+                QVERIFY(read >= b.size());
+                // Sorted by start: the window's rows and at most a chunk's on each side (4 MiB of rows each).
+                const auto inWindow = std::uint64_t(std::lower_bound(flows.startNs.begin(), flows.startNs.end(), to) -
+                                                    std::lower_bound(flows.startNs.begin(), flows.startNs.end(), from));
+                if (fewer)
+                    QVERIFY2(read <= inWindow + 2 * rowsPerChunk,
+                             (std::to_string(read) + " read for " + std::to_string(inWindow)).c_str());
+                else QCOMPARE(read, n);
+            }
+        };
+        checkWindows(files, true);
+        // Outside every record: nothing read.
+        const std::uint64_t before = files.recordsRead();
+        QCOMPARE(files.roceRecords(everySenderIn(flows, first + 2 * span, first + 3 * span)).size(), std::size_t(0));
+        QCOMPARE(files.recordsRead(), before);
+
+        // The file rewritten (the same rows in reverse order): read whole once, then by its new index.
+        std::vector<std::uint32_t> reverse(flows.size());
+        for (std::uint32_t i = 0; i < flows.size(); ++i) reverse[i] = std::uint32_t(flows.size()) - 1 - i;
+        writeFlowsCsv(flows, dir + "/flows.csv", {}, &reverse);
+        std::filesystem::last_write_time(dir + "/flows.csv", std::filesystem::last_write_time(dir + "/flows.csv") +
+                                                                 std::chrono::seconds(2));
+        {
+            const std::uint64_t at = files.recordsRead();
+            const FlowTable a = files.roceRecords(everySenderIn(flows, first, first + span / 10));
+            QCOMPARE(files.recordsRead() - at, n);
+            QVERIFY(rowsOf(a) == rowsOf(memory.roceRecords(everySenderIn(flows, first, first + span / 10))));
+        }
+        checkWindows(files, true);
+
+        // Rows in no order at all: each chunk spans the whole capture, so every window reads it all, rightly.
+        std::vector<std::uint32_t> shuffled(flows.size());
+        std::iota(shuffled.begin(), shuffled.end(), 0u);
+        std::uint64_t x = 7;
+        for (std::size_t i = shuffled.size() - 1; i > 0; --i) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            std::swap(shuffled[i], shuffled[(x >> 33) % (i + 1)]);
+        }
+        const std::string mixed = path("window-index-shuffled");
+        QDir().mkpath(QString::fromStdString(mixed));
+        writeFlowsCsv(flows, mixed + "/flows.csv", {}, &shuffled);
+        FileStore shuffledStore({mixed + "/flows.csv"}, {});
+        shuffledStore.overview();
+        checkWindows(shuffledStore, false);
+
+        // Two .gz files, the first and the second half in time: a window in one half reads that file only.
+        std::vector<std::uint32_t> early, late;
+        for (std::uint32_t i = 0; i < flows.size(); ++i) (i < flows.size() / 2 ? early : late).push_back(i);
+        const std::string halves = path("window-index-gz");
+        QDir().mkpath(QString::fromStdString(halves));
+        writeFlowsCsv(flows, halves + "/a.csv.gz", {}, &early);
+        writeFlowsCsv(flows, halves + "/b.csv.gz", {}, &late);
+        FileStore gz({halves + "/a.csv.gz", halves + "/b.csv.gz"}, {});
+        gz.overview();
+        gz.resolution(); // (a fetch before it reads every record for the resolution's exact values)
+        const std::int64_t lateFrom = flows.startNs[late.front()] + 1;
+        const std::uint64_t at = gz.recordsRead();
+        const FlowTable a = gz.roceRecords(everySenderIn(flows, lateFrom, flows.startNs.back() + 1));
+        QCOMPARE(gz.recordsRead() - at, std::uint64_t(late.size()));
+        QVERIFY(rowsOf(a) == rowsOf(memory.roceRecords(everySenderIn(flows, lateFrom, flows.startNs.back() + 1))));
+    }
+
+    // The chunk marks of a streamed flows.csv place its rows: reading the bytes between two marks gives the rows
+    // between them, with the messages (and line numbers) of the whole read — after a byte-order mark, CRLF lines,
+    // comments, a line longer than a chunk and a bad row.
+    void aRangeBetweenChunkMarksReadsItsRows() {
+        std::string csv = "\xEF\xBB\xBF# a comment before the header\r\n"
+                          "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets\r\n";
+        const int rows = 150000;
+        for (int i = 0; i < rows; ++i) {
+            if (i == 100000) csv += "1700000000000000000,1700000000000000001,10.0.0.999,10.0.0.1,1,4791,17,1,1\r\n";
+            if (i == 30000) csv += std::string(std::size_t(5) << 20, 'x') + "\r\n"; // over a chunk: refused
+            if (i % 9000 == 0) csv += "# comment " + std::to_string(i) + "\r\n";
+            const std::int64_t start = 1'700'000'000'000'000'000 + std::int64_t(i) * 1000;
+            csv += std::to_string(start) + "," + std::to_string(start + 500) + ",10.0." + std::to_string(i % 200) +
+                   ".1,10.1.0." + std::to_string(i % 7 + 1) + "," + std::to_string(1000 + i % 5000) + ",4791,17," +
+                   std::to_string(i) + ",1\r\n";
+        }
+        const std::string file = path("marks.csv");
+        test::writeBytes(file, csv);
+        QVERIFY(csv.size() > (std::size_t(8) << 20)); // several 4 MiB chunks
+        LoadDiagnostics wholeDiag;
+        std::vector<std::uint64_t> starts; // of every row, in file order
+        struct Mark {
+            std::uint64_t row, byte, line;
+        };
+        std::vector<Mark> marks;
+        streamFlowsCsv(
+            file, {}, wholeDiag, 40000,
+            [&](const FlowTable& t, const std::vector<CsvChunkMark>& m) {
+                for (const CsvChunkMark& k : m) marks.push_back({starts.size() + k.row, k.byte, k.line});
+                for (std::size_t i = 0; i < t.size(); ++i) starts.push_back(std::uint64_t(t.startNs[i]));
+            },
+            nullptr);
+        QCOMPARE(starts.size(), std::size_t(rows));
+        QVERIFY(marks.size() >= 3);
+        QCOMPARE(wholeDiag.errors.size(), std::size_t(2)); // the overlong line, the bad address
+        std::vector<std::string> messages;
+        for (std::size_t k = 0; k < marks.size(); ++k) {
+            const CsvByteRange range{marks[k].byte, k + 1 < marks.size() ? marks[k + 1].byte : UINT64_MAX,
+                                     marks[k].line};
+            const std::uint64_t endRow = k + 1 < marks.size() ? marks[k + 1].row : starts.size();
+            LoadDiagnostics diag;
+            std::vector<std::uint64_t> got;
+            streamFlowsCsv(
+                file, {}, diag, 40000,
+                [&](const FlowTable& t, const std::vector<CsvChunkMark>&) {
+                    for (std::size_t i = 0; i < t.size(); ++i) got.push_back(std::uint64_t(t.startNs[i]));
+                },
+                &range);
+            QVERIFY(std::equal(got.begin(), got.end(), starts.begin() + std::ptrdiff_t(marks[k].row),
+                               starts.begin() + std::ptrdiff_t(endRow)) &&
+                    got.size() == endRow - marks[k].row);
+            for (const InputIssue& e : diag.errors) messages.push_back(e.toString());
+        }
+        // Each message from exactly one range, as the whole read gives it.
+        QCOMPARE(messages.size(), wholeDiag.errors.size());
+        for (std::size_t k = 0; k < messages.size(); ++k) QCOMPARE(messages[k], wholeDiag.errors[k].toString());
     }
 
     // A job too big for the budget even window by window is refused by name, before its records are fetched.

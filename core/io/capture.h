@@ -62,6 +62,29 @@ FlowTable readFlowsCsv(const std::string& path, const LoadOptions& options, Load
 void streamFlowsCsv(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag,
                     std::size_t batchRecords, const std::function<void(const FlowTable&)>& batch);
 
+// Where the rows of a streamed batch were read: one mark per read chunk (about 4 MiB) after the header, at the
+// start of a line. The rows of the batch from `row` to the next mark's row come from the file's bytes from `byte`
+// on (uncompressed bytes for .gz), after `line` lines of the file.
+struct CsvChunkMark {
+    std::size_t row = 0;
+    std::uint64_t byte = 0;
+    std::uint64_t line = 0;
+};
+// Part of a plain (not gzip) flows.csv: bytes [from, to), `from` 0 (the file's start) or a mark's byte, `line` its
+// line. Rows are numbered in messages as in the whole file.
+struct CsvByteRange {
+    std::uint64_t from = 0;
+    std::uint64_t to = UINT64_MAX;
+    std::uint64_t line = 0;
+};
+// streamFlowsCsv with the marks of each batch (`marks`: the chunk marks of the batch's rows; rows before the
+// first mark continue the previous batch's last mark, or the file's start), and, when `range` is given, only
+// that part of a plain file: the header is read from the file's start, the rows from the range.
+void streamFlowsCsv(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag,
+                    std::size_t batchRecords,
+                    const std::function<void(const FlowTable&, const std::vector<CsvChunkMark>& marks)>& batch,
+                    const CsvByteRange* range = nullptr);
+
 // Writes `flows` as flows.csv (gzip when `path` ends in ".gz"), rows in start order, `comment` lines first as
 // "# ..." lines; the congestion columns retransmits,cnps,ecn_ce when the table has them. Atomic: written to
 // path + ".tmp" and renamed. Throws std::runtime_error when the file cannot be written.

@@ -4,11 +4,12 @@
 #include "io/capture.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
-#include <bit>
 #include <map>
+#include <sys/stat.h>
 #include <unordered_map>
 
 namespace prism {
@@ -189,6 +190,62 @@ struct FileStore::ResolutionPass {
     }
 };
 
+// Where the records of a file start in time, from a pass that read it whole: the file's earliest and latest start,
+// and for a plain flows.csv those of each read chunk with the chunk's place, so that a later pass wanting only some
+// starts reads only the chunks that may hold them.
+struct FileStore::FileIndex {
+    struct Starts {
+        bool any = false;
+        std::int64_t first = 0, last = 0;
+        void add(std::int64_t s) {
+            first = any ? std::min(first, s) : s;
+            last = any ? std::max(last, s) : s;
+            any = true;
+        }
+        bool meets(std::int64_t lo, std::int64_t hi) const { return any && last >= lo && first < hi; }
+    };
+    struct Piece {
+        std::uint64_t byte = 0, line = 0;
+        Starts starts;
+    };
+    bool complete = false;
+    std::pair<std::uint64_t, std::int64_t> stamp{0, 0}; // the file's size and modification time when indexed
+    Starts starts;
+    std::vector<Piece> pieces; // plain flows.csv: one per read chunk, the first at the file's start
+
+    static std::pair<std::uint64_t, std::int64_t> stampOf(const std::string& path) {
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0) return {UINT64_MAX, -1};
+        return {std::uint64_t(st.st_size), std::int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+    }
+
+    void add(const FlowTable& t, const std::vector<CsvChunkMark>* marks) {
+        std::size_t m = 0;
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            if (marks)
+                for (; m < marks->size() && (*marks)[m].row <= i; ++m)
+                    pieces.push_back({(*marks)[m].byte, (*marks)[m].line, {}});
+            starts.add(t.startNs[i]);
+            if (marks) pieces.back().starts.add(t.startNs[i]);
+        }
+        if (marks)
+            for (; m < marks->size(); ++m) pieces.push_back({(*marks)[m].byte, (*marks)[m].line, {}});
+    }
+
+    // The part of the plain file that holds every record starting in [lo, hi): from the first chunk that may hold
+    // one to the end of the last.
+    CsvByteRange range(std::int64_t lo, std::int64_t hi) const {
+        std::size_t a = pieces.size(), b = 0;
+        for (std::size_t k = 0; k < pieces.size(); ++k)
+            if (pieces[k].starts.meets(lo, hi)) {
+                a = std::min(a, k);
+                b = k;
+            }
+        if (a == pieces.size()) return {0, 0, 0}; // none
+        return {pieces[a].byte, b + 1 < pieces.size() ? pieces[b + 1].byte : UINT64_MAX, pieces[a].line};
+    }
+};
+
 FileStore::FileStore(const std::vector<std::string>& sources, const LoadOptions& options)
     : FileStore(Found{}, findCaptureFiles(sources, options), options) {}
 
@@ -206,18 +263,43 @@ FileStore::FileStore(Found, CaptureFiles files, const LoadOptions& options)
 
 FileStore::~FileStore() = default;
 
-void FileStore::scan(const std::function<void(const FlowTable&, std::size_t)>& batch) {
+void FileStore::scan(const std::function<void(const FlowTable&, std::size_t)>& batch, std::int64_t lo,
+                     std::int64_t hi) {
     LoadDiagnostics later; // the messages of a file are given once, from the first pass
     LoadDiagnostics& diag = m_scanned ? later : m_diag;
     LoadOptions options = m_options;
     options.progress = {};
+    if (m_index.size() != m_files.files.size()) m_index.assign(m_files.files.size(), FileIndex{});
+    const bool all = !m_useIndex ||
+                     (lo == std::numeric_limits<std::int64_t>::min() && hi == std::numeric_limits<std::int64_t>::max());
     for (std::size_t k = 0; k < m_files.files.size(); ++k) {
         const FlowFile& f = m_files.files[k];
+        FileIndex& index = m_index[k];
+        if (index.complete && index.stamp != FileIndex::stampOf(f.path)) index = FileIndex{}; // changed: read it whole
+        if (index.complete && !all && !index.starts.meets(lo, hi)) continue;
+        FileIndex built;
+        built.stamp = FileIndex::stampOf(f.path);
+        const bool plainCsv = f.info.kind == SourceKind::FlowsCsv && !f.info.gzip;
+        if (plainCsv) built.pieces.push_back({});
+        auto take = [&](const FlowTable& t, const std::vector<CsvChunkMark>* marks, bool csv) {
+            if (!index.complete) built.add(t, plainCsv ? marks : nullptr);
+            m_recordsRead += t.size();
+            if (!t.empty() || !csv) batch(t, k); // a flows.csv's batches as streamFlowsCsv gives rows
+        };
         if (f.info.kind == SourceKind::FlowsCsv) {
-            streamFlowsCsv(f.path, options, diag, kBatch, [&](const FlowTable& t) { batch(t, k); });
+            CsvByteRange range;
+            const bool part = index.complete && plainCsv && !all;
+            if (part) range = index.range(lo, hi);
+            streamFlowsCsv(
+                f.path, options, diag, kBatch,
+                [&](const FlowTable& t, const std::vector<CsvChunkMark>& marks) { take(t, &marks, true); },
+                part ? &range : nullptr);
         } else {
-            const FlowTable t = readFlowSource(f.path, f.info, options, diag);
-            batch(t, k);
+            take(readFlowSource(f.path, f.info, options, diag), nullptr, false);
+        }
+        if (!index.complete && built.stamp == FileIndex::stampOf(f.path)) { // unchanged while it was read
+            built.complete = true;
+            index = std::move(built);
         }
     }
     m_scanned = true;
@@ -228,13 +310,14 @@ bool FileStore::scanAll(const std::function<void(const StoreBatch&)>& batch) {
     std::vector<std::vector<EndpointId>> toGlobal(m_files.files.size());
     const bool withOverview = !m_overview; // the counts ride on the first pass
     if (withOverview) startOverview();
-    scan([&](const FlowTable& t, std::size_t file) {
+    const auto each = [&](const FlowTable& t, std::size_t file) {
         std::vector<EndpointId>& map = toGlobal[file];
         while (map.size() < t.endpoints.size()) map.push_back(m_global.intern(t.endpoints.at(EndpointId(map.size()))));
         const StoreBatch b{t, map, m_options.fromNs, m_options.toNs};
         if (withOverview) m_overviewPass->add(*this, b);
         batch(b);
-    });
+    };
+    scan(each, m_options.fromNs, m_options.toNs);
     if (withOverview) finishOverview();
     return true;
 }
@@ -312,7 +395,17 @@ std::vector<FlowTable> FileStore::roceRecords(const std::vector<RecordSelection>
     // The resolution's exact pass rides on the first fetch.
     std::unique_ptr<ResolutionPass> resolution;
     if (!m_resolution && m_overview) resolution = std::make_unique<ResolutionPass>(*this);
-    scan([&](const FlowTable& t, std::size_t file) {
+    // The starts wanted: those of the selections' ranges (any start for an address wanted whole), within --from,
+    // --to; every start of the window when the resolution rides on this pass.
+    std::int64_t from = hi, to = lo;
+    for (const RecordSelection& s : selections) {
+        if (!s.whole.empty()) from = lo, to = hi;
+        for (const SenderRange& r : s.ranges) from = std::min(from, r.from), to = std::max(to, r.to);
+    }
+    if (resolution) from = lo, to = hi;
+    from = std::max(from, m_options.fromNs);
+    to = std::max(from, std::min(to, m_options.toNs));
+    const auto fetch = [&](const FlowTable& t, std::size_t file) {
         if (resolution) resolution->add(*this, t);
         Local& L = local[file];
         while (L.wants.size() < t.endpoints.size()) {
@@ -343,7 +436,8 @@ std::vector<FlowTable> FileStore::roceRecords(const std::vector<RecordSelection>
                 break; // a record belongs to one job: the nodes of the selections do not overlap
             }
         }
-    });
+    };
+    scan(fetch, from, to);
     if (resolution) m_resolution = resolution->finish(*this);
     for (FlowTable& o : out)
         if (!o.isSortedByStart()) o.sortByStart(m_options.threads);
@@ -355,7 +449,7 @@ TimeResolution FileStore::resolution() {
     if (!m_resolution) {
         overview();
         ResolutionPass pass(*this);
-        scan([&](const FlowTable& t, std::size_t) { pass.add(*this, t); });
+        scan([&](const FlowTable& t, std::size_t) { pass.add(*this, t); }, m_options.fromNs, m_options.toNs);
         m_resolution = pass.finish(*this);
     }
     return *m_resolution;

@@ -238,19 +238,25 @@ std::vector<std::uint64_t> lineCuts(int fd, std::uint64_t from, std::uint64_t si
 
 class CsvReader {
 public:
+    using BatchFn = std::function<void(const FlowTable&, const std::vector<CsvChunkMark>&)>;
+
     CsvReader(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag)
         : m_path(path), m_options(options), m_diag(diag) {}
 
     // Streaming: every `records` rows (and at the end) the rows read so far go to `batch`, then are cleared
     // (the endpoint table is kept, so ids stay the same from batch to batch). Rows come in file order.
-    void streamTo(std::size_t records, const std::function<void(const FlowTable&)>& batch) {
+    void streamTo(std::size_t records, const BatchFn& batch) {
         m_batchRecords = std::max<std::size_t>(records, 1);
         m_batch = &batch;
     }
 
-    FlowTable run() {
+    FlowTable run(const CsvByteRange* range = nullptr) {
         ByteSource src(m_path);
         m_progress = m_options.progress;
+        if (range && m_batch && !src.gzip() && (range->from > 0 || range->to != UINT64_MAX)) {
+            readRange(src, *range);
+            return {};
+        }
         Chunk chunk(src.sizeHint());
         bool more = step(src, chunk, std::size_t(64) << 10); // the header, and a sample of rows to size the parts
         struct stat st {};
@@ -281,7 +287,7 @@ public:
                                std::string("no header row: the file has no data (expected the columns ") +
                                    std::string(kExpectedHeader) + ")"});
         if (m_batch) {
-            if (!m_table.empty()) (*m_batch)(m_table);
+            if (!m_table.empty() || !m_marks.empty()) (*m_batch)(m_table, m_marks);
             return {};
         }
         m_table.sortByStart();
@@ -289,6 +295,38 @@ public:
     }
 
 private:
+    // Streams bytes [from, to) of the plain file: its header first (from the file's start, its rows not read),
+    // then the range's rows, numbered from the range's line.
+    void readRange(ByteSource& src, const CsvByteRange& range) {
+        if (range.from > 0) {
+            Chunk head(src.sizeHint());
+            m_headerOnly = true;
+            bool more = true;
+            while (more && !m_header) more = step(src, head, std::size_t(64) << 10);
+            m_headerOnly = false;
+            if (!m_header) return; // no header: the file has no rows
+            m_line = range.line;
+            m_bytesSeen = range.from;
+            m_atStart = false;
+            m_skipping = false;
+        }
+        const int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            throw InputError({m_path, 0, 0, std::string("cannot open the flows file: ") + std::strerror(errno)});
+        struct Closer {
+            int fd;
+            ~Closer() { ::close(fd); }
+        } closer{fd};
+        struct stat st {};
+        const std::uint64_t size = ::fstat(fd, &st) == 0 ? std::uint64_t(st.st_size) : range.to;
+        const std::uint64_t to = std::min(range.to, size);
+        if (range.from >= to) return;
+        RangeSource part(m_path, fd, range.from, to);
+        Chunk chunk(to - range.from);
+        while (step(part, chunk)) {}
+        if (!m_table.empty() || !m_marks.empty()) (*m_batch)(m_table, m_marks);
+    }
+
     // The read buffer: kPad zeroed bytes after the data let parseU64 read 8 bytes at a time without length
     // checks.
     // Sized to the data when that is known to be smaller than kChunk (a small file reads with a small buffer),
@@ -316,6 +354,7 @@ private:
         if (c.have == c.cap && c.cap < kChunk) c.grow(c.open ? std::min(2 * c.cap, kChunk) : kChunk);
         else if (c.open && c.filled && c.cap < kChunk) c.grow(std::min(2 * c.cap, kChunk));
         const std::size_t want = std::min(std::max(limit, c.have), c.cap) - c.have;
+        if (m_batch && m_header && !m_skipping) m_marks.push_back({m_table.size(), m_bytesSeen, m_line});
         std::size_t n = src.read(c.buf.get() + c.have, want);
         c.filled = n > 0 && n == want;
         const bool eof = n == 0;
@@ -344,11 +383,13 @@ private:
                                   ": " + kStagedAdvice});
         }
         if (m_batch && m_table.size() >= m_batchRecords) {
-            (*m_batch)(m_table);
+            (*m_batch)(m_table, m_marks);
             m_table.clearRecords();
+            m_marks.clear();
         }
         if (!eof && c.have == c.cap && c.cap == kChunk) {
             overlongLine(c.buf.get(), c.have);
+            m_bytesSeen += c.have; // (the chunk marks are file offsets)
             c.have = 0;
         }
         return !eof;
@@ -430,10 +471,12 @@ private:
             const char* e = lineEnd;
             if (e > p && e[-1] == '\r') --e;
             if (e != p && *p != '#') {
-                if (!m_header)
+                if (!m_header) {
                     header(p, e);
-                else if (!fastRow(p, e))
+                    if (m_header && m_headerOnly) return std::size_t((nl ? nl + 1 : end) - buf);
+                } else if (!fastRow(p, e)) {
                     slowRow(p, e);
+                }
             }
             p = nl ? nl + 1 : end;
         }
@@ -753,8 +796,10 @@ private:
     bool m_skipping = false;
     std::function<bool(double)> m_progress; // false cancels
     std::atomic<bool>* m_cancel = nullptr;  // parallel parts: set when one part cancels, seen by the others
-    const std::function<void(const FlowTable&)>* m_batch = nullptr; // streaming (streamTo)
+    const BatchFn* m_batch = nullptr;       // streaming (streamTo)
     std::size_t m_batchRecords = 0;
+    std::vector<CsvChunkMark> m_marks; // streaming: the chunks of the rows of the batch being read
+    bool m_headerOnly = false;         // a range's header pass: stop after the header line
 };
 
 } // namespace
@@ -766,9 +811,18 @@ FlowTable readFlowsCsv(const std::string& path, const LoadOptions& options, Load
 
 void streamFlowsCsv(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag,
                     std::size_t batchRecords, const std::function<void(const FlowTable&)>& batch) {
+    streamFlowsCsv(path, options, diag, batchRecords, [&](const FlowTable& t, const std::vector<CsvChunkMark>&) {
+        if (!t.empty()) batch(t);
+    });
+}
+
+void streamFlowsCsv(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag,
+                    std::size_t batchRecords,
+                    const std::function<void(const FlowTable&, const std::vector<CsvChunkMark>&)>& batch,
+                    const CsvByteRange* range) {
     CsvReader reader(path, options, diag);
     reader.streamTo(batchRecords, batch);
-    reader.run();
+    reader.run(range);
 }
 
 } // namespace prism
