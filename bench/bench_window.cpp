@@ -2,11 +2,13 @@
 // steps", "Earlier steps"): analyzeJobWindow on a FileStore, with the store's index of the files by time and
 // without it (every window a whole pass over the files, as before the index). A small timed CLI:
 //
-//   bench_window CAPTURE [--memory BUDGET] [--windows N]
+//   bench_window CAPTURE [--memory BUDGET] [--windows N] [--cold] [--threads T]
 //
 // runs the staged analysis within BUDGET (default 4G), then loads N windows (default 4) of the job with the most
 // records, spread over its steps, once with the index and once without; prints per window the records read and
-// the wall time. Results: docs/BENCHMARKS.md "Staged analysis".
+// the wall time. --cold drops the flow files from the page cache before each window (posix_fadvise DONTNEED), as
+// for a capture larger than memory, whose passes come from the disk. Results: docs/BENCHMARKS.md "Staged
+// analysis". --threads 1 parses each pass on one core (the default: every core).
 #include "analysis/staged.h"
 #include "io/file_store.h"
 #include "model/units.h"
@@ -15,7 +17,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <string>
+#include <unistd.h>
 
 using namespace prism;
 
@@ -28,9 +32,13 @@ double seconds(std::chrono::steady_clock::time_point since) {
 int main(int argc, char** argv) {
     std::string capture, memory = "4G";
     int windows = 4;
+    bool cold = false;
+    LoadOptions options;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--memory") && i + 1 < argc) memory = argv[++i];
         else if (!std::strcmp(argv[i], "--windows") && i + 1 < argc) windows = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--cold")) cold = true;
+        else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) options.threads = unsigned(std::atoi(argv[++i]));
         else capture = argv[i];
     }
     if (capture.empty() || windows < 1) {
@@ -43,7 +51,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        FileStore store({capture}, {});
+        FileStore store({capture}, options);
         std::vector<StagedJob> jobs;
         auto t0 = std::chrono::steady_clock::now();
         const Report report = analyzeStore(store, store.topology(), store.hasTopology(), {}, nullptr, budget, &jobs);
@@ -62,6 +70,14 @@ int main(int argc, char** argv) {
             double total = 0;
             for (int w = 0; w < windows; ++w) {
                 const auto [first, last] = windowSteps(report.jobs[j], jobs[j], steps * w / windows, budget);
+                if (cold)
+                    for (const FlowFile& f : store.files().files) {
+                        const int fd = ::open(f.path.c_str(), O_RDONLY);
+                        if (fd >= 0) {
+                            ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+                            ::close(fd);
+                        }
+                    }
                 const std::uint64_t before = store.recordsRead();
                 t0 = std::chrono::steady_clock::now();
                 const JobWindow win =

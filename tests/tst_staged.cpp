@@ -209,28 +209,35 @@ private slots:
         QCOMPARE(got.fixedSpan, expected.fixedSpan);
     }
 
-    // Streaming a flows.csv gives the rows and messages of reading it whole.
+    // Streaming a flows.csv, sequentially or in parallel parts, gives the rows and messages of reading it whole.
     void streamingReadsTheRowsAndMessagesOfAWholeRead() {
         const QString data = LLMPRISM_TEST_DATA;
         for (const char* name : {"readers/good_unsorted.csv", "readers/bad_ip.csv", "readers/bad_non_numeric.csv",
                                  "readers/good_comments.csv"}) {
             const std::string file = (data + "/" + name).toStdString();
-            LoadDiagnostics wholeDiag, streamDiag;
+            LoadDiagnostics wholeDiag;
             const FlowTable whole = readFlowsCsv(file, {}, wholeDiag);
-            std::vector<FlowTable> parts;
-            streamFlowsCsv(file, {}, streamDiag, 2, [&](const FlowTable& t) { parts.push_back(t); });
-            FlowTable streamed = FlowTable::concatenate(std::move(parts));
-            streamed.sortByStart();
-            QCOMPARE(streamed.size(), whole.size());
-            for (std::size_t i = 0; i < whole.size(); ++i) {
-                QCOMPARE(streamed.startNs[i], whole.startNs[i]);
-                QCOMPARE(streamed.endpoints.at(streamed.src[i]).toString(), whole.endpoints.at(whole.src[i]).toString());
-                QCOMPARE(streamed.bytes[i], whole.bytes[i]);
+            LoadOptions parallel; // and in parallel parts: each file split between two threads
+            parallel.threads = 2;
+            parallel.parallelFromBytes = 1;
+            for (const LoadOptions& options : {LoadOptions{}, parallel}) {
+                LoadDiagnostics streamDiag;
+                std::vector<FlowTable> parts;
+                streamFlowsCsv(file, options, streamDiag, 2, [&](const FlowTable& t) { parts.push_back(t); });
+                FlowTable streamed = FlowTable::concatenate(std::move(parts));
+                streamed.sortByStart();
+                QCOMPARE(streamed.size(), whole.size());
+                for (std::size_t i = 0; i < whole.size(); ++i) {
+                    QCOMPARE(streamed.startNs[i], whole.startNs[i]);
+                    QCOMPARE(streamed.endpoints.at(streamed.src[i]).toString(),
+                             whole.endpoints.at(whole.src[i]).toString());
+                    QCOMPARE(streamed.bytes[i], whole.bytes[i]);
+                }
+                QCOMPARE(streamDiag.skippedRows, wholeDiag.skippedRows);
+                QCOMPARE(streamDiag.errors.size(), wholeDiag.errors.size());
+                for (std::size_t k = 0; k < wholeDiag.errors.size(); ++k)
+                    QCOMPARE(streamDiag.errors[k].toString(), wholeDiag.errors[k].toString());
             }
-            QCOMPARE(streamDiag.skippedRows, wholeDiag.skippedRows);
-            QCOMPARE(streamDiag.errors.size(), wholeDiag.errors.size());
-            for (std::size_t k = 0; k < wholeDiag.errors.size(); ++k)
-                QCOMPARE(streamDiag.errors[k].toString(), wholeDiag.errors[k].toString());
         }
     }
 
@@ -363,7 +370,8 @@ private slots:
 
     // The chunk marks of a streamed flows.csv place its rows: reading the bytes between two marks gives the rows
     // between them, with the messages (and line numbers) of the whole read — after a byte-order mark, CRLF lines,
-    // comments, a line longer than a chunk and a bad row.
+    // comments, a line longer than a chunk and a bad row; streamed in parallel parts, the same rows and messages
+    // as streamed sequentially, endpoint ids kept from batch to batch, and marks that place rows as well.
     void aRangeBetweenChunkMarksReadsItsRows() {
         std::string csv = "\xEF\xBB\xBF# a comment before the header\r\n"
                           "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets\r\n";
@@ -380,43 +388,71 @@ private slots:
         const std::string file = path("marks.csv");
         test::writeBytes(file, csv);
         QVERIFY(csv.size() > (std::size_t(8) << 20)); // several 4 MiB chunks
-        LoadDiagnostics wholeDiag;
-        std::vector<std::uint64_t> starts; // of every row, in file order
-        struct Mark {
-            std::uint64_t row, byte, line;
-        };
-        std::vector<Mark> marks;
-        streamFlowsCsv(
-            file, {}, wholeDiag, 40000,
-            [&](const FlowTable& t, const std::vector<CsvChunkMark>& m) {
-                for (const CsvChunkMark& k : m) marks.push_back({starts.size() + k.row, k.byte, k.line});
-                for (std::size_t i = 0; i < t.size(); ++i) starts.push_back(std::uint64_t(t.startNs[i]));
-            },
-            nullptr);
-        QCOMPARE(starts.size(), std::size_t(rows));
-        QVERIFY(marks.size() >= 3);
-        QCOMPARE(wholeDiag.errors.size(), std::size_t(2)); // the overlong line, the bad address
-        std::vector<std::string> messages;
-        for (std::size_t k = 0; k < marks.size(); ++k) {
-            const CsvByteRange range{marks[k].byte, k + 1 < marks.size() ? marks[k + 1].byte : UINT64_MAX,
-                                     marks[k].line};
-            const std::uint64_t endRow = k + 1 < marks.size() ? marks[k + 1].row : starts.size();
-            LoadDiagnostics diag;
-            std::vector<std::uint64_t> got;
+        // Sequential, then in parallel parts (every part of the file split between two threads, 8 MiB rounds).
+        LoadOptions sequential, parallel;
+        sequential.threads = 1;
+        parallel.threads = 2;
+        parallel.parallelFromBytes = 1;
+        std::vector<std::string> firstRows, firstMessages;
+        for (const LoadOptions& options : {sequential, parallel}) {
+            LoadDiagnostics wholeDiag;
+            std::vector<std::string>
+                rowsRead; // every row in file order: start and addresses (ids kept from batch to batch)
+            struct Mark {
+                std::uint64_t row, byte, line;
+            };
+            std::vector<Mark> marks;
+            auto rowOf = [](const FlowTable& t, std::size_t i) {
+                return std::to_string(t.startNs[i]) + " " + t.endpoints.at(t.src[i]).toString() + " " +
+                       t.endpoints.at(t.dst[i]).toString();
+            };
+            std::vector<EndpointId> srcIds;
+            std::vector<std::string> srcAddrs;
             streamFlowsCsv(
-                file, {}, diag, 40000,
-                [&](const FlowTable& t, const std::vector<CsvChunkMark>&) {
-                    for (std::size_t i = 0; i < t.size(); ++i) got.push_back(std::uint64_t(t.startNs[i]));
+                file, options, wholeDiag, 40000,
+                [&](const FlowTable& t, const std::vector<CsvChunkMark>& m) {
+                    for (const CsvChunkMark& k : m) marks.push_back({rowsRead.size() + k.row, k.byte, k.line});
+                    for (std::size_t i = 0; i < t.size(); ++i) {
+                        rowsRead.push_back(rowOf(t, i));
+                        // An id names the same address in every batch.
+                        if (t.src[i] >= srcAddrs.size()) srcAddrs.resize(t.src[i] + 1);
+                        if (srcAddrs[t.src[i]].empty()) srcAddrs[t.src[i]] = t.endpoints.at(t.src[i]).toString();
+                        QCOMPARE(srcAddrs[t.src[i]], t.endpoints.at(t.src[i]).toString());
+                    }
                 },
-                &range);
-            QVERIFY(std::equal(got.begin(), got.end(), starts.begin() + std::ptrdiff_t(marks[k].row),
-                               starts.begin() + std::ptrdiff_t(endRow)) &&
-                    got.size() == endRow - marks[k].row);
-            for (const InputIssue& e : diag.errors) messages.push_back(e.toString());
+                nullptr);
+            std::vector<std::string> wholeMessages;
+            for (const InputIssue& e : wholeDiag.errors) wholeMessages.push_back(e.toString());
+            QCOMPARE(rowsRead.size(), std::size_t(rows));
+            QCOMPARE(wholeMessages.size(), std::size_t(2)); // the overlong line, the bad address
+            if (firstRows.empty()) {
+                firstRows = rowsRead;
+                firstMessages = wholeMessages;
+            } else {
+                QVERIFY(rowsRead == firstRows); // parallel: the rows and messages of the sequential stream
+                QVERIFY(wholeMessages == firstMessages);
+            }
+            QVERIFY(marks.size() >= 3);
+            std::vector<std::string> messages;
+            for (std::size_t k = 0; k < marks.size(); ++k) {
+                const CsvByteRange range{marks[k].byte, k + 1 < marks.size() ? marks[k + 1].byte : UINT64_MAX,
+                                         marks[k].line};
+                const std::uint64_t endRow = k + 1 < marks.size() ? marks[k + 1].row : rowsRead.size();
+                LoadDiagnostics diag;
+                std::vector<std::string> got;
+                streamFlowsCsv(
+                    file, options, diag, 40000,
+                    [&](const FlowTable& t, const std::vector<CsvChunkMark>&) {
+                        for (std::size_t i = 0; i < t.size(); ++i) got.push_back(rowOf(t, i));
+                    },
+                    &range);
+                QVERIFY(got.size() == endRow - marks[k].row &&
+                        std::equal(got.begin(), got.end(), rowsRead.begin() + std::ptrdiff_t(marks[k].row)));
+                for (const InputIssue& e : diag.errors) messages.push_back(e.toString());
+            }
+            // Each message from exactly one range, as the whole read gives it.
+            QVERIFY(messages == wholeMessages);
         }
-        // Each message from exactly one range, as the whole read gives it.
-        QCOMPARE(messages.size(), wholeDiag.errors.size());
-        for (std::size_t k = 0; k < messages.size(); ++k) QCOMPARE(messages[k], wholeDiag.errors[k].toString());
     }
 
     // A job too big for the budget even window by window is refused by name, before its records are fetched.

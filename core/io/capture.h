@@ -57,8 +57,10 @@ FlowTable readFlowsCsv(const std::string& path, const LoadOptions& options, Load
 
 // The same rows, messages and checks, streamed: once `batchRecords` rows are read (and at the end) the rows read
 // since the last batch go to `batch` in file order (not sorted); endpoint ids stay the same from batch to batch.
-// A batch ends at a read chunk's end, so it holds at most `batchRecords` plus one chunk's rows. Sequential (one
-// core, .gz inflated on the other). Memory: one batch and the endpoints.
+// A batch ends at a read chunk's end, so it holds at most `batchRecords` plus one chunk's rows. A .gz is parsed on one
+// core and inflated on the other; a plain file (lenient, from `parallelFromBytes` on, more than one thread) is parsed
+// in 8 MiB parts on every core, ahead of the caller, and each part is a batch of its own (whatever
+// `batchRecords`). Memory: a batch (a few parts when parallel) and the endpoints.
 void streamFlowsCsv(const std::string& path, const LoadOptions& options, LoadDiagnostics& diag,
                     std::size_t batchRecords, const std::function<void(const FlowTable&)>& batch);
 

@@ -13,13 +13,17 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <fcntl.h>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -211,26 +215,37 @@ private:
     std::string m_none;
 };
 
+// The first line start (after a '\n') at or after `target`, looking at most `within` bytes on; `size` (the end of the
+// data) when there is none.
+std::uint64_t lineStartFrom(int fd, std::uint64_t target, std::uint64_t size, std::uint64_t within) {
+    std::vector<char> window(std::size_t(1) << 16);
+    // The first line start after target - 1: a line that starts exactly at target stays whole.
+    for (std::uint64_t at = target - 1; at < size && at < target + within;) {
+        const ssize_t n =
+            ::pread(fd, window.data(), std::size_t(std::min<std::uint64_t>(window.size(), size - at)), off_t(at));
+        if (n <= 0) break;
+        if (const void* nl = std::memchr(window.data(), '\n', std::size_t(n)))
+            return std::min(size, at + std::uint64_t(static_cast<const char*>(nl) - window.data()) + 1);
+        at += std::uint64_t(n);
+    }
+    return size;
+}
+
+// The size of a regular file; 0 for anything else (a pipe, a device) or when it cannot be told.
+std::uint64_t regularSize(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? std::uint64_t(st.st_size) : 0;
+}
+
 // The starts of `parts` byte ranges of about equal size that cover [from, size) of the file, each at the start
 // of a line (after a '\n'); fewer when lines are too long to cut there.
 std::vector<std::uint64_t> lineCuts(int fd, std::uint64_t from, std::uint64_t size, unsigned parts) {
     std::vector<std::uint64_t> cuts{from};
-    std::vector<char> window(std::size_t(1) << 16);
     for (unsigned k = 1; k < parts; ++k) {
         const std::uint64_t target = from + (size - from) * k / parts;
         if (target <= cuts.back()) continue;
-        // The first line start after target - 1: a line that starts exactly at target stays whole.
-        for (std::uint64_t at = target - 1; at < size && at < target + kChunk;) {
-            const ssize_t n = ::pread(fd, window.data(), std::size_t(std::min<std::uint64_t>(window.size(), size - at)),
-                                      off_t(at));
-            if (n <= 0) break;
-            if (const void* nl = std::memchr(window.data(), '\n', std::size_t(n))) {
-                const std::uint64_t cut = at + std::uint64_t(static_cast<const char*>(nl) - window.data()) + 1;
-                if (cut < size) cuts.push_back(cut);
-                break;
-            }
-            at += std::uint64_t(n);
-        }
+        const std::uint64_t cut = lineStartFrom(fd, target, size, kChunk);
+        if (cut < size) cuts.push_back(cut);
     }
     cuts.push_back(size);
     return cuts;
@@ -248,6 +263,7 @@ public:
     void streamTo(std::size_t records, const BatchFn& batch) {
         m_batchRecords = std::max<std::size_t>(records, 1);
         m_batch = &batch;
+        m_markChunks = true;
     }
 
     FlowTable run(const CsvByteRange* range = nullptr) {
@@ -266,6 +282,8 @@ public:
                               threadCount(m_options.threads) > 1;
         if (parallel) {
             parseRestInParallel(m_bytesSeen, std::uint64_t(st.st_size));
+        } else if (more && streamsInParallel(src.gzip(), m_bytesSeen, regularSize(m_path))) {
+            streamInParallel(m_bytesSeen, regularSize(m_path));
         } else if (src.gzip() && threadCount(m_options.threads) > 1) {
             ReadAhead ahead(src); // inflated on the other core while this one parses
             while (more) more = step(ahead, chunk);
@@ -306,7 +324,7 @@ private:
             m_headerOnly = false;
             if (!m_header) return; // no header: the file has no rows
             m_line = range.line;
-            m_bytesSeen = range.from;
+            m_bytesSeen = m_bytesFrom = range.from;
             m_atStart = false;
             m_skipping = false;
         }
@@ -323,7 +341,12 @@ private:
         if (range.from >= to) return;
         RangeSource part(m_path, fd, range.from, to);
         Chunk chunk(to - range.from);
-        while (step(part, chunk)) {}
+        bool more = range.from > 0 || step(part, chunk, std::size_t(64) << 10); // from the start: the header first
+        if (more && streamsInParallel(false, m_bytesSeen, to)) {
+            streamInParallel(m_bytesSeen, to);
+        } else {
+            while (more) more = step(part, chunk);
+        }
         if (!m_table.empty() || !m_marks.empty()) (*m_batch)(m_table, m_marks);
     }
 
@@ -354,7 +377,7 @@ private:
         if (c.have == c.cap && c.cap < kChunk) c.grow(c.open ? std::min(2 * c.cap, kChunk) : kChunk);
         else if (c.open && c.filled && c.cap < kChunk) c.grow(std::min(2 * c.cap, kChunk));
         const std::size_t want = std::min(std::max(limit, c.have), c.cap) - c.have;
-        if (m_batch && m_header && !m_skipping) m_marks.push_back({m_table.size(), m_bytesSeen, m_line});
+        if (m_markChunks && m_header && !m_skipping) m_marks.push_back({m_table.size(), m_bytesSeen, m_line});
         std::size_t n = src.read(c.buf.get() + c.have, want);
         c.filled = n > 0 && n == want;
         const bool eof = n == 0;
@@ -393,6 +416,168 @@ private:
             c.have = 0;
         }
         return !eof;
+    }
+
+    // Whether a stream reads bytes [from, to) of the file in parallel parts: a plain file, lenient, the header
+    // known, at least parallelFromBytes to read, more than one thread.
+    bool streamsInParallel(bool gzip, std::uint64_t from, std::uint64_t to) const {
+        return m_batch && !gzip && !m_options.strict && m_header && !m_skipping && to > from &&
+               to - from >= m_options.parallelFromBytes && threadCount(m_options.threads) > 1;
+    }
+
+    // Streams bytes [from, to) of the file (`from` a line start after the header) in parts of kStreamPart bytes cut
+    // at line starts, parsed ahead by threads - 1 helper threads and by this one whenever the next part is not
+    // ready yet (each part into its own table, with its own messages and chunk marks), and given in file order:
+    // lines renumbered, messages merged, each part a batch with its endpoints interned in this reader's table
+    // (ids stay the same from batch to batch) — so the parse of the next parts overlaps the caller's work on this
+    // one. Rows and messages are those of a sequential stream; the marks fall at each part's start and every chunk
+    // after it; a batch is a part (about kStreamPart bytes of rows), not batchRecords.
+    void streamInParallel(std::uint64_t from, std::uint64_t to) {
+        const int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            throw InputError({m_path, 0, 0, std::string("cannot open the flows file: ") + std::strerror(errno)});
+        struct Closer {
+            int fd;
+            ~Closer() { ::close(fd); }
+        } closer{fd};
+        constexpr std::uint64_t kStreamPart = std::uint64_t(8) << 20;
+        const unsigned threads = threadCount(m_options.threads);
+        const std::size_t ahead = 2 * std::size_t(threads); // parts parsed beyond the one to give next
+        LoadOptions options = m_options;                    // a stream holds no more than a batch: no whole-read limit
+        options.maxRecords = 0;
+        options.progress = {};
+        if (!m_table.empty() || !m_marks.empty()) { // the rows read before (the header's chunk): a batch of their own
+            (*m_batch)(m_table, m_marks);
+            m_table.clearRecords();
+            m_marks.clear();
+        }
+        std::vector<std::uint64_t> cuts{from};
+        while (cuts.back() < to)
+            cuts.push_back(to - cuts.back() <= kStreamPart ? to : lineStartFrom(fd, cuts.back() + kStreamPart, to, to));
+        const std::size_t parts = cuts.size() - 1;
+        // Each part's table sized from the rows per byte seen so far (the first chunk's); tables are reused (fresh
+        // memory for each part cost more in page faults than the parallel parse saved).
+        const double rowsPerByte = m_bytesSeen > 0 ? double(m_line) / double(m_bytesSeen) : 0.0;
+        struct Slot {
+            LoadDiagnostics diag;
+            std::unique_ptr<CsvReader> reader;
+            std::exception_ptr error;
+            bool ready = false;
+        };
+        std::vector<Slot> slots(parts);
+        std::vector<FlowTable> spare;
+        std::mutex mutex;
+        std::condition_variable changed;
+        std::size_t claimed = 0, given = 0;
+        bool stop = false;
+        std::atomic<bool> cancel{false};
+        auto claimable = [&] { return !stop && claimed < parts && claimed < given + ahead; };
+        auto parse = [&](std::size_t k, std::unique_lock<std::mutex>& lock) { // called locked, parses unlocked
+            FlowTable table;
+            if (!spare.empty()) {
+                table = std::move(spare.back());
+                spare.pop_back();
+            }
+            lock.unlock();
+            std::unique_ptr<CsvReader> r;
+            std::exception_ptr error;
+            try {
+                r = std::make_unique<CsvReader>(m_path, options, slots[k].diag);
+                r->m_cols = m_cols;
+                r->m_congestion = m_congestion;
+                r->m_header = true;
+                r->m_atStart = false;
+                r->m_markChunks = true;
+                r->m_bytesSeen = r->m_bytesFrom = cuts[k];
+                r->m_cancel = &cancel;
+                r->m_table = std::move(table);
+                if (m_congestion && !r->m_table.hasCongestion()) r->m_table.enableCongestion();
+                r->m_table.reserve(std::size_t(double(cuts[k + 1] - cuts[k]) * rowsPerByte * 1.02) + 1024);
+                RangeSource part(m_path, fd, cuts[k], cuts[k + 1]);
+                Chunk chunk(cuts[k + 1] - cuts[k]);
+                while (r->step(part, chunk)) {}
+            } catch (...) {
+                error = std::current_exception();
+            }
+            lock.lock();
+            slots[k].reader = std::move(r);
+            slots[k].error = error;
+            slots[k].ready = true;
+            changed.notify_all();
+        };
+        std::vector<std::thread> helpers;
+        auto finish = [&] {
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                stop = true;
+            }
+            cancel = true;
+            changed.notify_all();
+            for (std::thread& t : helpers) t.join();
+        };
+        for (unsigned h = 1; h < threads; ++h)
+            helpers.emplace_back([&] {
+                std::unique_lock<std::mutex> lock(mutex);
+                for (;;) {
+                    changed.wait(lock, [&] { return stop || claimed >= parts || claimable(); });
+                    if (stop || claimed >= parts) return;
+                    parse(claimed++, lock);
+                }
+            });
+        try {
+            for (std::size_t k = 0; k < parts; ++k) {
+                std::unique_ptr<CsvReader> r;
+                {
+                    std::unique_lock<std::mutex> lock(mutex);
+                    while (!slots[k].ready) {
+                        if (claimable()) parse(claimed++, lock); // this thread parses too while it waits
+                        else changed.wait(lock);
+                    }
+                    if (slots[k].error) std::rethrow_exception(slots[k].error);
+                    r = std::move(slots[k].reader);
+                }
+                for (InputIssue& e : slots[k].diag.errors) e.line += e.line ? m_line : 0;
+                for (InputIssue& w : slots[k].diag.warnings) w.line += w.line ? m_line : 0;
+                m_diag.merge(slots[k].diag);
+                slots[k].diag = LoadDiagnostics{};
+                givePart(*r);
+                m_line += r->m_line;
+                m_bytesSeen = cuts[k + 1];
+                {
+                    std::lock_guard<std::mutex> lock(mutex);
+                    spare.push_back(std::move(r->m_table));
+                    spare.back().clearRecords();
+                    spare.back().endpoints = EndpointTable{};
+                    ++given;
+                }
+                changed.notify_all();
+                if (m_progress && !m_progress(double(cuts[k + 1]) / double(std::max<std::uint64_t>(to, 1))))
+                    throw Cancelled();
+            }
+        } catch (...) {
+            finish();
+            throw;
+        }
+        finish();
+    }
+
+    // Gives the rows of a part read after this reader's m_line lines as a batch: its endpoints interned in this
+    // reader's table and its ids rewritten to that table's, which the batch is given with; its marks placed.
+    void givePart(CsvReader& part) {
+        FlowTable& t = part.m_table;
+        std::vector<EndpointId> ids(t.endpoints.size());
+        for (EndpointId e = 0; e < ids.size(); ++e) ids[e] = m_table.endpoints.intern(t.endpoints.at(e));
+        for (EndpointId& e : t.src) e = ids[e];
+        for (EndpointId& e : t.dst) e = ids[e];
+        for (CsvChunkMark& m : part.m_marks) m.line += m_line;
+        if (t.empty() && part.m_marks.empty()) return;
+        std::swap(t.endpoints, m_table.endpoints);
+        struct SwapBack {
+            FlowTable& a;
+            FlowTable& b;
+            ~SwapBack() { std::swap(a.endpoints, b.endpoints); }
+        } back{t, m_table};
+        (*m_batch)(t, part.m_marks);
     }
 
     // The file from `from` (a line start after the header) to `size`, cut at line starts into one part per
@@ -769,14 +954,15 @@ private:
     void reserveFor(std::size_t pendingBytes, double fraction) {
         std::size_t rows = m_table.size();
         std::size_t capacity = m_table.startNs.capacity();
-        if (rows < 1000 || m_bytesSeen == 0) return; // too few rows to project; the first chunk grows as it goes
-        double bytesPerRow = double(m_bytesSeen) / double(rows);
+        const std::uint64_t parsed = m_bytesSeen - m_bytesFrom;
+        if (rows < 1000 || parsed == 0) return; // too few rows to project; the first chunk grows as it goes
+        double bytesPerRow = double(parsed) / double(rows);
         auto need = std::size_t(double(rows) + double(pendingBytes) / bytesPerRow * 1.1) + 1024;
         if (need <= capacity) return;
         std::size_t target = std::max(need, capacity + capacity / 2);
         if (fraction > 0.0) {
             // `fraction` counts the pending chunk too: total bytes ~ (parsed + pending) / fraction.
-            double totalBytes = double(m_bytesSeen + pendingBytes) / fraction;
+            double totalBytes = double(parsed + pendingBytes) / fraction;
             target = std::max(need, std::size_t(totalBytes / bytesPerRow * 1.02) + 1024);
         }
         m_table.reserve(target);
@@ -789,7 +975,8 @@ private:
     V4Cache m_v4;
     std::vector<Col> m_cols;
     std::uint64_t m_line = 0;
-    std::uint64_t m_bytesSeen = 0; // (decompressed) bytes parsed so far, for the bytes-per-row projection
+    std::uint64_t m_bytesSeen = 0; // offset of the next (decompressed) byte to parse: the next chunk mark's
+    std::uint64_t m_bytesFrom = 0; // offset where this reader began (a part's, a range's): bytes parsed since, per row
     bool m_header = false;
     bool m_congestion = false; // the header has retransmits, cnps or ecn_ce
     bool m_atStart = true;
@@ -799,6 +986,7 @@ private:
     const BatchFn* m_batch = nullptr;       // streaming (streamTo)
     std::size_t m_batchRecords = 0;
     std::vector<CsvChunkMark> m_marks; // streaming: the chunks of the rows of the batch being read
+    bool m_markChunks = false;         // keep m_marks (streaming, and the parts of a parallel stream)
     bool m_headerOnly = false;         // a range's header pass: stop after the header line
 };
 

@@ -1,10 +1,10 @@
 // libFuzzer harness comparing the ways flows.csv is read (docs/FORMATS.md "flows.csv"): the same file read
-// sequentially, in parallel parts (every file split, on 2 threads) and streamed in batches of 3 records (at least)
-// must give the same records and the same diagnostics. The reader's own promises (records, messages or a
-// refusal naming the file; strict refusing exactly what lenient skips) are fuzz_flows_csv's, which reads each
-// input once and so runs several times as many inputs a second. Input starting with the gzip magic is read as
-// flows.csv.gz. Its seeds are fuzz_flows_csv's (tests/fuzz/corpus/flows_csv_parts links to them).
-// Built by tests/fuzz/CMakeLists.txt (-DLLMPRISM_FUZZ=ON); run by scripts/fuzz.sh.
+// sequentially, in parallel parts (every file split, on 2 threads) and streamed in batches of 3 records (at least),
+// sequentially and in parallel parts, must give the same records and the same diagnostics. The reader's own promises
+// (records, messages or a refusal naming the file; strict refusing exactly what lenient skips) are fuzz_flows_csv's,
+// which reads each input once and so runs several times as many inputs a second. Input starting with the gzip magic is
+// read as flows.csv.gz. Its seeds are fuzz_flows_csv's (tests/fuzz/corpus/flows_csv_parts links to them). Built by
+// tests/fuzz/CMakeLists.txt (-DLLMPRISM_FUZZ=ON); run by scripts/fuzz.sh.
 #include "fuzz_util.h"
 #include "io/capture.h"
 
@@ -86,6 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     parallel.parallelFromBytes = 1;
     if (!same(a, readWhole(path, parallel))) __builtin_trap();
     if (!same(a, readStreamed(path, sequential))) __builtin_trap();
+    if (!same(a, readStreamed(path, parallel))) __builtin_trap(); // parts of every file streamed on two threads
 
     return 0;
 }
