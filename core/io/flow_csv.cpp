@@ -231,6 +231,17 @@ std::uint64_t lineStartFrom(int fd, std::uint64_t target, std::uint64_t size, st
     return size;
 }
 
+// A plain flows file opened for pread by the parts of a parallel read; closed when it goes.
+struct OpenFile {
+    explicit OpenFile(const std::string& path) : fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+        if (fd < 0) throw InputError({path, 0, 0, std::string("cannot open the flows file: ") + std::strerror(errno)});
+    }
+    ~OpenFile() { ::close(fd); }
+    OpenFile(const OpenFile&) = delete;
+    OpenFile& operator=(const OpenFile&) = delete;
+    int fd;
+};
+
 // The size of a regular file; 0 for anything else (a pipe, a device) or when it cannot be told.
 std::uint64_t regularSize(const std::string& path) {
     struct stat st {};
@@ -328,13 +339,8 @@ private:
             m_atStart = false;
             m_skipping = false;
         }
-        const int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            throw InputError({m_path, 0, 0, std::string("cannot open the flows file: ") + std::strerror(errno)});
-        struct Closer {
-            int fd;
-            ~Closer() { ::close(fd); }
-        } closer{fd};
+        const OpenFile file(m_path);
+        const int fd = file.fd;
         struct stat st {};
         const std::uint64_t size = ::fstat(fd, &st) == 0 ? std::uint64_t(st.st_size) : range.to;
         const std::uint64_t to = std::min(range.to, size);
@@ -433,13 +439,8 @@ private:
     // one. Rows and messages are those of a sequential stream; the marks fall at each part's start and every chunk
     // after it; a batch is a part (about kStreamPart bytes of rows), not batchRecords.
     void streamInParallel(std::uint64_t from, std::uint64_t to) {
-        const int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            throw InputError({m_path, 0, 0, std::string("cannot open the flows file: ") + std::strerror(errno)});
-        struct Closer {
-            int fd;
-            ~Closer() { ::close(fd); }
-        } closer{fd};
+        const OpenFile file(m_path);
+        const int fd = file.fd;
         constexpr std::uint64_t kStreamPart = std::uint64_t(8) << 20;
         const unsigned threads = threadCount(m_options.threads);
         const std::size_t ahead = 2 * std::size_t(threads); // parts parsed beyond the one to give next
@@ -584,12 +585,8 @@ private:
     // thread, each parsed into its own table with its own messages (lines counted from the part's start);
     // then the parts in file order: their lines renumbered, their messages merged, their records appended.
     void parseRestInParallel(std::uint64_t from, std::uint64_t size) {
-        const int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) throw InputError({m_path, 0, 0, std::string("cannot open the flows file: ") + std::strerror(errno)});
-        struct Closer {
-            int fd;
-            ~Closer() { ::close(fd); }
-        } closer{fd};
+        const OpenFile file(m_path);
+        const int fd = file.fd;
         const unsigned threads = threadCount(m_options.threads);
         const std::vector<std::uint64_t> cuts = lineCuts(fd, from, size, threads);
         const std::size_t parts = cuts.size() - 1;
