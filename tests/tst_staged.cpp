@@ -368,6 +368,51 @@ private slots:
         QVERIFY(rowsOf(a) == rowsOf(memory.roceRecords(everySenderIn(flows, lateFrom, flows.startNs.back() + 1))));
     }
 
+    // Jobs one after the other on different NICs, each in a file of its own: a job is fetched by the span its
+    // records start in (recognition saw them all), so the file of the other job is not read for it.
+    void aJobIsFetchedFromTheFilesOfItsSpan() {
+        const auto sim = test::simulatePreset("two-jobs", 4);
+        Capture capture = test::captureOf(sim);
+        const Analysis analysed = runAnalysis(capture);
+        QCOMPARE(analysed.recognition.jobs.size(), std::size_t(2));
+        std::vector<bool> later(capture.flows.endpoints.size(), false);
+        for (EndpointId e : analysed.recognition.jobs[1].nics) later[e] = true;
+        FlowTable& f = capture.flows;
+        const std::int64_t shift = f.startNs.back() - f.startNs.front() + 1'000'000'000;
+        std::vector<std::uint32_t> early, late;
+        for (std::uint32_t i = 0; i < f.size(); ++i) {
+            if (later[f.src[i]] || later[f.dst[i]]) {
+                f.startNs[i] += shift;
+                f.endNs[i] += shift;
+                late.push_back(i);
+            } else {
+                early.push_back(i);
+            }
+        }
+        QVERIFY(!early.empty() && !late.empty());
+        const std::string dir = path("sequential-jobs");
+        QDir().mkpath(QString::fromStdString(dir));
+        writeFlowsCsv(f, dir + "/a.csv", {}, &early);
+        writeFlowsCsv(f, dir + "/b.csv", {}, &late);
+        writeTopologyJson(capture.topology, dir + "/topology.json");
+        const std::string expected = test::reportText(analyzeCapture(loadCapture(dir)));
+        const std::uint64_t n = f.size();
+        for (bool index : {true, false}) {
+            FileStore store({dir}, {});
+            store.setTimeIndex(index);
+            const std::string got = test::reportText(analyzeStore(store, store.topology(), store.hasTopology()));
+            QVERIFY2(got == expected, test::firstDifference(got, expected).c_str());
+            // Recognition's three passes and the first fetch (the resolution rides on it) read every record; the
+            // second job's fetch, with the index, only its own file.
+            QCOMPARE(store.passes(), 5);
+            if (index)
+                QVERIFY2(store.recordsRead() <= 4 * n + std::max(early.size(), late.size()) &&
+                             store.recordsRead() < 5 * n,
+                         std::to_string(store.recordsRead()).c_str());
+            else QCOMPARE(store.recordsRead(), 5 * n);
+        }
+    }
+
     // The chunk marks of a streamed flows.csv place its rows: reading the bytes between two marks gives the rows
     // between them, with the messages (and line numbers) of the whole read — after a byte-order mark, CRLF lines,
     // comments, a line longer than a chunk and a bad row; streamed in parallel parts, the same rows and messages

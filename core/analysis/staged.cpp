@@ -25,9 +25,14 @@ std::int64_t medianStep(const std::vector<StepInfo>& steps) {
 }
 
 // The records of `job` (endpoint ids of `ids`) as a store selection: an endpoint whose node in the job spans all time
-// is fetched whole, the others by the starts their nodes span.
+// is fetched whole, the others by the starts their nodes span; all of them start within the job's span (recognition
+// saw each record of its nodes: the earliest start and the latest end).
 RecordSelection selectionOf(const RecognizedJob& job, const EndpointTable& ids) {
     RecordSelection sel;
+    if (job.startNs <= job.endNs) {
+        sel.from = job.startNs;
+        sel.to = job.endNs < std::numeric_limits<std::int64_t>::max() ? job.endNs + 1 : job.endNs;
+    }
     constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
     for (const RecognizedJob::Node& n : job.nodes) {
         const IpAddr& ip = ids.at(n.endpoint);

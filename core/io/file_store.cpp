@@ -395,12 +395,13 @@ std::vector<FlowTable> FileStore::roceRecords(const std::vector<RecordSelection>
     // The resolution's exact pass rides on the first fetch.
     std::unique_ptr<ResolutionPass> resolution;
     if (!m_resolution && m_overview) resolution = std::make_unique<ResolutionPass>(*this);
-    // The starts wanted: those of the selections' ranges (any start for an address wanted whole), within --from,
-    // --to; every start of the window when the resolution rides on this pass.
+    // The starts wanted: those of the selections' ranges (any start for an address wanted whole), within each
+    // selection's bound and --from, --to; every start of the window when the resolution rides on this pass.
     std::int64_t from = hi, to = lo;
     for (const RecordSelection& s : selections) {
-        if (!s.whole.empty()) from = lo, to = hi;
-        for (const SenderRange& r : s.ranges) from = std::min(from, r.from), to = std::max(to, r.to);
+        if (!s.whole.empty()) from = std::min(from, s.from), to = std::max(to, s.to);
+        for (const SenderRange& r : s.ranges)
+            from = std::min(from, std::max(r.from, s.from)), to = std::max(to, std::min(r.to, s.to));
     }
     if (resolution) from = lo, to = hi;
     from = std::max(from, m_options.fromNs);

@@ -42,6 +42,10 @@ struct SenderRange {
 struct RecordSelection {
     std::vector<IpAddr> whole;
     std::vector<SenderRange> ranges;
+    // Every record selected starts in [from, to) (the job's span, when known): not a filter but a bound, which a
+    // store may use to skip what cannot hold one (FileStore: files and chunks by its index).
+    std::int64_t from = std::numeric_limits<std::int64_t>::min();
+    std::int64_t to = std::numeric_limits<std::int64_t>::max();
 };
 
 // One batch of a pass over every record (FlowStore::scanAll): the records, each batch endpoint's id in the
