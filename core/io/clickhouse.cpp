@@ -568,8 +568,14 @@ FlowTable ClickHouseStore::roceRecords(const RecordSelection& selection) {
         cond += ")";
     }
     if (cond.empty()) return {};
+    // The job's span: the table is ordered by start_ns, so the server skips the parts of other times.
+    std::string span;
+    if (selection.from != std::numeric_limits<std::int64_t>::min())
+        span += " AND start_ns >= " + std::to_string(selection.from);
+    if (selection.to != std::numeric_limits<std::int64_t>::max())
+        span += " AND start_ns < " + std::to_string(selection.to);
     return readRecords(*m_client,
-                       "SELECT " + recordColumns(m_packets, m_congestion) + where(true) + " AND (" + cond +
+                       "SELECT " + recordColumns(m_packets, m_congestion) + where(true) + span + " AND (" + cond +
                            ") ORDER BY start_ns, end_ns, src, dst, src_port, dst_port FORMAT TabSeparated",
                        m_diag);
 }
