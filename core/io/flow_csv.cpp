@@ -537,9 +537,7 @@ private:
                     if (slots[k].error) std::rethrow_exception(slots[k].error);
                     r = std::move(slots[k].reader);
                 }
-                for (InputIssue& e : slots[k].diag.errors) e.line += e.line ? m_line : 0;
-                for (InputIssue& w : slots[k].diag.warnings) w.line += w.line ? m_line : 0;
-                m_diag.merge(slots[k].diag);
+                mergePart(slots[k].diag);
                 slots[k].diag = LoadDiagnostics{};
                 givePart(*r);
                 m_line += r->m_line;
@@ -560,6 +558,13 @@ private:
             throw;
         }
         finish();
+    }
+
+    // Merges the messages of a part read after this reader's m_line lines, their lines renumbered as in the file.
+    void mergePart(LoadDiagnostics& part) {
+        for (InputIssue& e : part.errors) e.line += e.line ? m_line : 0;
+        for (InputIssue& w : part.warnings) w.line += w.line ? m_line : 0;
+        m_diag.merge(part);
     }
 
     // Gives the rows of a part read after this reader's m_line lines as a batch: its endpoints interned in this
@@ -619,9 +624,7 @@ private:
         std::vector<FlowTable> tables;
         tables.push_back(std::move(m_table));
         for (std::size_t k = 0; k < parts; ++k) {
-            for (InputIssue& e : diags[k].errors) e.line += e.line ? m_line : 0;
-            for (InputIssue& w : diags[k].warnings) w.line += w.line ? m_line : 0;
-            m_diag.merge(diags[k]);
+            mergePart(diags[k]);
             m_line += readers[k]->m_line;
             tables.push_back(std::move(readers[k]->m_table));
             readers[k].reset();
