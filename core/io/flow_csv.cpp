@@ -286,15 +286,14 @@ public:
         }
         Chunk chunk(src.sizeHint());
         bool more = step(src, chunk, std::size_t(64) << 10); // the header, and a sample of rows to size the parts
-        struct stat st {};
+        const std::uint64_t size = regularSize(m_path);      // 0 for a pipe or a device: read as it comes
         const bool parallel = more && !m_batch && !src.gzip() && !m_options.strict && m_header && !m_skipping &&
-                              ::stat(m_path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-                              std::uint64_t(st.st_size) >= m_bytesSeen + m_options.parallelFromBytes &&
+                              size > 0 && size >= m_bytesSeen + m_options.parallelFromBytes &&
                               threadCount(m_options.threads) > 1;
         if (parallel) {
-            parseRestInParallel(m_bytesSeen, std::uint64_t(st.st_size));
-        } else if (more && streamsInParallel(src.gzip(), m_bytesSeen, regularSize(m_path))) {
-            streamInParallel(m_bytesSeen, regularSize(m_path));
+            parseRestInParallel(m_bytesSeen, size);
+        } else if (more && streamsInParallel(src.gzip(), m_bytesSeen, size)) {
+            streamInParallel(m_bytesSeen, size);
         } else if (src.gzip() && threadCount(m_options.threads) > 1) {
             ReadAhead ahead(src); // inflated on the other core while this one parses
             while (more) more = step(ahead, chunk);
