@@ -17,6 +17,17 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cerrno>
+#include <cstddef>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
 using namespace prism;
 
 class TestStaged : public QObject {
@@ -322,12 +333,15 @@ private slots:
         QCOMPARE(files.roceRecords(everySenderIn(flows, first + 2 * span, first + 3 * span)).size(), std::size_t(0));
         QCOMPARE(files.recordsRead(), before);
 
-        // The file rewritten (the same rows in reverse order): read whole once, then by its new index.
+        // The file rewritten (the same rows in reverse order): read whole once, then by its new index. It keeps the
+        // size and the modification time, as `cp -p` or `rsync -t` would: its inode and status-change time tell.
         std::vector<std::uint32_t> reverse(flows.size());
         for (std::uint32_t i = 0; i < flows.size(); ++i) reverse[i] = std::uint32_t(flows.size()) - 1 - i;
+        const auto size = std::filesystem::file_size(dir + "/flows.csv");
+        const auto mtime = std::filesystem::last_write_time(dir + "/flows.csv");
         writeFlowsCsv(flows, dir + "/flows.csv", {}, &reverse);
-        std::filesystem::last_write_time(dir + "/flows.csv", std::filesystem::last_write_time(dir + "/flows.csv") +
-                                                                 std::chrono::seconds(2));
+        std::filesystem::last_write_time(dir + "/flows.csv", mtime);
+        QCOMPARE(std::filesystem::file_size(dir + "/flows.csv"), size);
         {
             const std::uint64_t at = files.recordsRead();
             const FlowTable a = files.roceRecords(everySenderIn(flows, first, first + span / 10));
@@ -417,9 +431,18 @@ private slots:
     // between them, with the messages (and line numbers) of the whole read — after a byte-order mark, CRLF lines,
     // comments, a line longer than a chunk and a bad row; streamed in parallel parts, the same rows and messages
     // as streamed sequentially, endpoint ids kept from batch to batch, and marks that place rows as well.
+    void aRangeBetweenChunkMarksReadsItsRows_data() {
+        QTest::addColumn<int>("commentBytes");
+        QTest::newRow("a short comment before the header") << 0;
+        // A range's header is read from the file's start: a line longer than the first read (64 KiB) was taken
+        // for the end of the file, and every range after the first read nothing.
+        QTest::newRow("a comment over 64 KiB before the header") << 100000;
+    }
+
     void aRangeBetweenChunkMarksReadsItsRows() {
-        std::string csv = "\xEF\xBB\xBF# a comment before the header\r\n"
-                          "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets\r\n";
+        QFETCH(int, commentBytes);
+        std::string csv = "\xEF\xBB\xBF# a comment before the header" + std::string(std::size_t(commentBytes), '.') +
+                          "\r\nstart_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets\r\n";
         const int rows = 150000;
         for (int i = 0; i < rows; ++i) {
             if (i == 100000) csv += "1700000000000000000,1700000000000000001,10.0.0.999,10.0.0.1,1,4791,17,1,1\r\n";
@@ -680,6 +703,62 @@ private slots:
         QCOMPARE(parseSize("4T"), std::uint64_t(4) << 40);
         for (const char* bad : {"", "lots", "0", "-1G", "1X", "1MM", "G", "1e3", "99999999T", ".", "1.2.3M"})
             QVERIFY2(parseSize(bad) == 0, bad);
+    }
+
+    // Where no thread can be started (a process or container thread limit: pthread_create fails with EAGAIN) a
+    // read goes on on the threads it has: the parallel read and the parallel stream give the file's rows, not a
+    // std::terminate from a vector of joinable threads being unwound. The limit is made in a child process by a
+    // seccomp filter that refuses every clone of a thread.
+    void aReadGoesOnWhenNoThreadCanStart() {
+        std::string csv = "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets\n";
+        const int rows = 40000;
+        for (int i = 0; i < rows; ++i)
+            csv += std::to_string(1'000'000 + std::int64_t(i) * 10) + "," +
+                   std::to_string(1'000'005 + std::int64_t(i) * 10) + ",10.0.0." + std::to_string(i % 50 + 1) +
+                   ",10.0.1.1,1000,4791,17,100,1\n";
+        const std::string file = path("no-threads.csv");
+        test::writeBytes(file, csv);
+        const pid_t child = ::fork();
+        QVERIFY(child >= 0);
+        if (child == 0) { // no QtTest here: the exit code says what happened
+            struct sock_filter filter[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS), // glibc falls back to clone
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 3),
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+                BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAGAIN),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+            };
+            struct sock_fprog prog = {static_cast<unsigned short>(std::size(filter)), filter};
+            if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+                ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+                ::_exit(77);
+            try { // the filter holds: no thread starts
+                std::thread([] {}).join();
+                ::_exit(78);
+            } catch (const std::system_error&) {}
+            try {
+                LoadOptions o;
+                o.threads = 4;
+                o.parallelFromBytes = 1;
+                LoadDiagnostics d1, d2;
+                if (readFlowsCsv(file, o, d1).size() != std::size_t(rows) || !d1.errors.empty()) ::_exit(1);
+                std::size_t streamed = 0;
+                streamFlowsCsv(file, o, d2, 1000, [&](const FlowTable& t) { streamed += t.size(); });
+                if (streamed != std::size_t(rows) || !d2.errors.empty()) ::_exit(2);
+            } catch (...) {
+                ::_exit(3);
+            }
+            ::_exit(0);
+        }
+        int status = 0;
+        QCOMPARE(::waitpid(child, &status, 0), child);
+        QVERIFY2(WIFEXITED(status), "the child was killed (std::terminate?)");
+        if (WEXITSTATUS(status) == 77) QSKIP("seccomp filters are not allowed here");
+        if (WEXITSTATUS(status) == 78) QSKIP("the seccomp filter did not stop std::thread here");
+        QCOMPARE(WEXITSTATUS(status), 0);
     }
 
     void anEmptyStoreGivesNoJobs() {

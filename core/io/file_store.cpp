@@ -209,14 +209,24 @@ struct FileStore::FileIndex {
         Starts starts;
     };
     bool complete = false;
-    std::pair<std::uint64_t, std::int64_t> stamp{0, 0}; // the file's size and modification time when indexed
+    // The file as it was indexed: its device and inode (a file renamed over it is another), its size, and its
+    // modification and status-change times (a copy that kept the size and mtime, `cp -p` or `rsync -t`, still
+    // changes the ctime, which no user can set).
+    struct Stamp {
+        std::uint64_t dev = 0, ino = 0, size = 0;
+        std::int64_t mtimeNs = 0, ctimeNs = 0;
+        bool operator==(const Stamp&) const = default;
+    };
+    Stamp stamp;
     Starts starts;
     std::vector<Piece> pieces; // plain flows.csv: one per read chunk, the first at the file's start
 
-    static std::pair<std::uint64_t, std::int64_t> stampOf(const std::string& path) {
+    static Stamp stampOf(const std::string& path) {
         struct stat st {};
-        if (::stat(path.c_str(), &st) != 0) return {UINT64_MAX, -1};
-        return {std::uint64_t(st.st_size), std::int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+        if (::stat(path.c_str(), &st) != 0) return {0, 0, UINT64_MAX, -1, -1};
+        auto ns = [](const timespec& t) { return std::int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec; };
+        return {std::uint64_t(st.st_dev), std::uint64_t(st.st_ino), std::uint64_t(st.st_size), ns(st.st_mtim),
+                ns(st.st_ctim)};
     }
 
     void add(const FlowTable& t, const std::vector<CsvChunkMark>* marks) {

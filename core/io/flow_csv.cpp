@@ -329,8 +329,10 @@ private:
         if (range.from > 0) {
             Chunk head(src.sizeHint());
             m_headerOnly = true;
-            bool more = true;
-            while (more && !m_header) more = step(src, head, std::size_t(64) << 10);
+            // The first read as run()'s (64 KiB), then whole chunks: a header or comment line longer than 64 KiB
+            // must go on being read (asking for 64 KiB more of a 64 KiB buffer would read nothing: the end).
+            bool more = step(src, head, std::size_t(64) << 10);
+            while (more && !m_header) more = step(src, head);
             m_headerOnly = false;
             if (!m_header) return; // no header: the file has no rows
             m_line = range.line;
@@ -515,16 +517,19 @@ private:
             changed.notify_all();
             for (std::thread& t : helpers) t.join();
         };
-        for (unsigned h = 1; h < threads; ++h)
-            helpers.emplace_back([&] {
-                std::unique_lock<std::mutex> lock(mutex);
-                for (;;) {
-                    changed.wait(lock, [&] { return stop || claimed >= parts || claimable(); });
-                    if (stop || claimed >= parts) return;
-                    parse(claimed++, lock);
-                }
-            });
+        helpers.reserve(threads);
         try {
+            for (unsigned h = 1; h < threads; ++h) {
+                if (!startThread(helpers, [&] {
+                        std::unique_lock<std::mutex> lock(mutex);
+                        for (;;) {
+                            changed.wait(lock, [&] { return stop || claimed >= parts || claimable(); });
+                            if (stop || claimed >= parts) return;
+                            parse(claimed++, lock);
+                        }
+                    }))
+                    break; // fewer helpers: this thread parses what they would have
+            }
             for (std::size_t k = 0; k < parts; ++k) {
                 std::unique_ptr<CsvReader> r;
                 {

@@ -4,14 +4,22 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
-#include <thread>
-#include <vector>
+#include <system_error>
 
 namespace prism {
 
 unsigned threadCount(unsigned wanted) {
     if (wanted) return wanted;
     return std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+}
+
+bool startThread(std::vector<std::thread>& pool, std::function<void()> fn) {
+    try {
+        pool.emplace_back(std::move(fn));
+        return true;
+    } catch (const std::system_error&) {
+        return false;
+    }
 }
 
 void parallelFor(std::size_t n, unsigned threads, const std::function<void(std::size_t, unsigned)>& body,
@@ -34,7 +42,9 @@ void parallelFor(std::size_t n, unsigned threads, const std::function<void(std::
         }
     };
     std::vector<std::thread> pool;
-    for (unsigned t = 1; t < std::min<std::size_t>(threads, n); ++t) pool.emplace_back(work, t);
+    const unsigned count = unsigned(std::min<std::size_t>(threads, n));
+    pool.reserve(count);
+    for (unsigned t = 1; t < count && startThread(pool, [&work, t] { work(t); }); ++t) {}
     work(0);
     for (auto& t : pool) t.join();
     if (error) std::rethrow_exception(error);

@@ -2,15 +2,22 @@
 // The one thread helper of the project (engine, session store and UI): a parallel for over n items.
 #include <cstddef>
 #include <functional>
+#include <thread>
+#include <vector>
 
 namespace prism {
 
 // Threads to use: `wanted`, or one per core (at most 8) when 0.
 unsigned threadCount(unsigned wanted);
 
+// Starts `fn` on a new thread added to `pool`; false, with nothing added, when the system cannot start one (a
+// process or container thread limit: EAGAIN), so the caller goes on with the threads it has.
+bool startThread(std::vector<std::thread>& pool, std::function<void()> fn);
+
 // Runs body(i, worker) for i in [0, n) on up to `threads` threads, the caller's being worker 0. `onDone`
 // runs on the caller's thread after each of its own items (progress) and may throw to stop everyone.
-// The first exception is rethrown once all threads have stopped.
+// The first exception is rethrown once all threads have stopped. Threads the system cannot start are done
+// without: the items are shared by those running (at least the caller's).
 void parallelFor(std::size_t n, unsigned threads, const std::function<void(std::size_t, unsigned worker)>& body,
                  const std::function<void(std::size_t done)>& onDone = {});
 
