@@ -10,12 +10,16 @@
 #include "io/clickhouse.h"
 #include "list_models.h"
 #include "main_window.h"
-#include "view_state.h"
 #include "model/units.h"
+#include "notes_panel.h"
+#include "store/notes.h"
+#include "view_state.h"
 
 #include <QDir>
+#include <QFile>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -148,6 +152,91 @@ private slots:
         checkWindow(*w.session());
         QCOMPARE(w.session()->windowFirst, s->windowLast + 1);
         server.stop();
+    }
+
+    // Window loads follow the user's last choice: coming back to the job shown while another job's window loads
+    // drops that load; Cancel goes back to the job shown; a window that cannot be read leaves the one shown, with
+    // a message that says so; notes stay from window to window (they are placed by job and time).
+    void windowLoadsFollowTheLastChoice() {
+        QTemporaryDir dir; // a copy: its flows file is removed below
+        for (const QString& f : QDir(m_capture).entryList(QDir::Files))
+            QVERIFY(QFile::copy(m_capture + "/" + f, dir.filePath(f)));
+        MainWindow w;
+        w.show();
+        QSignalSpy done(w.loader(), &CaptureLoader::finished);
+        QSignalSpy cancelled(w.loader(), &CaptureLoader::cancelled);
+        QSignalSpy failed(w.loader(), &CaptureLoader::failed);
+        w.openPath(dir.path());
+        QVERIFY(done.wait(60000));
+        const SessionPtr first = w.session();
+        QVERIFY(first && first->staged);
+        const int shown = first->windowJob, other = shown == 0 ? 1 : 0;
+        QVERIFY(other < int(first->staged->report.jobs.size()));
+        QTreeView* jobs = w.jobList();
+        auto pick = [&](int job) {
+            const QModelIndexList hit =
+                jobs->model()->match(jobs->model()->index(0, 0), JobTableModel::JobRole, job, 1, Qt::MatchExactly);
+            QVERIFY(!hit.isEmpty());
+            jobs->selectionModel()->select(hit.first(),
+                                           QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        };
+        // A note on the window shown.
+        NotesPanel* notes = w.notesPanel();
+        w.viewState()->select(Selection::ofRank(0), true);
+        Note n;
+        QVERIFY(notes->noteForSelection(&n));
+        n.text = "rank 0 of the first window";
+        QVERIFY(notes->addNote(n) > 0);
+        QVERIFY(w.hasUnsavedNotes());
+
+        // Another job, then back before its window came: the window shown stays, whatever the load did.
+        pick(other);
+        QVERIFY(w.loader()->isBusy());
+        pick(shown);
+        QVERIFY(QTest::qWaitFor([&] { return !w.loader()->isBusy(); }, 60000));
+        QTest::qWait(50); // (anything posted after it)
+        QCOMPARE(w.session(), first);
+        QCOMPARE(w.viewState()->job(), shown);
+
+        // Later steps of the same job: a new window, the note kept and still unsaved.
+        auto* later = w.windowBar()->findChild<QPushButton*>("windowLater");
+        later->click();
+        QVERIFY(done.wait(60000));
+        QVERIFY(w.session() != first);
+        QCOMPARE(w.session()->windowJob, shown);
+        QCOMPARE(notes->notes().size(), std::size_t(1));
+        QCOMPARE(notes->notes().front().text, n.text);
+        QVERIFY(w.hasUnsavedNotes());
+
+        // Cancel at once: back to the job shown.
+        const SessionPtr before = w.session();
+        pick(other);
+        auto* cancel = w.findChild<QPushButton*>("cancelButton");
+        QVERIFY(cancel && cancel->isVisible());
+        cancel->click();
+        QVERIFY(cancelled.wait(60000));
+        QCOMPARE(w.session(), before);
+        QCOMPARE(w.viewState()->job(), shown);
+        QVERIFY(!cancel->isVisible());
+
+        // The flows gone: the other job's window cannot load; the one shown stays, and the message says so.
+        for (const QString& f : QDir(dir.path()).entryList({"flows*"}, QDir::Files))
+            QVERIFY(QFile::remove(dir.filePath(f)));
+        pick(other);
+        QVERIFY(failed.wait(60000));
+        QCOMPARE(w.session(), before);
+        QCOMPARE(w.viewState()->job(), shown);
+        QVERIFY(jobs->selectionModel()->selectedRows().size() == 1 &&
+                jobs->selectionModel()->selectedRows().first().data(JobTableModel::JobRole).toInt() == shown);
+        auto* box = w.findChild<QMessageBox*>("errorDialog");
+        QVERIFY(box);
+        QCOMPARE(box->windowTitle(), QString("Could not load the window"));
+        QVERIFY2(box->informativeText().contains("The window shown before is kept"),
+                 qPrintable(box->informativeText()));
+        box->close();
+        QCOMPARE(notes->notes().size(), std::size_t(1));
+        // (leaving the capture would ask to discard the note: a session file cannot hold a staged capture)
+        notes->markSaved();
     }
 
     // loadNow (--screenshot) opens the same first window; a budget that holds the capture opens it whole.

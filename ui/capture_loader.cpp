@@ -7,9 +7,10 @@
 #include "model/diagnostics.h"
 #include "session_file.h"
 
+#include <QCoreApplication>
 #include <QPointer>
-#include <cstdlib>
 #include <QtConcurrent/QtConcurrentRun>
+#include <cstdlib>
 
 namespace prism::ui {
 
@@ -48,7 +49,8 @@ std::uint64_t CaptureLoader::memoryBudget() {
 // are judged by their size (wholeLoadEstimate), a ClickHouse table by its record count (~96 B a record whole,
 // as a flows.csv row and a tenth).
 static std::shared_ptr<StagedCapture> stagedIfLarge(const std::vector<std::string>& sources, const LoadOptions& lo,
-                                                    const std::function<bool(double)>& progress) {
+                                                    const std::function<bool(double)>& progress,
+                                                    const std::function<bool()>& cancelled = {}) {
     const std::uint64_t budget = CaptureLoader::memoryBudget();
     if (!budget) return nullptr;
     const CaptureFiles files = findCaptureFiles(sources, lo);
@@ -75,6 +77,7 @@ static std::shared_ptr<StagedCapture> stagedIfLarge(const std::vector<std::strin
         staged->store = std::move(fileStore);
     }
     staged->budget = budget;
+    staged->store->setInterrupt(cancelled); // Cancel stops a pass over the files or a query, not only between them
     AnalysisOptions ao;
     ao.progress = progress;
     staged->report = analyzeStore(*staged->store, staged->topology, staged->hasTopology, ao, &staged->stats, budget,
@@ -88,8 +91,16 @@ static std::shared_ptr<StagedCapture> stagedIfLarge(const std::vector<std::strin
 }
 
 static std::shared_ptr<AnalysisSession> makeWindow(const std::shared_ptr<StagedCapture>& staged, int job, int first,
-                                                   int last, const std::function<bool(double)>& progress) {
+                                                   int last, const std::function<bool(double)>& progress,
+                                                   const std::function<bool()>& cancelled = {}) {
     std::lock_guard lock(staged->mutex);
+    // A load made stale while it waited for the store (the user clicked on) does not fetch at all.
+    if (cancelled && cancelled()) throw Cancelled();
+    staged->store->setInterrupt(cancelled);
+    struct Reset {
+        FlowStore& store;
+        ~Reset() { store.setInterrupt({}); }
+    } reset{*staged->store};
     AnalysisOptions ao;
     ao.progress = progress;
     JobWindow w = analyzeJobWindow(*staged->store, staged->topology, staged->report, staged->jobs, std::size_t(job),
@@ -141,7 +152,8 @@ std::shared_ptr<AnalysisSession> CaptureLoader::windowSession(const std::shared_
 
 // The first window of a staged capture: the first steps of its largest job (the one a whole load could not hold).
 static std::shared_ptr<AnalysisSession> firstWindow(const std::shared_ptr<StagedCapture>& staged,
-                                                    const std::function<bool(double)>& progress) {
+                                                    const std::function<bool(double)>& progress,
+                                                    const std::function<bool()>& cancelled = {}) {
     if (staged->jobs.empty()) {
         auto session = std::make_shared<AnalysisSession>();
         session->analysis.report = staged->report;
@@ -155,7 +167,7 @@ static std::shared_ptr<AnalysisSession> firstWindow(const std::shared_ptr<Staged
     for (std::size_t k = 1; k < staged->jobs.size(); ++k)
         if (staged->jobs[k].records > staged->jobs[job].records) job = k;
     const auto [first, last] = windowSteps(staged->report.jobs[job], staged->jobs[job], 0, staged->budget);
-    return makeWindow(staged, int(job), first, last, progress);
+    return makeWindow(staged, int(job), first, last, progress, cancelled);
 }
 
 SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) {
@@ -191,10 +203,12 @@ int CaptureLoader::start(const QString& path, const Work& work) {
     emit started(job->id, path);
 
     QPointer<CaptureLoader> self(this);
-    // Results come back through queued calls guarded by the QPointer and checked against the current job.
+    // Results come back through queued calls guarded by the QPointer and checked against the current job. They
+    // are posted to the application (which outlives every loader), not to the loader: a loader deleted between
+    // the worker's look at the pointer and the post would be posted to after it was freed.
     auto post = [self, job](auto fn) {
         QMetaObject::invokeMethod(
-            self.data(),
+            QCoreApplication::instance(),
             [self, job, fn]() {
                 if (!self || self->m_current != job) return; // stale
                 fn(self.data());
@@ -204,6 +218,7 @@ int CaptureLoader::start(const QString& path, const Work& work) {
     (void)QtConcurrent::run([job, path, work, post]() {
         auto report = [job, post](double f, const char* stage) {
             if (job->cancel) return false;
+            if (!stage) return true; // a look at the cancel flag only
             QString s = QString::fromUtf8(stage);
             post([id = job->id, f, s](CaptureLoader* l) { emit l->progress(id, f, s); });
             return true;
@@ -234,6 +249,7 @@ int CaptureLoader::start(const QString& path, const Work& work) {
 int CaptureLoader::load(const QStringList& paths, bool strict) {
     const QString path = paths.value(0);
     return start(path, [path, paths, strict](const Progress& report) -> SessionPtr {
+        const std::function<bool()> cancelled = [report] { return !report(0, nullptr); };
         if (paths.size() == 1 && isSessionFile(path)) {
             auto opened = readSessionFile(path, [report](double f) { return report(0.95 * f, "Reading session"); });
             // The job shown first only: the others are indexed when first shown, so that a session opens
@@ -247,8 +263,10 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
         lo.progress = [report](double f) { return report(0.8 * f, "Reading flows"); };
         std::vector<std::string> all;
         for (const QString& p : paths) all.push_back(p.toStdString());
-        if (auto staged = stagedIfLarge(all, lo, [report](double f) { return report(0.9 * f, "Analysing in stages"); })) {
-            auto window = firstWindow(staged, [report](double f) { return report(0.9 + 0.1 * f, "Loading a window"); });
+        if (auto staged = stagedIfLarge(
+                all, lo, [report](double f) { return report(0.9 * f, "Analysing in stages"); }, cancelled)) {
+            auto window = firstWindow(
+                staged, [report](double f) { return report(0.9 + 0.1 * f, "Loading a window"); }, cancelled);
             window->source = path;
             window->sources = paths;
             return window;
@@ -274,7 +292,9 @@ int CaptureLoader::loadWindow(const SessionPtr& session, int jobIndex, int first
     return start(source, [staged, jobIndex, firstStep, source, sources](const Progress& report) -> SessionPtr {
         const std::size_t j = std::size_t(jobIndex);
         const auto [first, last] = windowSteps(staged->report.jobs[j], staged->jobs[j], firstStep, staged->budget);
-        auto window = makeWindow(staged, jobIndex, first, last, [report](double f) { return report(f, "Loading a window of"); });
+        auto window = makeWindow(
+            staged, jobIndex, first, last, [report](double f) { return report(f, "Loading a window of"); },
+            [report] { return !report(0, nullptr); });
         window->source = source;
         window->sources = sources;
         return window;

@@ -76,7 +76,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     statusBar()->addWidget(m_statusLabel, 1);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
-    setBusy(false);
+    updateBusy();
     connect(m_cancel, &QPushButton::clicked, m_loader, &CaptureLoader::cancel);
 
     connect(m_loader, &CaptureLoader::progress, this, [this](int id, double f, const QString& stage) {
@@ -86,19 +86,43 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     connect(m_loader, &CaptureLoader::finished, this, [this](int id, SessionPtr s) {
         if (id != m_loadId) return;
-        setBusy(false);
-        addRecent(m_loadingPath);
-        setSession(s);
+        const bool window = m_loadKind == Load::Window && m_session && s && s->staged == m_session->staged;
+        m_loadKind = Load::None;
+        updateBusy();
+        if (!window) addRecent(m_loadingPath);
+        setSession(s, window);
     });
     connect(m_loader, &CaptureLoader::failed, this, [this](int id, const QString& path, const QString& msg) {
         if (id != m_loadId) return;
-        setBusy(false);
+        const Load kind = m_loadKind;
+        m_loadKind = Load::None;
+        updateBusy();
+        if (kind == Load::Window && m_session && m_session->staged) {
+            const auto& jobs = m_session->staged->report.jobs;
+            const QString job = m_loadingJob >= 0 && std::size_t(m_loadingJob) < jobs.size()
+                                    ? q(jobs[std::size_t(m_loadingJob)].id)
+                                    : QString();
+            backToWindowJob();
+            m_lastError = msg;
+            m_statusLabel->setText(tr("Could not load a window of %1").arg(job));
+            auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not load the window"),
+                                        tr("LLMPrism could not load steps of %1 from\n%2").arg(job, path),
+                                        QMessageBox::Ok, this);
+            box->setObjectName("errorDialog");
+            box->setInformativeText(msg + tr("\n\nThe window shown before is kept."));
+            box->setAttribute(Qt::WA_DeleteOnClose);
+            box->open();
+            return;
+        }
         showError(path, msg);
         updateWindowBar();
     });
     connect(m_loader, &CaptureLoader::cancelled, this, [this](int id) {
         if (id != m_loadId) return;
-        setBusy(false);
+        const Load kind = m_loadKind;
+        m_loadKind = Load::None;
+        updateBusy();
+        if (kind == Load::Window) backToWindowJob();
         m_statusLabel->setText(tr("Loading cancelled"));
         updateWindowBar();
     });
@@ -319,8 +343,19 @@ void MainWindow::createWorkspace() {
         if (rows.isEmpty()) return;
         const int job = rows.first().data(JobTableModel::JobRole).toInt();
         m_state->setJob(job);
-        // A staged capture holds one job's window: choosing another job loads its first steps.
-        if (m_session && m_session->staged && job != m_session->windowJob) loadWindow(job, 0);
+        // A staged capture holds one job's window: choosing another job loads its first steps; coming back to the
+        // job shown while that load runs drops the load (its result would replace what was chosen last).
+        if (!m_session || !m_session->staged) return;
+        if (job != m_session->windowJob) loadWindow(job, 0);
+        else if (m_loadKind == Load::Window) {
+            m_loader->cancel();
+            m_loadId = -1;
+            m_loadKind = Load::None;
+            updateBusy();
+            updateWindowBar();
+            m_statusLabel->setText(
+                tr("Back to %1's window").arg(q(m_session->staged->report.jobs[std::size_t(job)].id)));
+        }
     });
     auto showFinding = [this](const QModelIndex& index) {
         const QVariant f = index.data(FindingTableModel::FindingRole); // none on the "no findings" row
@@ -355,13 +390,15 @@ void MainWindow::openPaths(const QStringList& paths) {
     m_loadingPath = path;
     if (!path.startsWith("clickhouse://")) // a table on a server has no folder
         QSettings().setValue("paths/lastFolder", QFileInfo(path).isDir() ? path : QFileInfo(path).absolutePath());
-    setBusy(true);
+    m_loadKind = Load::Open;
+    m_progress->setValue(0);
+    updateBusy();
     m_statusLabel->setText(paths.size() == 1 ? tr("Opening %1…").arg(path)
                                              : tr("Opening %1 and %n more…", "", int(paths.size()) - 1).arg(path));
     m_loadId = m_loader->load(paths, m_strictAction->isChecked());
 }
 
-void MainWindow::setSession(const SessionPtr& session) {
+void MainWindow::setSession(const SessionPtr& session, bool keepNotes) {
     m_session = session;
     m_sessionPath = session ? session->sessionPath : QString();
     m_lastError.clear();
@@ -370,7 +407,8 @@ void MainWindow::setSession(const SessionPtr& session) {
     for (QAction* a : m_sessionActions) a->setEnabled(bool(session));
     m_stack->setCurrentIndex(session ? 1 : 0);
     m_state->setSession(session);
-    m_notes->setSession(session);
+    if (keepNotes) m_notes->keepForWindow(session);
+    else m_notes->setSession(session);
     updateNoteMarks();
     fillJobs();
     fillProblems();
@@ -394,8 +432,17 @@ bool MainWindow::loadWindow(int job, int firstStep) {
     if (!m_session || !m_session->staged) return false;
     const auto& jobs = m_session->staged->report.jobs;
     if (job < 0 || std::size_t(job) >= jobs.size()) return false;
+    if (m_loadKind == Load::Open) { // the capture opening replaces this one and its windows
+        backToWindowJob();
+        m_statusLabel->setText(tr("Opening %1… (it replaces this capture; no window is loaded meanwhile)")
+                                   .arg(QFileInfo(m_loadingPath).fileName()));
+        return false;
+    }
     m_loadingPath = m_session->source;
-    setBusy(true);
+    m_loadKind = Load::Window;
+    m_loadingJob = job;
+    m_progress->setValue(0);
+    updateBusy();
     m_statusLabel->setText(tr("Loading a window of %1…").arg(q(jobs[std::size_t(job)].id)));
     m_windowEarlier->setEnabled(false);
     m_windowLater->setEnabled(false);
@@ -588,10 +635,17 @@ void MainWindow::showError(const QString& path, const QString& message) {
     box->open(); // window-modal, never blocks the event loop
 }
 
-void MainWindow::setBusy(bool busy) {
-    m_progress->setVisible(busy);
-    m_cancel->setVisible(busy);
-    if (busy) m_progress->setValue(0);
+void MainWindow::updateBusy() {
+    const bool loading = m_loadKind != Load::None;
+    m_progress->setVisible(loading || m_saving);
+    m_cancel->setVisible(loading);
+}
+
+void MainWindow::backToWindowJob() {
+    if (!m_session || !m_session->staged || m_session->windowJob < 0) return;
+    if (m_state->job() != m_session->windowJob) m_state->setJob(m_session->windowJob); // the list follows
+    onSelectionChanged();
+    updateWindowBar();
 }
 
 void MainWindow::saveLayout() const {

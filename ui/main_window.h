@@ -54,7 +54,8 @@ public:
     // background; null without a shown run.
     CompareWindow* compareWith(const QString& path);
     // Shows an already loaded session (used by --screenshot and tests).
-    void setSession(const SessionPtr& session);
+    // `keepNotes`: the session is another window of the staged capture shown, its notes stay.
+    void setSession(const SessionPtr& session, bool keepNotes = false);
     SessionPtr session() const { return m_session; }
     // Selects a job by its report id ("job-1"); false when there is none.
     bool selectJob(const QString& id);
@@ -114,7 +115,11 @@ private:
     QWidget* createWelcome();
     void addRecent(const QString& path);
     void rebuildRecentMenu();
-    void setBusy(bool busy);
+    // The progress bar while a load or a save runs; Cancel only for a load (a save is not cancelled).
+    void updateBusy();
+    // A window load that failed, was cancelled or is no longer wanted: the job list and the views go back to the
+    // job whose window is shown.
+    void backToWindowJob();
     void showError(const QString& path, const QString& message);
     void fillJobs();
     void fillFindings();
@@ -167,6 +172,11 @@ private:
     SessionPtr m_session;
     QString m_sessionPath;
     bool m_saving = false;
+    // What the loader is doing for this window: nothing, opening a capture (m_loadingPath), or loading another window
+    // of the staged capture shown (m_loadingJob's).
+    enum class Load { None, Open, Window };
+    Load m_loadKind = Load::None;
+    int m_loadingJob = -1;
     QString m_loadingPath;
     QString m_lastError;
     int m_loadId = 0;

@@ -8,6 +8,7 @@
 #include "timeline_view.h"
 #include "view_state.h"
 
+#include <QApplication>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
@@ -122,8 +123,8 @@ void MainWindow::saveSessionInteractive(bool askPath) {
 
     // In the background: a large capture takes a second or two (the window stays responsive).
     m_saving = true;
-    setBusy(true);
-    m_cancel->setVisible(false);
+    if (m_loadKind == Load::None) m_progress->setValue(0); // (a load running keeps the bar)
+    updateBusy();
     m_statusLabel->setText(tr("Saving %1…").arg(QFileInfo(path).fileName()));
     const SessionPtr session = m_session;
     const std::vector<Note> notes = m_notes->notes();
@@ -133,9 +134,12 @@ void MainWindow::saveSessionInteractive(bool askPath) {
         try {
             writeSessionFile(path, *session, notes, [self](double f) {
                 if (self)
-                    QMetaObject::invokeMethod(
-                    self.data(), [self, f] { if (self) self->m_progress->setValue(int(f * 1000)); },
-                    Qt::QueuedConnection);
+                    QMetaObject::invokeMethod( // to the application, which outlives the window (see CaptureLoader)
+                        qApp,
+                        [self, f] {
+                            if (self && self->m_loadKind == Load::None) self->m_progress->setValue(int(f * 1000));
+                        },
+                        Qt::QueuedConnection);
                 return true;
             });
         } catch (const std::exception& e) {
@@ -143,11 +147,11 @@ void MainWindow::saveSessionInteractive(bool askPath) {
         }
         if (!self) return;
         QMetaObject::invokeMethod(
-            self.data(),
+            qApp,
             [self, session, notes, path, error] {
                 if (!self) return;
                 self->m_saving = false;
-                self->setBusy(false);
+                self->updateBusy();
                 if (!error.isEmpty()) {
                     self->m_statusLabel->setText(tr("Could not save %1").arg(QFileInfo(path).fileName()));
                     QMessageBox::warning(self, tr("Could not save the session"), error);
@@ -166,6 +170,19 @@ void MainWindow::saveSessionInteractive(bool askPath) {
 
 bool MainWindow::maybeKeepNotes() {
     if (!hasUnsavedNotes()) return true;
+    if (m_saving) { // the notes go into the session being written; its end says whether they are kept
+        QMessageBox::information(this, tr("Unsaved notes"),
+                                 tr("A session is being saved with your notes. Try again when it is saved."));
+        return false;
+    }
+    if (m_session->staged) { // no session file can hold them (kStagedNotSaved)
+        return QMessageBox::question(this, tr("Unsaved notes"),
+                                     tr("The notes on %1 cannot be saved: the capture is larger than memory and was "
+                                        "analysed in stages, which a session file cannot hold. Discard them?")
+                                         .arg(QFileInfo(shownPath()).fileName()),
+                                     QMessageBox::Discard | QMessageBox::Cancel,
+                                     QMessageBox::Cancel) == QMessageBox::Discard;
+    }
     const auto answer = QMessageBox::question(
         this, tr("Unsaved notes"),
         tr("The notes on %1 are not saved. Save them in a session file?")

@@ -79,6 +79,11 @@ void NotesPanel::setSession(const SessionPtr& session) {
     refill();
 }
 
+void NotesPanel::keepForWindow(const SessionPtr& session) {
+    m_add->setEnabled(bool(session));
+    refill();
+}
+
 void NotesPanel::markSaved() { m_dirty = false; }
 
 std::int64_t NotesPanel::currentId() const {

@@ -21,6 +21,9 @@ public:
 
     // Takes the session's stored notes (none for a capture); the list is then clean.
     void setSession(const SessionPtr& session);
+    // Another window of the same capture analysed in stages: the notes (placed by job and time, not by the window's
+    // records) and whether they are saved stay as they are.
+    void keepForWindow(const SessionPtr& session);
     const std::vector<Note>& notes() const { return m_notes.all(); }
     bool isDirty() const { return m_dirty; }
     void markSaved();

@@ -301,7 +301,9 @@ void ClickHouseClient::run(const std::string& sql, std::string_view body,
         long status = 0;
         CURL* curl;
         std::exception_ptr thrown;
-    } rx{&sink, {}, {}, 0, curl, nullptr};
+        const std::function<bool()>* interrupt;
+        bool interrupted = false;
+    } rx{&sink, {}, {}, 0, curl, nullptr, &m_interrupt};
     auto write = +[](char* data, size_t, size_t n, void* user) -> size_t {
         auto* r = static_cast<Receiver*>(user);
         if (r->status == 0) curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &r->status);
@@ -329,10 +331,25 @@ void ClickHouseClient::run(const std::string& sql, std::string_view body,
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &rx);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    // A server or network that goes away without a reset (a partition, a suspended machine) ends the query after
+    // TCP keepalive's probes go unanswered, instead of a wait without end; a long query on a live server is not
+    // cut (no speed limit: a large GROUP BY may send nothing for minutes).
+    curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, 30L);
+    curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, 10L);
+    auto xfer = +[](void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> int {
+        auto* r = static_cast<Receiver*>(user);
+        if (*r->interrupt && (*r->interrupt)()) r->interrupted = true;
+        return r->interrupted ? 1 : 0; // non-zero: libcurl stops the transfer
+    };
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, xfer);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &rx);
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, m_interrupt ? 0L : 1L);
     char curlError[CURL_ERROR_SIZE] = {0};
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curlError);
     const CURLcode rc = curl_easy_perform(curl);
     if (rx.thrown) std::rethrow_exception(rx.thrown);
+    if (rx.interrupted) throw Cancelled();
     if (rc != CURLE_OK)
         throw InputError({m_url.display(), 0, 0,
                           "cannot reach the server at " + m_url.host + ":" + std::to_string(m_url.port) + " (" +

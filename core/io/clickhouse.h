@@ -62,11 +62,14 @@ public:
     void insert(const std::string& sql, std::string_view body);
     // True when the server answers at all (SELECT 1).
     bool reachable();
+    // Polled about once a second during a query; true stops it with Cancelled.
+    void setInterrupt(std::function<bool()> interrupt) { m_interrupt = std::move(interrupt); }
 
 private:
     void run(const std::string& sql, std::string_view body, const std::function<void(std::string_view)>& sink);
     ClickHouseUrl m_url;
     void* m_curl = nullptr;
+    std::function<bool()> m_interrupt;
 };
 
 // The CREATE TABLE statement of the documented schema (docs/FORMATS.md).
@@ -101,6 +104,10 @@ public:
     using FlowStore::roceRecords;
     TimeResolution resolution() override;
     const LoadDiagnostics& diagnostics() const override { return m_diag; }
+    void setInterrupt(std::function<bool()> interrupt) override {
+        m_client->setInterrupt(interrupt);
+        FlowStore::setInterrupt(std::move(interrupt));
+    }
 
 private:
     std::string where(bool roceOnly) const;

@@ -279,6 +279,7 @@ void FileStore::scan(const std::function<void(const FlowTable&, std::size_t)>& b
     LoadDiagnostics& diag = m_scanned ? later : m_diag;
     LoadOptions options = m_options;
     options.progress = {};
+    if (m_interrupt) options.progress = [this](double) { return !m_interrupt(); }; // polled each chunk read
     if (m_index.size() != m_files.files.size()) m_index.assign(m_files.files.size(), FileIndex{});
     const bool all = !m_useIndex ||
                      (lo == std::numeric_limits<std::int64_t>::min() && hi == std::numeric_limits<std::int64_t>::max());
@@ -292,6 +293,7 @@ void FileStore::scan(const std::function<void(const FlowTable&, std::size_t)>& b
         const bool plainCsv = f.info.kind == SourceKind::FlowsCsv && !f.info.gzip;
         if (plainCsv) built.pieces.push_back({});
         auto take = [&](const FlowTable& t, const std::vector<CsvChunkMark>* marks, bool csv) {
+            if (interrupted()) throw Cancelled();
             if (!index.complete) built.add(t, plainCsv ? marks : nullptr);
             m_recordsRead += t.size();
             if (!t.empty() || !csv) batch(t, k); // a flows.csv's batches as streamFlowsCsv gives rows

@@ -85,6 +85,13 @@ public:
     virtual const EndpointTable* globalEndpoints() const { return nullptr; }
     // What reading the store met (rows it could not read), for the capture summary.
     virtual const LoadDiagnostics& diagnostics() const = 0;
+    // Polled while a pass reads (each batch of a file, about once a second while a server answers); when it returns
+    // true the pass stops with Cancelled. The GUI's Cancel; none by default.
+    virtual void setInterrupt(std::function<bool()> interrupt) { m_interrupt = std::move(interrupt); }
+
+protected:
+    bool interrupted() const { return m_interrupt && m_interrupt(); }
+    std::function<bool()> m_interrupt;
 };
 
 // RoCE records grouped by (src, dst, src_port, (start - lo) / width), as FlowStore::groupedRoce gives them:
