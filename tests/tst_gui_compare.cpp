@@ -207,6 +207,17 @@ private slots:
         QVERIFY2(failed.front().front().toString().contains("readme.txt"), qPrintable(failed.front().front().toString()));
         QCOMPARE(bad->pairCount(), 0);
         bad->close();
+
+        // A baseline larger than the memory budget is analysed in stages: one window of one job, no whole run.
+        qputenv("LLMPRISM_MEMORY", "2M");
+        CompareWindow* staged = mw.compareWith(QStringLiteral(LLMPRISM_SOURCE_DIR "/samples/anomalies"));
+        QSignalSpy refused(staged, &CompareWindow::loadFailed);
+        QVERIFY(refused.wait(60000));
+        qunsetenv("LLMPRISM_MEMORY");
+        QVERIFY2(refused.front().front().toString().contains("analysed in stages"),
+                 qPrintable(refused.front().front().toString()));
+        QCOMPARE(staged->pairCount(), 0);
+        staged->close();
     }
 };
 

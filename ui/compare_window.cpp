@@ -131,6 +131,17 @@ CompareWindow::CompareWindow(QWidget* parent) : QMainWindow(parent) {
     connect(exportButton, &QPushButton::clicked, this, &CompareWindow::exportDialog);
     connect(m_loader, &CaptureLoader::finished, this, [this](int id, SessionPtr session) {
         if (id != m_loadId) return;
+        if (session && session->staged) { // one window of one job, as for the run compared with (compareWith)
+            const QString message =
+                tr("%1 is larger than memory and was analysed in stages: only one window of one job is held, not a "
+                   "whole run to compare. Compare two runs that fit the memory budget (llmprism --memory SIZE), "
+                   "or parts of them (--from, --to).")
+                    .arg(session->source);
+            m_summary->setText(message.toHtmlEscaped());
+            statusBar()->showMessage(tr("Loading failed"));
+            emit loadFailed(message);
+            return;
+        }
         statusBar()->clearMessage();
         setRuns(session, m_b);
         emit loaded();
