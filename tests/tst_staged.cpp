@@ -344,8 +344,14 @@ private slots:
         QCOMPARE(std::filesystem::file_size(dir + "/flows.csv"), size);
         {
             const std::uint64_t at = files.recordsRead();
+            const std::size_t warned = files.diagnostics().warnings.size();
             const FlowTable a = files.roceRecords(everySenderIn(flows, first, first + span / 10));
             QCOMPARE(files.recordsRead() - at, n);
+            // Said: what was found before came from what the file held then.
+            QCOMPARE(files.diagnostics().warnings.size(), warned + 1);
+            QVERIFY2(files.diagnostics().warnings.back().message.find("changed since it was first read") !=
+                         std::string::npos,
+                     files.diagnostics().warnings.back().message.c_str());
             QVERIFY(rowsOf(a) == rowsOf(memory.roceRecords(everySenderIn(flows, first, first + span / 10))));
         }
         checkWindows(files, true);

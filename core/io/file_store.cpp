@@ -286,7 +286,13 @@ void FileStore::scan(const std::function<void(const FlowTable&, std::size_t)>& b
     for (std::size_t k = 0; k < m_files.files.size(); ++k) {
         const FlowFile& f = m_files.files[k];
         FileIndex& index = m_index[k];
-        if (index.complete && index.stamp != FileIndex::stampOf(f.path)) index = FileIndex{}; // changed: read it whole
+        if (index.complete && index.stamp != FileIndex::stampOf(f.path)) { // changed: read it whole, and say so
+            index = FileIndex{};
+            m_diag.addWarning({f.path, 0, 0,
+                               "changed since it was first read (its size, times or inode): read as it is now, "
+                               "though the jobs and steps found before came from what it held then; open the "
+                               "capture again to analyse it anew"});
+        }
         if (index.complete && !all && !index.starts.meets(lo, hi)) continue;
         FileIndex built;
         built.stamp = FileIndex::stampOf(f.path);
