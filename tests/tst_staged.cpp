@@ -781,7 +781,21 @@ private slots:
         QVERIFY2(files.recordsRead() < capture.flows.size(),
                  (std::to_string(files.recordsRead()) + " of " + std::to_string(capture.flows.size())).c_str());
         files.setInterrupt({});
-        const std::string got = test::reportText(analyzeStore(files, files.topology(), files.hasTopology(), {}));
+        // The progress moves within the recognition passes (the share of the files read), not only between them.
+        std::vector<double> seen;
+        AnalysisOptions withProgress;
+        withProgress.progress = [&](double f) {
+            seen.push_back(f);
+            return true;
+        };
+        const Report r = analyzeStore(files, files.topology(), files.hasTopology(), withProgress);
+        std::vector<double> recognition;
+        for (double f : seen)
+            if (f > 0.0 && f < 0.4) recognition.push_back(f);
+        QVERIFY(std::is_sorted(recognition.begin(), recognition.end()));
+        QVERIFY2(std::set<double>(recognition.begin(), recognition.end()).size() >= 3,
+                 std::to_string(recognition.size()).c_str());
+        const std::string got = test::reportText(r);
         const std::string expected = test::reportText(analyzeCapture(loadCapture(dir)));
         QVERIFY2(got == expected, test::firstDifference(got, expected).c_str());
     }

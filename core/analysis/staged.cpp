@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 
 namespace prism {
 
@@ -245,6 +246,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
     std::vector<std::uint64_t> expected; // per job, its records
     RecognitionPasses passes(topology, options.recognition);
     StoreOverview ov;
+    std::optional<PassProgress> pass(std::in_place, store, stage(0.0, 0.15)); // the bar moves within each pass
     if (store.scanAll([&](const StoreBatch& b) {
             const FlowTable& t = b.records;
             for (std::size_t i = 0; i < t.size(); ++i)
@@ -257,6 +259,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
         })) {
         passes.endConnections();
         ov = store.overview(); // a file store counted in that pass
+        pass.emplace(store, stage(0.15, 0.3));
         store.scanAll([&](const StoreBatch& b) {
             const FlowTable& t = b.records;
             for (std::size_t i = 0; i < t.size(); ++i)
@@ -264,6 +267,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
                     passes.record(b.global[t.src[i]], b.global[t.dst[i]], t.startNs[i], t.endNs[i], t.bytes[i]);
         });
         ids = store.globalEndpoints();
+        pass.emplace(store, stage(0.3, 0.4));
         if (passes.endGraph(*ids))
             store.scanAll([&](const StoreBatch& b) {
                 const FlowTable& t = b.records;
@@ -289,6 +293,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
             expected.push_back(n);
         }
     }
+    pass.reset();
     if (options.progress && !options.progress(0.4)) throw Cancelled();
 
     CaptureSummary& s = report.capture.emplace();
@@ -448,7 +453,12 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
             need += expected[last++] * kStagedBytesPerRecord;
         std::vector<RecordSelection> selections;
         for (std::size_t j = first; j < last; ++j) selections.push_back(selectionOf(recognition.jobs[j], *ids));
-        std::vector<FlowTable> tables = store.roceRecords(selections);
+        std::vector<FlowTable> tables;
+        {
+            const double base = 0.4 + 0.6 * double(first) / double(jobs);
+            const PassProgress fetch(store, stage(base, base + 0.2 * 0.6 / double(jobs)));
+            tables = store.roceRecords(selections);
+        }
         ++st.fetches;
         for (std::size_t j = first; j < last; ++j) {
             const double base = 0.4 + 0.6 * double(j) / double(jobs), span = 0.6 / double(jobs);
@@ -515,7 +525,15 @@ JobWindow analyzeJobWindow(FlowStore& store, const Topology& topology, const Rep
         w.firstStep = firstStep;
         w.lastStep = lastStep;
     }
-    w.records = store.roceRecords(windowOf(sj.job, sj.endpoints, w.fromNs, w.toNs));
+    // The fetch is the first half of the bar, the window's analysis the second.
+    auto half = [&](double lo) -> std::function<bool(double)> {
+        if (!options.progress) return {};
+        return [&options, lo](double f) { return options.progress(lo + 0.5 * f); };
+    };
+    {
+        const PassProgress fetch(store, half(0.0));
+        w.records = store.roceRecords(windowOf(sj.job, sj.endpoints, w.fromNs, w.toNs));
+    }
     if (memoryBudget && w.records.size() * kStagedBytesPerRecord > memoryBudget)
         throw InputError({store.source(), 0, 0,
                           staged.id + " holds " + formatCount(w.records.size()) + " RoCE records in steps " +
@@ -525,7 +543,7 @@ JobWindow analyzeJobWindow(FlowStore& store, const Topology& topology, const Rep
     w.job = mapped(sj.job, sj.endpoints, w.records);
     const std::vector<JobInfo> earlier(report.jobs.begin(), report.jobs.begin() + std::ptrdiff_t(j));
     const std::int64_t firstNs = report.capture ? report.capture->firstNs : 0;
-    w.info = analyzeJob(w.records, topology, w.job, j, earlier, firstNs, options, false, w.analysed, options.progress);
+    w.info = analyzeJob(w.records, topology, w.job, j, earlier, firstNs, options, false, w.analysed, half(0.5));
     // Notes on a cut first or last step are about the window's edges inside the job, not the capture's.
     std::vector<int> drop;
     if (w.fromNs != lo && w.analysed.firstCutNote >= 0) drop.push_back(w.analysed.firstCutNote);

@@ -279,13 +279,29 @@ void FileStore::scan(const std::function<void(const FlowTable&, std::size_t)>& b
     LoadDiagnostics& diag = m_scanned ? later : m_diag;
     LoadOptions options = m_options;
     options.progress = {};
-    if (m_interrupt) options.progress = [this](double) { return !m_interrupt(); }; // polled each chunk read
     if (m_index.size() != m_files.files.size()) m_index.assign(m_files.files.size(), FileIndex{});
     const bool all = !m_useIndex ||
                      (lo == std::numeric_limits<std::int64_t>::min() && hi == std::numeric_limits<std::int64_t>::max());
+    // The pass's progress: the share of the files' bytes behind it (a file skipped counts as read).
+    std::vector<double> sizes;
+    double total = 0, before = 0;
+    for (const FlowFile& f : m_files.files) {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(f.path, ec);
+        sizes.push_back(ec ? 0.0 : double(size));
+        total += sizes.back();
+    }
     for (std::size_t k = 0; k < m_files.files.size(); ++k) {
         const FlowFile& f = m_files.files[k];
         FileIndex& index = m_index[k];
+        const double at = before, size = sizes[k];
+        before += size;
+        if (m_interrupt || m_passProgress) // polled each chunk read
+            options.progress = [this, at, size, total](double fraction) {
+                if (interrupted()) return false;
+                return !m_passProgress || total <= 0 ||
+                       m_passProgress(std::min(1.0, (at + std::clamp(fraction, 0.0, 1.0) * size) / total));
+            };
         if (index.complete && index.stamp != FileIndex::stampOf(f.path)) { // changed: read it whole, and say so
             index = FileIndex{};
             m_diag.addWarning({f.path, 0, 0,

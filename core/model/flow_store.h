@@ -88,10 +88,28 @@ public:
     // Polled while a pass reads (each batch of a file, about once a second while a server answers); when it returns
     // true the pass stops with Cancelled. The GUI's Cancel; none by default.
     virtual void setInterrupt(std::function<bool()> interrupt) { m_interrupt = std::move(interrupt); }
+    // Told now and then how far the pass under way has come (a file store: the share of its files' bytes read);
+    // returning false stops it with Cancelled. Set around a pass by the staged analysis; none by default.
+    void setPassProgress(std::function<bool(double)> progress) { m_passProgress = std::move(progress); }
 
 protected:
     bool interrupted() const { return m_interrupt && m_interrupt(); }
     std::function<bool()> m_interrupt;
+    std::function<bool(double)> m_passProgress;
+};
+
+// Sets a store's pass progress for one pass (or one fetch) and clears it after.
+class PassProgress {
+public:
+    PassProgress(FlowStore& store, std::function<bool(double)> progress) : m_store(store) {
+        m_store.setPassProgress(std::move(progress));
+    }
+    ~PassProgress() { m_store.setPassProgress({}); }
+    PassProgress(const PassProgress&) = delete;
+    PassProgress& operator=(const PassProgress&) = delete;
+
+private:
+    FlowStore& m_store;
 };
 
 // RoCE records grouped by (src, dst, src_port, (start - lo) / width), as FlowStore::groupedRoce gives them:
