@@ -195,6 +195,36 @@ private slots:
         QCOMPARE(jobs["recall"].toDouble(), 1.0);
     }
 
+    // A session is taken wherever a capture is (convert writes its flows), and --topology goes with a lone flow
+    // file wherever one is taken (compare included).
+    void aSessionIsTakenWhereverACaptureIs() {
+        const QString cap = m_dir.filePath("session-source"), prism = m_dir.filePath("session-source.prism");
+        QCOMPARE(cli({"simulate", "--preset", "tiny", "--seed", "3", "--out", cap}).code, 0);
+        QCOMPARE(cli({"import", cap, "--out", prism, "--quiet"}).code, 0);
+        const QString flows = m_dir.filePath("from-session.csv");
+        Run conv = cli({"convert", prism, "--out", flows});
+        QVERIFY2(conv.code == 0, qPrintable(conv.err));
+        QVERIFY(readAll(flows).contains("(session; its capture was"));
+        // The flows written from the session analyse as the capture does (with its topology named).
+        QCOMPARE(cli({"analyze", cap, "--quiet", "--json", cap + "/a.json"}).code, 0);
+        QCOMPARE(
+            cli({"analyze", flows, "--topology", cap + "/topology.json", "--quiet", "--json", cap + "/b.json"}).code,
+            0);
+        QJsonObject a = QJsonDocument::fromJson(readAll(cap + "/a.json")).object();
+        QJsonObject b = QJsonDocument::fromJson(readAll(cap + "/b.json")).object();
+        QCOMPARE(a["jobs"], b["jobs"]);
+        // A session is given alone.
+        Run two = cli({"convert", prism, cap + "/flows.csv", "--out", flows});
+        QCOMPARE(two.code, 2);
+        QVERIFY2(two.err.contains("a session file is given alone"), qPrintable(two.err));
+        // compare: a lone flow file with --topology against the session: the same run, its jobs matched by GPUs.
+        Run cmp = cli({"compare", flows, prism, "--topology", cap + "/topology.json", "--json", cap + "/cmp.json"});
+        QVERIFY2(cmp.code == 0, qPrintable(cmp.err));
+        const QJsonObject c = QJsonDocument::fromJson(readAll(cap + "/cmp.json")).object();
+        QCOMPARE(c["jobs"].toArray().size(), a["jobs"].toArray().size());
+        for (const auto& j : c["jobs"].toArray()) QCOMPARE(j.toObject()["matched_by"].toString(), QString("gpus"));
+    }
+
     void aGzipCaptureAnalyzesLikeThePlainOne() {
         const QString plain = m_dir.filePath("plain"), gz = m_dir.filePath("gz");
         QCOMPARE(cli({"simulate", "--preset", "tiny", "--out", plain}).code, 0);

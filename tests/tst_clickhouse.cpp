@@ -302,6 +302,15 @@ private slots:
         };
         auto [code, out] = run({"export-clickhouse", QString::fromStdString(dir), "--url", u});
         QVERIFY2(code == 0 && out.contains("flow records to"), qPrintable(out));
+        // A session is taken as its capture: the same records into another table.
+        const QString prism = QString::fromStdString(path("cli.prism"));
+        std::tie(code, out) = run({"import", QString::fromStdString(dir), "--out", prism, "--quiet"});
+        QCOMPARE(code, 0);
+        const QString fromSession = QString::fromStdString(url("llmprism_test.cli_session"));
+        std::tie(code, out) = run({"export-clickhouse", prism, "--url", fromSession});
+        QVERIFY2(code == 0 && out.contains("flow records to"), qPrintable(out));
+        QCOMPARE(ClickHouseStore(ClickHouseUrl::parse(fromSession.toStdString())).overview().records,
+                 ClickHouseStore(ClickHouseUrl::parse(u.toStdString())).overview().records);
         std::tie(code, out) = run({"analyze", u, "--topology", QString::fromStdString(dir + "/topology.json"), "--json",
                                    QString::fromStdString(path("cli-table.json"))});
         QVERIFY2(code == 0 && out.contains("recognition on"), qPrintable(out));

@@ -170,23 +170,30 @@ static std::shared_ptr<AnalysisSession> firstWindow(const std::shared_ptr<Staged
     return makeWindow(staged, int(job), first, last, progress, cancelled);
 }
 
-SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) {
-    if (isSessionFile(path)) {
+SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) { return loadNow(QStringList{path}, strict); }
+
+SessionPtr CaptureLoader::loadNow(const QStringList& paths, bool strict) {
+    const QString path = paths.value(0);
+    if (paths.size() == 1 && isSessionFile(path)) {
         auto session = readSessionFile(path, {});
         session->buildLod(std::vector<int>{0}); // the job shown first; the others when they are shown
         return session;
     }
     auto session = std::make_shared<AnalysisSession>();
     session->source = path;
+    session->sources = paths;
     LoadOptions lo;
     lo.strict = strict;
     lo.maxRecords = maxRecordsInMemory();
-    if (auto staged = stagedIfLarge({path.toStdString()}, lo, {})) {
+    std::vector<std::string> all;
+    for (const QString& p : paths) all.push_back(p.toStdString());
+    if (auto staged = stagedIfLarge(all, lo, {})) {
         auto window = firstWindow(staged, {});
         window->source = path;
+        window->sources = paths;
         return window;
     }
-    session->capture = loadCapture(path.toStdString(), lo);
+    session->capture = loadCapture(all, lo);
     session->analysis = runAnalysis(session->capture);
     session->buildLod(std::vector<int>{0}); // the job shown first; the others when they are shown
     return session;

@@ -26,6 +26,8 @@ public:
     // Loads synchronously on the calling thread (for --screenshot and tests); throws like loadCapture.
     // A .prism session file goes through readSessionFile() (session_file.h) instead of the analysis.
     static SessionPtr loadNow(const QString& path, bool strict = false);
+    // Several files (flow data of any kinds and a topology.json) as one capture, as load(QStringList) takes them.
+    static SessionPtr loadNow(const QStringList& paths, bool strict = false);
     // Another window of a capture analysed in stages (session->staged): job `job`'s steps from `firstStep` on, as
     // many as the budget holds (windowSteps), fetched and analysed in the background; finished() gives a
     // session sharing the staged capture. -1 when `session` is not staged.

@@ -353,6 +353,16 @@ bool looksLikeSession(const std::string& path) {
     return prism::isSessionFile(path) || std::filesystem::path(path).extension() == prism::kSessionExtension;
 }
 
+// The capture of `inputs`: the flows a session holds (a session is taken wherever a capture is, alone), or the
+// files read with `lo`. `what` names the command's argument for the message.
+prism::Capture captureOf(const std::vector<std::string>& inputs, const prism::LoadOptions& lo, const char* what) {
+    if (!inputs.empty() && looksLikeSession(inputs.front())) {
+        if (inputs.size() > 1) throw UsageError{std::string("a session file is given alone as ") + what};
+        return prism::openSession(inputs.front()).capture;
+    }
+    return prism::loadCapture(inputs, lo);
+}
+
 // A ClickHouse table analysed where it lies (analysis/staged.h): the server groups the RoCE records for
 // recognition, then each job's records are fetched alone. `capture` gets what printSummary shows.
 // `budget` (bytes): jobs fetched together within it, a job over it analysed window by window (--memory; by
@@ -537,10 +547,14 @@ struct Convert {
 
     int run(const CLI::App& cmd) const {
         const prism::LoadOptions lo = loadOptions(source, cmd);
-        prism::Capture capture = prism::loadCapture(source.inputs, lo);
+        prism::Capture capture = captureOf(source.inputs, lo, "SOURCE");
         std::vector<std::string> comment{"converted by llmprism-cli " LLMPRISM_VERSION " convert from:"};
-        for (std::size_t k = 0; k < capture.flowsPaths.size(); ++k)
-            comment.push_back("  " + capture.flowsPaths[k] + " (" + capture.flowsKinds[k] + ")");
+        if (looksLikeSession(source.inputs.front()))
+            comment.push_back("  " + source.inputs.front() + " (session; its capture was " + capture.source + ")");
+        else
+            for (std::size_t k = 0; k < capture.flowsPaths.size(); ++k)
+                comment.push_back("  " + capture.flowsPaths[k] + " (" +
+                                  (k < capture.flowsKinds.size() ? capture.flowsKinds[k] : std::string("flows")) + ")");
         comment.push_back(prism::formatCount(capture.flows.size()) + " records, " +
                           prism::formatCount(capture.diagnostics.skippedRows) + " input rows skipped");
         prism::writeFlowsCsv(capture.flows, out, comment);
@@ -571,7 +585,7 @@ struct ExportClickHouse {
     int run(const CLI::App& cmd) const {
         const prism::ClickHouseUrl target = prism::ClickHouseUrl::parse(url); // a bad URL before a long read
         const prism::LoadOptions lo = loadOptions(source, cmd);
-        prism::Capture capture = prism::loadCapture(source.inputs, lo);
+        prism::Capture capture = captureOf(source.inputs, lo, "CAPTURE");
         const std::uint64_t n = prism::exportToClickHouse(capture.flows, target, append);
         if (!source.quiet) {
             prism::CaptureSummary s = prism::summarize(capture);
@@ -629,7 +643,7 @@ Run loadRun(const std::string& path, const prism::LoadOptions& lo) {
 }
 
 struct Compare {
-    std::string a, b, jobA, jobB, json, tz;
+    std::string a, b, jobA, jobB, json, tz, topology;
     bool strict = false, quiet = false;
 
     void define(CLI::App* cmd) {
@@ -642,6 +656,9 @@ struct Compare {
             ->option_text("OUT");
         cmd->add_option("--tz", tz, "zone of local-time stamps in collector CSVs: UTC (default), +02:00, Europe/Berlin")
             ->option_text("ZONE");
+        cmd->add_option("--topology", topology,
+                        "the topology of A and B where each is flow data (default: topology.json next to it)")
+            ->option_text("T.json");
         cmd->add_flag("--strict", strict, "stop at the first bad input row (default: skip bad rows)");
         cmd->add_flag("--quiet", quiet, "print nothing but errors");
     }
@@ -650,6 +667,7 @@ struct Compare {
         prism::LoadOptions lo;
         lo.strict = strict;
         lo.timeZone = tz;
+        lo.topologyPath = topology;
         try {
             prism::TimeZone::parse(lo.timeZone);
         } catch (const std::invalid_argument& e) {

@@ -38,7 +38,7 @@ struct ShotOptions {
     bool fitRows = false;
 };
 
-int screenshot(const QString& capture, const ShotOptions& o) {
+int screenshot(const QStringList& capture, const ShotOptions& o) {
     // Never read or write the user's settings: a screenshot must not depend on (or change) them.
     QTemporaryDir settingsDir;
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
@@ -81,8 +81,8 @@ int screenshot(const QString& capture, const ShotOptions& o) {
             if (ids.back() == o.job) found = j;
         }
         if (found < 0)
-            return fail(
-                2, QString("no job %1 in %2 (jobs: %3)").arg(o.job, capture, ids.isEmpty() ? "none" : ids.join(", ")));
+            return fail(2, QString("no job %1 in %2 (jobs: %3)")
+                               .arg(o.job, capture.value(0), ids.isEmpty() ? "none" : ids.join(", ")));
         state.setJob(found);
     }
     auto stepPos = [&](const QString& text) {
@@ -188,15 +188,25 @@ int main(int argc, char** argv) {
     QCommandLineOption findOpt("find", "Find and select a rank, host, address or step (as Ctrl+F does).", "TEXT");
     QCommandLineOption fitRowsOpt("fit-rows", "Shrink the timeline rows so that every rank fits (an overview).");
     QCommandLineOption strictOpt("strict", "Stop at the first bad input row.");
+    QCommandLineOption topologyOpt("topology",
+                                   "The cluster's topology.json, for a lone flow file or a clickhouse:// table "
+                                   "(default: topology.json next to the flow data).",
+                                   "T.json");
     QCommandLineOption memoryOpt("memory",
                                  "Memory a capture may take before it is analysed in stages and shown one job's "
                                  "window at a time (8G, 512M; default 60% of the memory available; also "
                                  "LLMPRISM_MEMORY).",
                                  "SIZE");
     parser.addOptions({shotOpt, viewOpt, jobOpt, sizeOpt, themeOpt, stepsOpt, selectOpt, colorOpt, findOpt, fitRowsOpt,
-                       strictOpt, memoryOpt});
+                       strictOpt, memoryOpt, topologyOpt});
     parser.process(app);
     const QStringList args = parser.positionalArguments();
+    // The capture as the loader takes it: the path or URL, and the topology named with it.
+    QStringList capture = args.mid(0, 1);
+    if (parser.isSet(topologyOpt)) {
+        if (args.isEmpty()) return fail(2, "--topology needs a CAPTURE to go with");
+        capture << parser.value(topologyOpt);
+    }
     if (parser.isSet(memoryOpt)) {
         if (!prism::parseSize(parser.value(memoryOpt).toStdString()))
             return fail(2, "--memory expects a size such as 8G or 512M, found \"" + parser.value(memoryOpt) + "\"");
@@ -220,11 +230,11 @@ int main(int argc, char** argv) {
         if (!m.hasMatch()) return fail(2, "--size must be WIDTHxHEIGHT, e.g. 1600x900");
         o.size = QSize(std::clamp(m.captured(1).toInt(), 320, 8000), std::clamp(m.captured(2).toInt(), 200, 8000));
         if (o.theme != "light" && o.theme != "dark") return fail(2, "--theme must be light or dark");
-        return screenshot(args.first(), o);
+        return screenshot(capture, o);
     }
 
     MainWindow window;
     window.show();
-    if (!args.isEmpty()) window.openPath(args.first());
+    if (!capture.isEmpty()) window.openPaths(capture);
     return app.exec();
 }
