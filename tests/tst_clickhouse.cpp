@@ -249,6 +249,33 @@ private slots:
         }
     }
 
+    // The table's columns are flows.csv's (src_ip, dst_ip: a pipeline that loads flows.csv's columns fits); a table
+    // that names its addresses src, dst (what LLMPrism 0.1 created) is still read and appended to.
+    void tablesOfEitherNamingAreRead() {
+        if (!m_server.running()) QSKIP(qPrintable(m_server.skip));
+        ClickHouseClient client(ClickHouseUrl::parse(url("llmprism_test.x")));
+        client.query("CREATE DATABASE IF NOT EXISTS llmprism_test");
+        QVERIFY(
+            contains(clickHouseSchema(ClickHouseUrl::parse(url("llmprism_test.x"))), "src_ip String, dst_ip String"));
+        const Capture capture = test::captureOf(test::simulatePreset("tiny", 8));
+        const std::string expected = test::reportText(analyzeCapture(capture));
+        for (const char* names : {"src_ip String, dst_ip String", "src String, dst String"}) {
+            const std::string table = std::string("llmprism_test.naming_") + (names[3] == '_' ? "csv" : "old");
+            client.query("CREATE TABLE " + table + " (start_ns Int64, end_ns Int64, " + names +
+                         ", src_port UInt16, dst_port UInt16, proto UInt8, bytes UInt64, packets UInt64, retransmits "
+                         "Nullable(UInt32), cnps Nullable(UInt32), ecn_ce Nullable(UInt32)) ENGINE = MergeTree() "
+                         "ORDER BY start_ns");
+            const ClickHouseUrl u = ClickHouseUrl::parse(url(table));
+            QCOMPARE(exportToClickHouse(capture.flows, u, false), std::uint64_t(capture.flows.size()));
+            ClickHouseStore store(u);
+            QCOMPARE(store.overview().records, std::uint64_t(capture.flows.size()));
+            const std::string got = test::reportText(analyzeStore(store, capture.topology, capture.hasTopology, {}));
+            QVERIFY2(got == expected, test::firstDifference(got, expected).c_str());
+            LoadDiagnostics diag;
+            QCOMPARE(readClickHouseTable(u, {}, diag).size(), capture.flows.size());
+        }
+    }
+
     void unreadableRowsAreSkippedWithTheirRow() {
         if (!m_server.running()) QSKIP(qPrintable(m_server.skip));
         const std::string u = url("llmprism_test.rows");

@@ -76,11 +76,10 @@ void checkServerError(std::string_view line, const std::string& source) {
 }
 
 // The columns of a flow record, in the order readRecordLine expects, for a table that has `packets` and the
-// congestion columns or not.
-std::string recordColumns(bool packets, bool congestion) {
-    return std::string("start_ns, end_ns, src, dst, src_port, dst_port, proto, bytes, ") +
-           (packets ? "packets" : "toUInt64(0)") +
-           (congestion ? ", retransmits, cnps, ecn_ce" : ", NULL, NULL, NULL");
+// congestion columns or not; `src`, `dst`: its address columns (src_ip, dst_ip as in flows.csv, or src, dst).
+std::string recordColumns(bool packets, bool congestion, const std::string& src, const std::string& dst) {
+    return "start_ns, end_ns, " + src + ", " + dst + ", src_port, dst_port, proto, bytes, " +
+           (packets ? "packets" : "toUInt64(0)") + (congestion ? ", retransmits, cnps, ecn_ce" : ", NULL, NULL, NULL");
 }
 
 // One TabSeparated row of recordColumns into `out`; false (with `why`) when it cannot be read.
@@ -392,16 +391,60 @@ bool ClickHouseClient::reachable() {
 
 std::string clickHouseSchema(const ClickHouseUrl& url) {
     return "CREATE TABLE IF NOT EXISTS " + url.qualifiedTable() +
-           " (start_ns Int64, end_ns Int64, src String, dst String, src_port UInt16, dst_port UInt16, proto UInt8, "
-           "bytes UInt64, packets UInt64, retransmits Nullable(UInt32), cnps Nullable(UInt32), "
-           "ecn_ce Nullable(UInt32)) ENGINE = MergeTree() ORDER BY (start_ns, src, dst)";
+           " (start_ns Int64, end_ns Int64, src_ip String, dst_ip String, src_port UInt16, dst_port UInt16, "
+           "proto UInt8, bytes UInt64, packets UInt64, retransmits Nullable(UInt32), cnps Nullable(UInt32), "
+           "ecn_ce Nullable(UInt32)) ENGINE = MergeTree() ORDER BY (start_ns, src_ip, dst_ip)";
 }
+
+namespace {
+
+// What the table has, checked against what we need: InputError naming the missing columns.
+struct TableColumns {
+    bool packets = false, congestion = false;
+    std::string src = "src_ip", dst = "dst_ip"; // flows.csv's names; `src`, `dst` in tables of LLMPrism 0.1
+};
+
+TableColumns checkColumns(ClickHouseClient& client) {
+    const ClickHouseUrl& url = client.url();
+    const std::string answer =
+        client.query("SELECT name FROM system.columns WHERE database = " + literal(url.database) +
+                     " AND table = " + literal(url.table));
+    std::vector<std::string> names;
+    std::istringstream in(answer);
+    for (std::string line; std::getline(in, line);) names.push_back(line);
+    if (names.empty())
+        throw InputError({url.display(), 0, 0,
+                          "no table " + url.database + "." + url.table +
+                              " on the server (llmprism-cli export-clickhouse creates one; docs/FORMATS.md)"});
+    auto has = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+    TableColumns cols;
+    if (!(has("src_ip") && has("dst_ip")) && has("src") && has("dst")) { // the names of LLMPrism 0.1's tables
+        cols.src = "src";
+        cols.dst = "dst";
+    }
+    std::string missing;
+    for (const std::string& n :
+         {std::string("start_ns"), std::string("end_ns"), cols.src, cols.dst, std::string("src_port"),
+          std::string("dst_port"), std::string("proto"), std::string("bytes")})
+        if (!has(n)) missing += (missing.empty() ? "" : ", ") + n;
+    if (!missing.empty())
+        throw InputError({url.display(), 0, 0,
+                          "the table has no column " + missing +
+                              "; expected flows.csv's: start_ns, end_ns, src_ip, dst_ip, src_port, dst_port, proto, "
+                              "bytes (docs/FORMATS.md)"});
+    cols.packets = has("packets");
+    cols.congestion = has("retransmits") && has("cnps") && has("ecn_ce");
+    return cols;
+}
+
+} // namespace
 
 std::uint64_t exportToClickHouse(const FlowTable& flows, const ClickHouseUrl& url, bool append,
                                  const std::function<bool(double)>& progress) {
     ClickHouseClient client(url);
     client.query("CREATE DATABASE IF NOT EXISTS `" + url.database + "`");
     client.query(clickHouseSchema(url));
+    const TableColumns cols = checkColumns(client); // (a table made before may name its addresses src, dst)
     const std::string held = client.query("SELECT count() FROM " + url.qualifiedTable());
     std::uint64_t before = 0;
     number(std::string_view(held).substr(0, held.find('\n')), before);
@@ -409,9 +452,16 @@ std::uint64_t exportToClickHouse(const FlowTable& flows, const ClickHouseUrl& ur
         throw InputError({url.display(), 0, 0,
                           "the table already holds " + formatCount(before) +
                               " records: --append adds to them, or drop the table first"});
-    const std::string sql = "INSERT INTO " + url.qualifiedTable() +
-                            " (start_ns, end_ns, src, dst, src_port, dst_port, proto, bytes, packets, retransmits, "
-                            "cnps, ecn_ce) FORMAT TabSeparated";
+    if (!cols.packets || !cols.congestion)
+        throw InputError({url.display(), 0, 0,
+                          "the table has no column " + std::string(cols.packets ? "" : "packets") +
+                              (cols.packets || cols.congestion ? "" : ", ") +
+                              (cols.congestion ? "" : "retransmits, cnps, ecn_ce") +
+                              " to write to: export into a new table (docs/FORMATS.md has its schema)"});
+    const std::string sql = "INSERT INTO " + url.qualifiedTable() + " (start_ns, end_ns, " + cols.src + ", " +
+                            cols.dst +
+                            ", src_port, dst_port, proto, bytes, packets, retransmits, cnps, ecn_ce) FORMAT "
+                            "TabSeparated";
     std::vector<std::string> ipText(flows.endpoints.size());
     for (EndpointId e = 0; e < ipText.size(); ++e) ipText[e] = flows.endpoints.at(e).toString();
     constexpr std::size_t kRowsPerInsert = 500'000;
@@ -460,33 +510,6 @@ std::uint64_t exportToClickHouse(const FlowTable& flows, const ClickHouseUrl& ur
 
 namespace {
 
-// What the table has, checked against what we need: InputError naming the missing columns.
-struct TableColumns {
-    bool packets = false, congestion = false;
-};
-
-TableColumns checkColumns(ClickHouseClient& client) {
-    const ClickHouseUrl& url = client.url();
-    const std::string answer = client.query("SELECT name FROM system.columns WHERE database = " +
-                                            literal(url.database) + " AND table = " + literal(url.table));
-    std::vector<std::string> names;
-    std::istringstream in(answer);
-    for (std::string line; std::getline(in, line);) names.push_back(line);
-    if (names.empty())
-        throw InputError({url.display(), 0, 0,
-                          "no table " + url.database + "." + url.table +
-                              " on the server (llmprism-cli export-clickhouse creates one; docs/FORMATS.md)"});
-    auto has = [&](const char* n) { return std::find(names.begin(), names.end(), n) != names.end(); };
-    std::string missing;
-    for (const char* n : {"start_ns", "end_ns", "src", "dst", "src_port", "dst_port", "proto", "bytes"})
-        if (!has(n)) missing += (missing.empty() ? "" : ", ") + std::string(n);
-    if (!missing.empty())
-        throw InputError({url.display(), 0, 0,
-                          "the table has no column " + missing +
-                              "; expected start_ns, end_ns, src, dst, src_port, dst_port, proto, bytes (docs/FORMATS.md)"});
-    return {has("packets"), has("retransmits") && has("cnps") && has("ecn_ce")};
-}
-
 TimeWindow intersect(const TimeWindow& a, const TimeWindow& b) {
     return {std::max(a.from, b.from), std::min(a.to, b.to)};
 }
@@ -512,10 +535,12 @@ FlowTable readClickHouseTable(const ClickHouseUrl& url, const TimeWindow& window
         const std::string n = client.query("SELECT count() FROM " + url.qualifiedTable() + " WHERE " + where);
         number(std::string_view(n).substr(0, n.find('\n')), total);
     }
-    return readRecords(client,
-                       "SELECT " + recordColumns(cols.packets, cols.congestion) + " FROM " + url.qualifiedTable() +
-                           " WHERE " + where + " ORDER BY start_ns, end_ns, src, dst, src_port, dst_port FORMAT TabSeparated",
-                       diag, [&](std::uint64_t rows) { return !progress || progress(total ? double(rows) / double(total) : 0.0); });
+    return readRecords(
+        client,
+        "SELECT " + recordColumns(cols.packets, cols.congestion, cols.src, cols.dst) + " FROM " + url.qualifiedTable() +
+            " WHERE " + where + " ORDER BY start_ns, end_ns, " + cols.src + ", " + cols.dst +
+            ", src_port, dst_port FORMAT TabSeparated",
+        diag, [&](std::uint64_t rows) { return !progress || progress(total ? double(rows) / double(total) : 0.0); });
 }
 
 ClickHouseStore::ClickHouseStore(const ClickHouseUrl& url, const TimeWindow& window)
@@ -523,6 +548,8 @@ ClickHouseStore::ClickHouseStore(const ClickHouseUrl& url, const TimeWindow& win
     const TableColumns cols = checkColumns(*m_client);
     m_packets = cols.packets;
     m_congestion = cols.congestion;
+    m_src = cols.src;
+    m_dst = cols.dst;
 }
 
 ClickHouseStore::~ClickHouseStore() = default;
@@ -556,30 +583,31 @@ StoreOverview ClickHouseStore::overview() {
         o.roceFirstNs = numberOr<std::int64_t>(f[7], url, "the first RoCE start");
         o.roceLastNs = numberOr<std::int64_t>(f[8], url, "the last RoCE end");
     }
-    const std::string e = m_client->query("SELECT uniqExact(e) FROM (SELECT src AS e" + where(false) +
-                                          " UNION ALL SELECT dst AS e" + where(false) + ")");
+    const std::string e = m_client->query("SELECT uniqExact(e) FROM (SELECT " + m_src + " AS e" + where(false) +
+                                          " UNION ALL SELECT " + m_dst + " AS e" + where(false) + ")");
     o.endpoints = numberOr<std::uint64_t>(std::string_view(e).substr(0, e.find('\n')), url, "the endpoint count");
     return o;
 }
 
 FlowTable ClickHouseStore::groupedRoce(std::int64_t lo, std::int64_t width) {
-    const std::string sql = "SELECT min(start_ns) AS first, max(end_ns) AS last, src, dst, src_port, toUInt16(4791), "
-                            "toUInt8(17), sum(bytes), count(), NULL, NULL, NULL" +
-                            where(true) + " GROUP BY src, dst, src_port, intDiv(start_ns - (" + std::to_string(lo) +
-                            "), " + std::to_string(width) + ") ORDER BY first, last FORMAT TabSeparated";
+    const std::string sql = "SELECT min(start_ns) AS first, max(end_ns) AS last, " + m_src + ", " + m_dst +
+                            ", src_port, toUInt16(4791), toUInt8(17), sum(bytes), count(), NULL, NULL, NULL" +
+                            where(true) + " GROUP BY " + m_src + ", " + m_dst + ", src_port, intDiv(start_ns - (" +
+                            std::to_string(lo) + "), " + std::to_string(width) +
+                            ") ORDER BY first, last FORMAT TabSeparated";
     return readRecords(*m_client, sql, m_diag);
 }
 
 FlowTable ClickHouseStore::roceRecords(const RecordSelection& selection) {
     std::string cond;
     if (!selection.whole.empty()) {
-        cond = "src IN (";
+        cond = m_src + " IN (";
         for (std::size_t k = 0; k < selection.whole.size(); ++k)
             cond += (k ? "," : "") + literal(selection.whole[k].toString());
         cond += ")";
     }
     for (const SenderRange& r : selection.ranges) {
-        cond += (cond.empty() ? "" : " OR ") + std::string("(src = ") + literal(r.src.toString());
+        cond += std::string(cond.empty() ? "" : " OR ") + "(" + m_src + " = " + literal(r.src.toString());
         if (r.from != std::numeric_limits<std::int64_t>::min()) cond += " AND start_ns >= " + std::to_string(r.from);
         if (r.to != std::numeric_limits<std::int64_t>::max()) cond += " AND start_ns < " + std::to_string(r.to);
         cond += ")";
@@ -592,8 +620,9 @@ FlowTable ClickHouseStore::roceRecords(const RecordSelection& selection) {
     if (selection.to != std::numeric_limits<std::int64_t>::max())
         span += " AND start_ns < " + std::to_string(selection.to);
     return readRecords(*m_client,
-                       "SELECT " + recordColumns(m_packets, m_congestion) + where(true) + span + " AND (" + cond +
-                           ") ORDER BY start_ns, end_ns, src, dst, src_port, dst_port FORMAT TabSeparated",
+                       "SELECT " + recordColumns(m_packets, m_congestion, m_src, m_dst) + where(true) + span +
+                           " AND (" + cond + ") ORDER BY start_ns, end_ns, " + m_src + ", " + m_dst +
+                           ", src_port, dst_port FORMAT TabSeparated",
                        m_diag);
 }
 

@@ -86,7 +86,7 @@ std::uint64_t exportToClickHouse(const FlowTable& flows, const ClickHouseUrl& ur
 FlowTable readClickHouseTable(const ClickHouseUrl& url, const TimeWindow& window, LoadDiagnostics& diag,
                               const std::function<bool(double)>& progress = {});
 
-// Rows of flow records as the server answers them (TabSeparated, the columns start_ns, end_ns, src, dst,
+// Rows of flow records as the server answers them (TabSeparated, the columns start_ns, end_ns, src_ip, dst_ip,
 // src_port, dst_port, proto, bytes, packets, retransmits, cnps, ecn_ce; NULL as \N) into a table, in their order;
 // rows it cannot read are skipped and counted in `diag` (file: `source`, line: the row). A line the server wrote
 // in place of rows after an error ("Code: …") is an InputError.
@@ -115,6 +115,7 @@ private:
     TimeWindow m_window;
     bool m_congestion = false; // the table has the retransmits, cnps and ecn_ce columns
     bool m_packets = false;    // the table has the packets column
+    std::string m_src = "src_ip", m_dst = "dst_ip"; // its address columns (src, dst in tables of LLMPrism 0.1)
     LoadDiagnostics m_diag;
 };
 
