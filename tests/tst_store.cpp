@@ -652,6 +652,19 @@ private slots:
         QCOMPARE(std::stoull(query(m_session, "SELECT count(*) FROM findings")[0][0]), findings);
         QCOMPARE(std::stoull(query(m_session, "SELECT count(*) FROM jobs")[0][0]),
                  std::uint64_t(m_anomalies.analysis.report.jobs.size()));
+        // The topology as topology.json has it: a row per NIC, with its host and leaf.
+        const Topology& t = m_anomalies.capture.topology;
+        auto topo = query(m_session, "SELECT ip, host, switch FROM topology");
+        QCOMPARE(topo.size(), t.nics.size());
+        for (const auto& row : topo) {
+            const auto ip = IpAddr::parse(row[0]);
+            QVERIFY(ip);
+            const std::optional<int> k = t.nicByIp(*ip);
+            QVERIFY2(k, row[0].c_str());
+            const Nic* nic = &t.nics[std::size_t(*k)];
+            QCOMPARE(row[2], nic->switchName);
+            QCOMPARE(row[1], t.hosts[std::size_t(nic->host)].name);
+        }
     }
 };
 

@@ -21,6 +21,9 @@ CREATE TABLE switches(switch INTEGER PRIMARY KEY, name TEXT NOT NULL, tier TEXT 
 CREATE TABLE nics(nic INTEGER PRIMARY KEY, ip TEXT NOT NULL UNIQUE, host INTEGER, host_name TEXT,
                   host_position INTEGER, gpu INTEGER, gpus TEXT NOT NULL, rail INTEGER NOT NULL,
                   switch TEXT NOT NULL);
+-- The topology as topology.json has it, a row per NIC: its address, host, GPUs and leaf switch.
+CREATE VIEW topology AS
+  SELECT ip, host_name AS host, gpu, gpus, rail, switch FROM nics ORDER BY nic;
 
 CREATE TABLE endpoints(endpoint INTEGER PRIMARY KEY, ip TEXT NOT NULL, nic INTEGER, host_name TEXT);
 CREATE TABLE flow_chunks(id INTEGER PRIMARY KEY, chunk INTEGER NOT NULL, column TEXT NOT NULL,
