@@ -103,15 +103,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                                     ? q(jobs[std::size_t(m_loadingJob)].id)
                                     : QString();
             backToWindowJob();
-            m_lastError = msg;
-            m_statusLabel->setText(tr("Could not load a window of %1").arg(job));
-            auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not load the window"),
-                                        tr("LLMPrism could not load steps of %1 from\n%2").arg(job, path),
-                                        QMessageBox::Ok, this);
-            box->setObjectName("errorDialog");
-            box->setInformativeText(msg + tr("\n\nThe window shown before is kept."));
-            box->setAttribute(Qt::WA_DeleteOnClose);
-            box->open();
+            showError(path, msg, tr("Could not load the window"),
+                      tr("LLMPrism could not load steps of %1 from\n%2").arg(job, path),
+                      tr("The window shown before is kept."));
             return;
         }
         showError(path, msg);
@@ -621,13 +615,15 @@ void MainWindow::copyView(View view) {
 
 // ---- errors, busy state, layout, drag and drop ----------------------------------------------------------
 
-void MainWindow::showError(const QString& path, const QString& message) {
+void MainWindow::showError(const QString& path, const QString& message, const QString& title, const QString& text,
+                           const QString& after) {
     m_lastError = message;
-    m_statusLabel->setText(tr("Could not open %1").arg(QFileInfo(path).fileName()));
-    auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not open capture"),
-                                tr("LLMPrism could not open\n%1").arg(path), QMessageBox::Ok, this);
+    m_statusLabel->setText(title.isEmpty() ? tr("Could not open %1").arg(QFileInfo(path).fileName()) : title);
+    auto* box =
+        new QMessageBox(QMessageBox::Critical, title.isEmpty() ? tr("Could not open capture") : title,
+                        text.isEmpty() ? tr("LLMPrism could not open\n%1").arg(path) : text, QMessageBox::Ok, this);
     box->setObjectName("errorDialog");
-    box->setInformativeText(message);
+    box->setInformativeText(after.isEmpty() ? message : message + "\n\n" + after);
     if (!m_strictAction->isChecked() && message.contains(QRegularExpression(", line \\d+")))
         box->setDetailedText(tr("Bad rows are skipped unless File ▸ Strict Input Checking is on; this error "
                                 "concerns the whole file."));

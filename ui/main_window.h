@@ -120,7 +120,10 @@ private:
     // A window load that failed, was cancelled or is no longer wanted: the job list and the views go back to the
     // job whose window is shown.
     void backToWindowJob();
-    void showError(const QString& path, const QString& message);
+    // A dialog (window-modal, not blocking) and the status bar: "Could not open capture" PATH and why, unless
+    // another title and text are given; `after` follows the message.
+    void showError(const QString& path, const QString& message, const QString& title = {}, const QString& text = {},
+                   const QString& after = {});
     void fillJobs();
     void fillFindings();
     void fillProblems();
