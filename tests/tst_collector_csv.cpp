@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <tuple>
 
 using namespace prism;
@@ -226,6 +227,25 @@ private slots:
         for (std::size_t i = 0; i < t.size(); ++i) QCOMPARE(utc.startNs[i] - t.startNs[i], std::int64_t(3600) * 1'000'000'000);
     }
 
+    // pmacct with timestamps_rfc3339: times that carry their zone ("Z", "+01:00") are read in it, not as local
+    // times, whatever --tz says.
+    void rfc3339StampsAreReadInTheirOwnZone() {
+        const std::string f = tmp("pmacct-rfc3339.csv");
+        writeBytes(f, "SRC_IP,DST_IP,SRC_PORT,DST_PORT,PROTOCOL,TIMESTAMP_START,TIMESTAMP_END,PACKETS,BYTES\n"
+                      "10.0.0.1,10.0.0.2,49152,4791,udp,2024-01-02T03:04:05.123456Z,2024-01-02T03:04:06Z,1,100\n"
+                      "10.0.0.2,10.0.0.1,49152,4791,udp,2024-01-02T04:04:05.5+01:00,2024-01-02T02:34:06-0030,1,100\n");
+        LoadDiagnostics diag;
+        CollectorCsvInfo info;
+        const FlowTable t = readCollector(f, "Europe/Berlin", diag, &info);
+        QVERIFY2(diag.clean(), diag.errors.empty() ? "" : diag.errors[0].toString().c_str());
+        QCOMPARE(t.size(), std::size_t(2));
+        const std::int64_t base = 1704164645LL * 1000000000; // 2024-01-02T03:04:05Z
+        std::set<std::int64_t> starts(t.startNs.begin(), t.startNs.end()), ends(t.endNs.begin(), t.endNs.end());
+        QCOMPARE(starts, (std::set<std::int64_t>{base + 123456000, base + 500000000}));
+        QCOMPARE(ends, (std::set<std::int64_t>{base + 1000000000}));
+        QVERIFY(!info.localTimes);
+    }
+
     void daylightSavingTimeIsTheZonesOwn() {
         if (!haveZoneInfo("Europe/Berlin")) QSKIP("no tzdata: /usr/share/zoneinfo");
         TimeZone z = TimeZone::parse("Europe/Berlin");
@@ -285,7 +305,7 @@ private slots:
             f + ":4:4: destination port \"70000\": expected an integer 0..65535",
             f + ":5:5: protocol \"xtp9\": expected a number 0..255 or a name (TCP, UDP, ICMP...)",
             f + ":6:6: start time \"02/01/2024 03:04\": expected a date and time \"YYYY-MM-DD hh:mm:ss[.fraction]\" "
-                "or seconds since 1970",
+                "(an RFC 3339 zone such as Z or +01:00 may follow) or seconds since 1970",
             f + ":7:7: end time is 1000 ms before the start time",
             f + ":8:7: expected 9 fields, found 6 (truncated line?)",
             f + ":9:9: bytes \"-5\": expected a non-negative integer",

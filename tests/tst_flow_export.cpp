@@ -20,6 +20,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -184,12 +185,13 @@ std::int64_t tsharkRelMs(const QString& s) {
     return parts.value(0).toLongLong() * 1000 + parts.value(1).leftJustified(9, '0').left(3).toLongLong();
 }
 
-// Collects every "Flow N" object under `v`, with the header values in force.
+// Collects every "Flow N" object (v9, IPFIX; "pdu N/M" in v5) under `v`, with the header values in force.
 void collectFlows(const QJsonValue& v, std::vector<QJsonObject>& flows) {
     if (!v.isObject()) return;
     QJsonObject o = v.toObject();
     for (auto it = o.begin(); it != o.end(); ++it) {
-        if (it.key().startsWith("Flow ") && it.value().isObject()) flows.push_back(it.value().toObject());
+        if ((it.key().startsWith("Flow ") || it.key().startsWith("pdu ")) && it.value().isObject())
+            flows.push_back(it.value().toObject());
         else collectFlows(it.value(), flows);
     }
 }
@@ -275,6 +277,13 @@ std::vector<Rec> tsharkCflow(const std::string& path, int port) {
                                       tsharkRelMs(str(cflow, "cflow.sysuptime"));
                 r.startNs = (bootMs + tsharkRelMs(str(o, "cflow.timestart"))) * 1000000;
                 r.endNs = (bootMs + tsharkRelMs(str(o, "cflow.timeend"))) * 1000000;
+            }
+            if (str(cflow, "cflow.version") == "5") { // the same, the export time to the ns
+                const std::int64_t exportNs = str(cflow, "cflow.unix_secs").toLongLong() * 1000000000 +
+                                              str(cflow, "cflow.unix_nsecs").toLongLong();
+                const std::int64_t upMs = tsharkRelMs(str(cflow, "cflow.sysuptime"));
+                r.startNs = exportNs - (upMs - tsharkRelMs(str(o, "cflow.timestart"))) * 1000000;
+                r.endNs = exportNs - (upMs - tsharkRelMs(str(o, "cflow.timeend"))) * 1000000;
             }
             out.push_back(r);
         }
@@ -399,6 +408,31 @@ struct Run {
     FlowExportStats stats;
 };
 
+// A pcap of `payloads` as UDP datagrams (Ethernet, IPv4 192.0.2.1 -> 192.0.2.2, to `port`), one a second: what
+// tshark's dissectors are given to check a decoder against.
+std::string udpPcap(const std::vector<std::vector<std::uint8_t>>& payloads, unsigned port) {
+    Bytes b = Bytes().u32(0xa1b2c3d4).u16(2).u16(4).u32(0).u32(0).u32(65535).u32(1); // big-endian, Ethernet
+    std::uint32_t second = 1700000000;
+    for (const auto& p : payloads) {
+        Bytes udp = Bytes().u16(40000).u16(port).u16(unsigned(p.size() + 8)).u16(0).add(p);
+        Bytes ip = Bytes()
+                       .u8(0x45)
+                       .u8(0)
+                       .u16(unsigned(udp.b.size() + 20))
+                       .u16(0)
+                       .u16(0)
+                       .u8(64)
+                       .u8(17)
+                       .u16(0)
+                       .u32(0xC0000201)
+                       .u32(0xC0000202)
+                       .add(udp.b);
+        Bytes eth = Bytes().u32(0x02000000).u16(0x0001).u32(0x02000000).u16(0x0002).u16(0x0800).add(ip.b);
+        b.u32(second++).u32(0).u32(std::uint32_t(eth.b.size())).u32(std::uint32_t(eth.b.size())).add(eth.b);
+    }
+    return std::string(b.b.begin(), b.b.end());
+}
+
 Run decodeAll(const std::vector<std::vector<std::uint8_t>>& datagrams) {
     Run r;
     FlowExportDecoder d("x.pcap");
@@ -454,12 +488,21 @@ private slots:
         QVERIFY(sampled.recs.size() > 0);
         QCOMPARE(sampled.stats.sampledRecords, sampled.stats.records);
         QCOMPARE(ipfix.stats.sampledRecords, std::uint64_t(0));
-        // Its records give uptime-relative times without the system init time: the export time, said once.
+        // Its records give uptime-relative times without the system init time: they end at the export time (whole
+        // seconds) and last what their uptimes say (flows of about a minute), said once.
         QCOMPARE(sampled.diag.warningCount, std::uint64_t(1));
-        QVERIFY2(firstWarning(sampled.diag).find("without systemInitTimeMilliseconds (IE 160) from this observation "
-                                                 "domain: the records' times are the export time") != std::string::npos,
+        QVERIFY2(firstWarning(sampled.diag)
+                         .find("without systemInitTimeMilliseconds (IE 160) from this observation "
+                               "domain: the records end at the export time, as long as their "
+                               "uptimes say") != std::string::npos,
                  firstWarning(sampled.diag).c_str());
-        for (const Rec& r : sampled.recs) QCOMPARE(*r.startNs % 1000000000, std::int64_t(0));
+        bool anyLong = false;
+        for (const Rec& r : sampled.recs) {
+            QCOMPARE(*r.endNs % 1000000000, std::int64_t(0));
+            QVERIFY(*r.startNs <= *r.endNs);
+            anyLong |= *r.endNs - *r.startNs >= 1000000000;
+        }
+        QVERIFY(anyLong);
         // Times are ns since the epoch, in the year of the export (2023).
         for (const Decoded* d : {&ipfix, &v9})
             for (const Rec& r : d->recs) {
@@ -647,9 +690,10 @@ private slots:
                              "packet 1, byte 49: record of template 257: field 3 is 200 bytes long but the set has 4 "
                              "left; expected the field within the set"});
         }
-        cases.push_back({"unknown version", Bytes().u16(7).u16(1).u32(0).u32(0).u32(0).b,
-                         "packet 1, byte 0: unknown flow export version; expected IPFIX (10), NetFlow v9 (9) or "
-                         "sFlow v5"});
+        cases.push_back(
+            {"unknown version", Bytes().u16(7).u16(1).u32(0).u32(0).u32(0).b,
+             "packet 1, byte 0: unknown flow export version; expected IPFIX (10), NetFlow v9 (9), NetFlow v5 "
+             "or sFlow v5"});
         {
             auto m = netflow9(1000, 2, 0, {set(0, basicTemplate())});
             m[20 + 3] = 200;
@@ -690,19 +734,220 @@ private slots:
         QVERIFY(looks(Bytes().u32(5).u32(1).u32(0xC0000201).u32(0).u32(1).u32(1000).u32(1).u32(2).u32(4).u32(0).b));
     }
 
-    void dataBeforeItsTemplateIsSkippedWithAWarningAndCountedThenDecodedOnceTheTemplateCame() {
+    // A capture that starts between two template refreshes (IOS-XR sends them every 30 minutes): the data before
+    // the template waits for it and is decoded when it comes, with its own message's export time; data whose
+    // template never comes is skipped at the end, each set said where it was.
+    void dataBeforeItsTemplateIsDecodedWhenTheTemplateComes() {
         auto tmpl = set(2, basicTemplate());
         auto rec = set(256, basicRecord(kA, kB, 1000, 1, 1, 2));
-        Run r = decodeAll({ipfix(1, 1, {rec}), ipfix(1, 1, {tmpl, rec})});
-        QCOMPARE(r.out.size(), std::size_t(1));
-        QCOMPARE(r.stats.withoutTemplate, std::uint64_t(1));
-        QCOMPARE(firstWarning(r.diag), std::string("x.pcap: packet 1, byte 16: data set 256 skipped (45 bytes): its "
-                                                   "template was not received before it; expected the template "
-                                                   "first"));
-        // Templates belong to their observation domain: domain 2 has not seen template 256.
+        auto late = set(256, basicRecord(kB, kA, 3000, 1, 1, 2));
+        Run r = decodeAll({ipfix(1000, 1, {rec}), ipfix(2000, 1, {tmpl, late})});
+        QVERIFY2(r.diag.clean(), firstWarning(r.diag).c_str());
+        QCOMPARE(r.out.size(), std::size_t(2));
+        QCOMPARE(r.stats.withoutTemplate, std::uint64_t(0));
+        QCOMPARE(std::set<std::uint64_t>(r.out.bytes.begin(), r.out.bytes.end()),
+                 (std::set<std::uint64_t>{1000, 3000}));
+        // NetFlow v9: a waiting record's times come from its own packet's header (uptime and export time).
+        Bytes vt = Bytes().u16(256).u16(4).u16(8).u16(4).u16(12).u16(4).u16(22).u16(4).u16(21).u16(4);
+        Bytes vd = Bytes().u32(kA).u32(kB).u32(4000).u32(9500);
+        Run v9 =
+            decodeAll({netflow9(10000, 1700000000, 0, {set(256, vd)}), netflow9(70000, 1700000060, 0, {set(0, vt)})});
+        QCOMPARE(v9.out.size(), std::size_t(1));
+        QCOMPARE(v9.out.startNs[0], (1700000000LL * 1000 - 10000 + 4000) * 1000000);
+        // Templates belong to their observation domain: domain 2 never sees template 256.
         Run other = decodeAll({ipfix(1, 1, {tmpl}), ipfix(1, 2, {rec})});
         QCOMPARE(other.out.size(), std::size_t(0));
         QCOMPARE(other.stats.withoutTemplate, std::uint64_t(1));
+        QCOMPARE(firstWarning(other.diag),
+                 std::string("x.pcap: packet 2, byte 16: data set 256 skipped (45 bytes): its template did not come "
+                             "in the capture; expected the template (exporters send it again every few minutes: a "
+                             "longer capture holds it)"));
+    }
+
+    // What an options record says applies to the records before it too: a sampler table sent now and then scales
+    // the records that came first, and a system init time (IE 160) gives them their times.
+    void optionsThatComeLateApplyToTheRecordsBefore() {
+        Bytes opt = Bytes().u16(400).u16(2).u16(1).u16(302).u16(2).u16(305).u16(4); // selectorId, packetInterval
+        Bytes optData = Bytes().u16(7).u32(100);
+        Bytes t = Bytes().u16(401).u16(4).u16(8).u16(4).u16(12).u16(4).u16(1).u16(4).u16(302).u16(2);
+        Bytes d = Bytes().u32(kA).u32(kB).u32(1500).u16(7);
+        Run r = decodeAll(
+            {ipfix(1, 1, {set(3, opt), set(2, t), set(401, d)}), ipfix(2, 1, {set(400, optData), set(401, d)})});
+        QVERIFY2(r.diag.clean(), firstError(r.diag).c_str());
+        QCOMPARE(r.out.size(), std::size_t(2));
+        QCOMPARE(r.out.bytes[0], std::uint64_t(150000));
+        QCOMPARE(r.out.bytes[1], std::uint64_t(150000));
+        QCOMPARE(r.stats.sampledRecords, std::uint64_t(2));
+
+        // Uptimes (22/21) before IE 160: first at the export time, as long as the uptimes say; then their own.
+        Bytes ut = Bytes().u16(256).u16(4).u16(8).u16(4).u16(12).u16(4).u16(22).u16(4).u16(21).u16(4);
+        Bytes ud = Bytes().u32(kA).u32(kB).u32(4000).u32(9500);
+        Bytes io = Bytes().u16(400).u16(2).u16(1).u16(149).u16(4).u16(160).u16(8);
+        Bytes iod = Bytes().u32(1).u64(1600000000000ULL);
+        Run before = decodeAll({ipfix(1700000000, 1, {set(2, ut), set(256, ud)})});
+        QCOMPARE(before.out.endNs[0], 1700000000LL * 1000000000);
+        QCOMPARE(before.out.endNs[0] - before.out.startNs[0], std::int64_t(5500) * 1000000);
+        Run after = decodeAll(
+            {ipfix(1700000000, 1, {set(2, ut), set(256, ud)}), ipfix(1700000001, 1, {set(3, io), set(400, iod)})});
+        QCOMPARE(after.out.startNs[0], (1600000000000LL + 4000) * 1000000);
+        QCOMPARE(after.out.endNs[0], (1600000000000LL + 9500) * 1000000);
+    }
+
+    // A record that counts only what left the device (v9 OUT_BYTES / OUT_PKTS, IEs 23/24: an egress monitor) has
+    // those counts; one with both reads its own (IEs 1/2).
+    void egressCountsStandInWhenTheFlowHasNoOthers() {
+        Bytes t = Bytes().u16(256).u16(4).u16(8).u16(4).u16(12).u16(4).u16(23).u16(4).u16(24).u16(4);
+        Bytes both = Bytes().u16(257).u16(5).u16(8).u16(4).u16(12).u16(4).u16(1).u16(4).u16(23).u16(4).u16(24).u16(4);
+        Run r = decodeAll({netflow9(1000, 1700000000, 0,
+                                    {set(0, t), set(0, both), set(256, Bytes().u32(kA).u32(kB).u32(9000).u32(6)),
+                                     set(257, Bytes().u32(kB).u32(kA).u32(100).u32(7).u32(1))})});
+        QVERIFY2(r.diag.clean(), firstError(r.diag).c_str());
+        QCOMPARE(r.out.size(), std::size_t(2));
+        QCOMPARE(r.out.bytes[0], std::uint64_t(9000));
+        QCOMPARE(r.out.packets[0], std::uint64_t(6));
+        QCOMPARE(r.out.bytes[1], std::uint64_t(100));
+        QCOMPARE(r.out.packets[1], std::uint64_t(1));
+    }
+
+    // NetFlow v9 uptimes are 32-bit ms: a router up more than 49.7 days wraps, and a flow that began before the
+    // wrap is in the past, not 49.7 days ahead.
+    void netflow9UptimeWrapsModulo32Bits() {
+        Bytes t = Bytes().u16(256).u16(4).u16(8).u16(4).u16(12).u16(4).u16(22).u16(4).u16(21).u16(4);
+        Bytes d = Bytes().u32(kA).u32(kB).u32(0xFFFFF000u).u32(1000); // began 4096 ms before the wrap, ended after
+        Run v9 = decodeAll({netflow9(3000, 1700000000, 0, {set(0, t), set(256, d)})});
+        QCOMPARE(v9.out.size(), std::size_t(1));
+        QCOMPARE(v9.out.endNs[0], (1700000000LL * 1000 - 2000) * 1000000);
+        QCOMPARE(v9.out.startNs[0], (1700000000LL * 1000 - 3000 - 4096) * 1000000);
+    }
+
+    // NetFlow v5 against tshark's cflow dissector: the same records, addresses, ports, counts and times (the
+    // export time with its nanoseconds).
+    void netflow5DecodesAsTsharkSays() {
+        if (!haveTshark()) QSKIP("tshark not found (scripts/install-deps.sh installs it)");
+        auto v5 = [](std::uint32_t uptime, std::uint32_t secs, std::uint32_t nsecs, const std::vector<Bytes>& recs) {
+            Bytes b = Bytes()
+                          .u16(5)
+                          .u16(std::uint16_t(recs.size()))
+                          .u32(uptime)
+                          .u32(secs)
+                          .u32(nsecs)
+                          .u32(7)
+                          .u8(0)
+                          .u8(1)
+                          .u16(0);
+            for (const Bytes& r : recs) b.add(r.b);
+            return b.b;
+        };
+        auto rec = [](std::uint32_t src, std::uint32_t dst, std::uint32_t pkts, std::uint32_t octets,
+                      std::uint32_t first, std::uint32_t last, std::uint16_t sport, std::uint16_t dport) {
+            return Bytes()
+                .u32(src)
+                .u32(dst)
+                .u32(0)
+                .u16(1)
+                .u16(2)
+                .u32(pkts)
+                .u32(octets)
+                .u32(first)
+                .u32(last)
+                .u16(sport)
+                .u16(dport)
+                .u8(0)
+                .u8(0)
+                .u8(17)
+                .u8(0)
+                .u16(0)
+                .u16(0)
+                .u8(24)
+                .u8(24)
+                .u16(0);
+        };
+        std::vector<std::vector<std::uint8_t>> datagrams;
+        for (std::uint32_t k = 0; k < 4; ++k) {
+            std::vector<Bytes> recs;
+            for (std::uint32_t i = 0; i <= k * 7; ++i)
+                recs.push_back(rec(kA + i, kB + k, 3 + i, 1000 * (i + 1), 50000 + 100 * i, 60000 + 150 * i,
+                                   std::uint16_t(49152 + i), 4791));
+            datagrams.push_back(v5(65000 + 1000 * k, 1700000000 + k, 250000000 * k, recs));
+        }
+        QTemporaryDir tmp;
+        const std::string path = tmp.filePath("v5.pcap").toStdString();
+        writeBytes(path, udpPcap(datagrams, 2055));
+        Decoded got = decodeCapture(path);
+        std::vector<Rec> want = tsharkCflow(path, 2055);
+        QCOMPARE(want.size(), std::size_t(1 + 8 + 15 + 22));
+        COMPARE_RECS(got.recs, want);
+        QVERIFY2(got.diag.clean(), firstError(got.diag).c_str());
+    }
+
+    // NetFlow v5 (softflowd's default, older routers): its fixed records, times from the header's uptime and
+    // export time (with ns), the header's sampling interval applied.
+    void netflow5Decodes() {
+        auto v5 = [](std::uint32_t uptime, std::uint32_t secs, std::uint32_t nsecs, std::uint16_t sampling,
+                     const std::vector<Bytes>& recs) {
+            Bytes b = Bytes()
+                          .u16(5)
+                          .u16(std::uint16_t(recs.size()))
+                          .u32(uptime)
+                          .u32(secs)
+                          .u32(nsecs)
+                          .u32(1)
+                          .u8(0)
+                          .u8(0)
+                          .u16(sampling);
+            for (const Bytes& r : recs) b.add(r.b);
+            return b.b;
+        };
+        auto rec = [](std::uint32_t src, std::uint32_t dst, std::uint32_t pkts, std::uint32_t octets,
+                      std::uint32_t first, std::uint32_t last, std::uint16_t sport, std::uint16_t dport,
+                      std::uint8_t proto) {
+            return Bytes()
+                .u32(src)
+                .u32(dst)
+                .u32(0)
+                .u16(1)
+                .u16(2)
+                .u32(pkts)
+                .u32(octets)
+                .u32(first)
+                .u32(last)
+                .u16(sport)
+                .u16(dport)
+                .u8(0)
+                .u8(0)
+                .u8(proto)
+                .u8(0)
+                .u16(0)
+                .u16(0)
+                .u8(24)
+                .u8(24)
+                .u16(0);
+        };
+        const auto one =
+            v5(10000, 1700000000, 500000000, 0,
+               {rec(kA, kB, 10, 40000, 4000, 9000, 49152, 4791, 17), rec(kB, kA, 1, 64, 9500, 9500, 4791, 49152, 17)});
+        QVERIFY(FlowExportDecoder::looksLikeExport(one.data(), one.size()));
+        Run r = decodeAll({one});
+        QVERIFY2(r.diag.clean(), firstError(r.diag).c_str());
+        QCOMPARE(r.out.size(), std::size_t(2));
+        const std::int64_t exportNs = 1700000000LL * 1000000000 + 500000000;
+        QCOMPARE(r.out.record(0).src.toString(), std::string("10.0.0.1"));
+        QCOMPARE(r.out.startNs[0], exportNs - 6000LL * 1000000);
+        QCOMPARE(r.out.endNs[0], exportNs - 1000LL * 1000000);
+        QCOMPARE(r.out.bytes[0], std::uint64_t(40000));
+        QCOMPARE(r.out.packets[0], std::uint64_t(10));
+        QCOMPARE(r.out.dstPort[0], std::uint16_t(4791));
+        QCOMPARE(r.out.proto[0], std::uint8_t(17));
+        QCOMPARE(r.stats.netflow5Packets, std::uint64_t(1));
+        // Sampled 1 in 64 (mode 1 in the top two bits).
+        Run s = decodeAll(
+            {v5(10000, 1700000000, 0, std::uint16_t(0x4000 | 64), {rec(kA, kB, 10, 40000, 4000, 9000, 1, 2, 17)})});
+        QCOMPARE(s.out.bytes[0], std::uint64_t(40000 * 64));
+        QCOMPARE(s.stats.sampledRecords, std::uint64_t(1));
+        // A count that does not match the length is no v5 packet.
+        auto bad = one;
+        bad[3] = 3;
+        QVERIFY(!FlowExportDecoder::looksLikeExport(bad.data(), bad.size()));
     }
 
     void aWithdrawnTemplateNoLongerDecodesData() {

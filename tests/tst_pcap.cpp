@@ -422,6 +422,23 @@ private slots:
         QCOMPARE(builder.stats().cnpsUnattributed, 0u);
     }
 
+    // A sampled packet (sFlow: weight = the sampling rate) stands for as many packets in every count: bytes,
+    // packets, ECN-CE marks and CNPs alike (a rate of 1000 with one marked sample is ~1000 marked packets).
+    void sampledPacketsWeighTheCongestionCountsToo() {
+        FlowTable out;
+        PacketFlowBuilder builder;
+        const Bytes marked = roceFrame(0x07, 0x11, 0, 1000, 0x03);
+        const Bytes cnp = ethernet(0x0800, ipv4(kB, kA, 17, udp(60000, 4791, bth(0x81, 0x22, 0))));
+        builder.add(decode(marked), 1000, 1000, out);
+        builder.add(decode(cnp), 1100, 1000, out);
+        builder.finish(out);
+        QCOMPARE(out.size(), std::size_t(1));
+        QCOMPARE(out.packets[0], std::uint64_t(1000));
+        QCOMPARE(out.ecnCe[0], 1000u);
+        QCOMPARE(out.cnps[0], 1000u);
+        QCOMPARE(builder.stats().cnps, 1000u);
+    }
+
     // Two QPs between the same NICs: the ACKs name each sender QP, so a CNP lands on the flow of its QP, not
     // on the pair's latest flow.
     void aCnpCountsOnTheFlowWhoseSenderQpTheAcksNamed() {

@@ -104,6 +104,25 @@ bool parseDateTime(std::string_view s, std::int64_t& wallSeconds, std::int64_t& 
     return true;
 }
 
+// The zone an RFC 3339 time ends with ("Z", "+01:00", "-0530"; pmacct's timestamps_rfc3339): its offset east of
+// UTC in seconds, and `s` without it; nullopt (s as it was) when there is none.
+std::optional<std::int64_t> zoneSuffix(std::string_view& s) {
+    if (s.size() > 19 && (s.back() == 'Z' || s.back() == 'z')) {
+        s.remove_suffix(1);
+        return 0;
+    }
+    const std::size_t k = s.find_last_of("+-");
+    if (k == std::string_view::npos || k < 19) return std::nullopt;
+    const std::string_view z = s.substr(k + 1);
+    unsigned hh = 0, mm = 0;
+    const bool colon = z.size() == 5 && z[2] == ':' && digitsAt(z, 0, 2, hh) && digitsAt(z, 3, 2, mm);
+    const bool plain = z.size() == 4 && digitsAt(z, 0, 2, hh) && digitsAt(z, 2, 2, mm);
+    if (!(colon || plain) || hh > 23 || mm > 59) return std::nullopt;
+    const std::int64_t offset = (s[k] == '-' ? -1 : 1) * std::int64_t(hh * 3600 + mm * 60);
+    s = s.substr(0, k);
+    return offset;
+}
+
 // "1704164645" or "1704164645.123456": seconds since the epoch, UTC.
 bool parseEpochSeconds(std::string_view s, std::int64_t& ns) {
     std::size_t dot = s.find('.');
@@ -260,15 +279,18 @@ private:
                      [&] { return std::string(what) + " " + quoted(v) + ": the collector had no time for this flow"; });
             return false;
         }
-        if (!parseDateTime(v, wall, frac)) {
+        std::string_view local = v;
+        const std::optional<std::int64_t> offset = zoneSuffix(local); // a time that says its zone is not local
+        if (!parseDateTime(local, wall, frac)) {
             rowError(column, [&] {
                 return std::string(what) + " " + quoted(v) +
-                       ": expected a date and time \"YYYY-MM-DD hh:mm:ss[.fraction]\" or seconds since 1970";
+                       ": expected a date and time \"YYYY-MM-DD hh:mm:ss[.fraction]\" (an RFC 3339 zone such as Z "
+                       "or +01:00 may follow) or seconds since 1970";
             });
             return false;
         }
-        m_localTimes = true;
-        std::int64_t utc = m_zone.toUtc(wall);
+        if (!offset) m_localTimes = true;
+        std::int64_t utc = offset ? wall - *offset : m_zone.toUtc(wall);
         if (utc < -kMaxSeconds || utc > kMaxSeconds) { // beyond 64-bit nanoseconds (years 1678 to 2261)
             rowError(column,
                      [&] { return std::string(what) + " " + quoted(v) + ": out of range (years 1678 to 2261)"; });
@@ -460,10 +482,10 @@ std::optional<std::int64_t> parseUtcTime(std::string_view text) {
     std::int64_t ns = 0;
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), ns);
     if (!text.empty() && ec == std::errc{} && p == text.data() + text.size()) return ns;
-    if (!text.empty() && text.back() == 'Z') text.remove_suffix(1);
+    const std::int64_t offset = zoneSuffix(text).value_or(0);
     std::int64_t wall = 0, frac = 0;
     if (!parseDateTime(text, wall, frac) || wall > kMaxSeconds) return std::nullopt;
-    return wall * 1'000'000'000 + frac;
+    return (wall - offset) * 1'000'000'000 + frac;
 }
 
 std::optional<CollectorCsvKind> collectorCsvKindOfHeader(std::string_view headerLine) {

@@ -40,6 +40,9 @@ std::uint64_t beN(const std::uint8_t* p, std::size_t n) {
 
 constexpr std::uint16_t kIpfixVersion = 10;
 constexpr std::uint16_t kNetflow9Version = 9;
+constexpr std::uint16_t kNetflow5Version = 5;
+constexpr std::size_t kNetflow5Header = 24;
+constexpr std::size_t kNetflow5Record = 48;
 constexpr std::size_t kIpfixHeader = 16;
 constexpr std::size_t kNetflow9Header = 20;
 constexpr std::uint16_t kVariableLength = 0xFFFF;
@@ -50,14 +53,40 @@ constexpr std::int64_t kNsPerSec = 1000000000;
 // What a template field is used for. Everything else is skipped.
 enum class Role : std::uint8_t {
     None,
-    SrcV4, DstV4, SrcV6, DstV6, SrcPort, DstPort, Proto,
-    OctetDelta, OctetTotal, PacketDelta, PacketTotal,
-    StartSec, EndSec, StartMs, EndMs, StartUs, EndUs, StartNs, EndNs, // IEs 150-157
-    StartUptime, EndUptime,                                           // IEs 22 / 21 (ms since system init)
-    StartDeltaUs, EndDeltaUs,                                         // IEs 158 / 159 (us before export)
-    SysInitMs,                                                        // IE 160
-    SamplingInterval, SamplerRandomInterval, PacketInterval, PacketSpace, SamplingSize, SamplingPopulation,
-    SamplerId, SelectorId,
+    SrcV4,
+    DstV4,
+    SrcV6,
+    DstV6,
+    SrcPort,
+    DstPort,
+    Proto,
+    OctetDelta,
+    OctetTotal,
+    PacketDelta,
+    PacketTotal,
+    PostOctetDelta,
+    PostPacketDelta,
+    StartSec,
+    EndSec,
+    StartMs,
+    EndMs,
+    StartUs,
+    EndUs,
+    StartNs,
+    EndNs, // IEs 150-157
+    StartUptime,
+    EndUptime, // IEs 22 / 21 (ms since system init)
+    StartDeltaUs,
+    EndDeltaUs, // IEs 158 / 159 (us before export)
+    SysInitMs,  // IE 160
+    SamplingInterval,
+    SamplerRandomInterval,
+    PacketInterval,
+    PacketSpace,
+    SamplingSize,
+    SamplingPopulation,
+    SamplerId,
+    SelectorId,
 };
 
 // Role of an IANA information element (or v9 field type, same numbers) of `len` bytes; None when unused or when
@@ -76,6 +105,8 @@ Role roleOf(std::uint16_t ie, std::uint16_t len) {
     case 85: return intLen ? Role::OctetTotal : Role::None;
     case 2: return intLen ? Role::PacketDelta : Role::None;
     case 86: return intLen ? Role::PacketTotal : Role::None;
+    case 23: return intLen ? Role::PostOctetDelta : Role::None;  // v9 OUT_BYTES: what an egress monitor counts
+    case 24: return intLen ? Role::PostPacketDelta : Role::None; // v9 OUT_PKTS
     case 150: return intLen ? Role::StartSec : Role::None;
     case 151: return intLen ? Role::EndSec : Role::None;
     case 152: return intLen ? Role::StartMs : Role::None;
@@ -149,7 +180,7 @@ struct Values {
     bool hasSrcV4 = false, hasDstV4 = false;
     std::uint16_t srcPort = 0, dstPort = 0;
     std::uint8_t proto = 0;
-    std::optional<std::uint64_t> octetDelta, octetTotal, packetDelta, packetTotal;
+    std::optional<std::uint64_t> octetDelta, octetTotal, packetDelta, packetTotal, postOctetDelta, postPacketDelta;
     std::optional<std::int64_t> startNs, endNs;           // absolute (IEs 150-157)
     std::optional<std::int64_t> startUptime, endUptime;   // ms since system init
     std::optional<std::int64_t> startDeltaUs, endDeltaUs; // us before export
@@ -189,6 +220,8 @@ void setValue(Values& v, Role role, const std::uint8_t* p, std::size_t len) {
     case Role::OctetTotal: v.octetTotal = beN(p, len); break;
     case Role::PacketDelta: v.packetDelta = beN(p, len); break;
     case Role::PacketTotal: v.packetTotal = beN(p, len); break;
+    case Role::PostOctetDelta: v.postOctetDelta = beN(p, len); break;
+    case Role::PostPacketDelta: v.postPacketDelta = beN(p, len); break;
     case Role::StartSec: v.startNs = capped(beN(p, len), kMaxSecs) * kNsPerSec; break;
     case Role::EndSec: v.endNs = capped(beN(p, len), kMaxSecs) * kNsPerSec; break;
     case Role::StartMs: v.startNs = capped(beN(p, len), kMaxMs) * kNsPerMs; break;
@@ -232,6 +265,12 @@ bool hasSampling(const Values& v) {
     return v.samplingSize || v.samplingPopulation || v.packetInterval || v.samplingInterval || v.randomInterval;
 }
 
+// n scaled by a sampling rate, saturating: a garbage rate must not wrap.
+std::uint64_t scaled(std::uint64_t n, double factor) {
+    const double x = std::round(double(n) * factor);
+    return x >= 1.8e19 ? ~std::uint64_t(0) : std::uint64_t(x);
+}
+
 // An exporting process: exporter address + observation domain (IPFIX) or source id (v9).
 struct DomainKey {
     IpAddr exporter;
@@ -245,14 +284,51 @@ struct DomainKeyHash {
     }
 };
 
+// A data set that came before its template (a capture that starts between two template refreshes: IOS-XR sends
+// them every 30 minutes), kept to be decoded when the template comes, with what its message header said.
+struct Pending {
+    std::uint16_t templateId = 0;
+    std::vector<std::uint8_t> bytes;
+    std::size_t base = 0;
+    std::uint16_t version = 0;
+    std::int64_t exportSecs = 0, sysUptimeMs = 0;
+    std::string datagram;  // where it was, for messages
+    std::uint64_t seq = 0; // arrival order
+};
+
+// A record emitted before what it needed came: unscaled for want of its sampling rate, or at the export time for
+// want of the system init time (IE 160). Fixed in the table when the options record comes.
+struct Unscaled {
+    std::size_t row;
+    std::optional<std::uint64_t> samplerId, selectorId;
+};
+struct Untimed {
+    std::size_t row;
+    std::optional<std::int64_t> startUptime, endUptime;
+};
+
 struct Domain {
     std::unordered_map<std::uint16_t, Template> templates;
+    std::vector<Pending> pending;
+    std::vector<Unscaled> unscaled;
+    std::vector<Untimed> untimed;
     std::optional<double> sampling;                            // from an options record without a sampler scope
     std::unordered_map<std::uint64_t, double> samplerSampling; // by samplerId (48)
     std::unordered_map<std::uint64_t, double> selectorSampling; // by selectorId (302)
     std::optional<std::int64_t> sysInitMs;                     // IE 160 from an options record
     bool warnedUptime = false;
 };
+
+// The rate of a record without sampling elements of its own: the options record of its selector, else of its
+// sampler, else the domain's; 1 when none has come (yet).
+double rateOf(const Domain& d, const std::optional<std::uint64_t>& selector,
+              const std::optional<std::uint64_t>& sampler) {
+    if (selector)
+        if (auto it = d.selectorSampling.find(*selector); it != d.selectorSampling.end()) return it->second;
+    if (sampler)
+        if (auto it = d.samplerSampling.find(*sampler); it != d.samplerSampling.end()) return it->second;
+    return d.sampling.value_or(1.0);
+}
 
 } // namespace
 
@@ -267,9 +343,19 @@ struct FlowExportDecoder::Impl {
     std::uint16_t version = 0;
     std::int64_t exportSecs = 0;
     std::int64_t sysUptimeMs = 0; // v9 only
+    // Where records go and messages are said (the decoder's caller gives the same ones every time).
+    FlowTable* out = nullptr;
+    LoadDiagnostics* diag = nullptr;
+    // Data before its template, and rows to fix, are kept up to these bounds (then skipped or left as they are).
+    static constexpr std::size_t kMaxPendingBytes = std::size_t(64) << 20;
+    static constexpr std::size_t kMaxFixups = std::size_t(1) << 20;
+    std::size_t pendingBytes = 0;
+    std::uint64_t pendingSeq = 0;
 
     void decodeIpfix(const std::uint8_t* p, std::size_t len, const IpAddr& exporter, FlowTable& out, const Where& at);
     void decodeNetflow9(const std::uint8_t* p, std::size_t len, const IpAddr& exporter, FlowTable& out,
+                        const Where& at);
+    void decodeNetflow5(const std::uint8_t* p, std::size_t len, const IpAddr& exporter, FlowTable& out,
                         const Where& at);
 
     // Set 2 / flowset 0 (templates) and set 3 / flowset 1 (options templates). `base` is the set's offset.
@@ -281,6 +367,11 @@ struct FlowExportDecoder::Impl {
     // `offset`: the record's byte offset in the datagram, for the one warning per domain about missing times.
     void emit(Domain& d, const Values& v, FlowTable& out, const Where& at, std::size_t offset);
     void learnOptions(Domain& d, const Values& v);
+    // The data sets of template `id` that came before it, decoded now that it is known.
+    void decodePending(Domain& d, std::uint16_t id);
+    // A v9 uptime (ms) as ns since the epoch, from the header's uptime and export time: modulo 2^32, so that a
+    // router up for more than 49.7 days (its uptime wrapped) gives the flows before the wrap their past times.
+    std::int64_t netflow9UptimeNs(std::int64_t uptime) const;
 };
 
 FlowExportDecoder::FlowExportDecoder(std::string file) : m_impl(std::make_unique<Impl>()) {
@@ -289,6 +380,25 @@ FlowExportDecoder::FlowExportDecoder(std::string file) : m_impl(std::make_unique
 FlowExportDecoder::~FlowExportDecoder() = default;
 const FlowExportStats& FlowExportDecoder::stats() const { return m_impl->stats; }
 void FlowExportDecoder::finish(FlowTable& out) {
+    Impl& m = *m_impl;
+    // Data whose template never came: skipped now, each set said where it was, in the order they came.
+    std::vector<Pending> skipped;
+    for (auto& [key, d] : m.domains) {
+        std::move(d.pending.begin(), d.pending.end(), std::back_inserter(skipped));
+        d.pending.clear();
+        d.unscaled.clear(); // (rows of `out`, which the caller sorts next)
+        d.untimed.clear();
+    }
+    std::sort(skipped.begin(), skipped.end(), [](const Pending& a, const Pending& b) { return a.seq < b.seq; });
+    for (const Pending& q : skipped) {
+        ++m.stats.withoutTemplate;
+        if (m.diag)
+            Where{&m.file, q.datagram, m.diag}.warning(
+                q.base - 4, "data set " + std::to_string(q.templateId) + " skipped (" + std::to_string(q.bytes.size()) +
+                                " bytes): its template did not come in the capture; expected the template (exporters "
+                                "send it again every few minutes: a longer capture holds it)");
+    }
+    m.pendingBytes = 0;
     m_impl->sflowFlows.finish(out);
     // Every record of sampled packets is a sampled record (counted once, however often finish is called).
     const std::uint64_t added = m_impl->sflowFlows.stats().records - m_impl->sflowRecordsCounted;
@@ -329,8 +439,16 @@ bool looksLikeNetflow9(const std::uint8_t* p, std::size_t len) {
 
 } // namespace
 
+// NetFlow v5: a 24-byte header, then `count` (1 to 30) records of 48 bytes, nothing else.
+bool looksLikeNetflow5(const std::uint8_t* p, std::size_t len) {
+    if (len < kNetflow5Header + kNetflow5Record || be16(p) != kNetflow5Version) return false;
+    const std::size_t count = be16(p + 2);
+    return count >= 1 && count <= 30 && len == kNetflow5Header + count * kNetflow5Record;
+}
+
 bool FlowExportDecoder::looksLikeExport(const std::uint8_t* payload, std::size_t len) {
-    return looksLikeIpfix(payload, len) || looksLikeNetflow9(payload, len) || flowexport::looksLikeSflow(payload, len);
+    return looksLikeIpfix(payload, len) || looksLikeNetflow9(payload, len) || looksLikeNetflow5(payload, len) ||
+           flowexport::looksLikeSflow(payload, len);
 }
 
 bool looksLikeIpfixFile(const std::uint8_t* head, std::size_t len) {
@@ -341,11 +459,14 @@ void FlowExportDecoder::decode(const std::uint8_t* payload, std::size_t len, con
                                std::int64_t packetTimeNs, std::uint64_t packetNumber, FlowTable& out,
                                LoadDiagnostics& diag) {
     Where at{&m_impl->file, "packet " + std::to_string(packetNumber), &diag};
+    m_impl->out = &out;
+    m_impl->diag = &diag;
+    if (len >= 2 && be16(payload) == kNetflow5Version) return m_impl->decodeNetflow5(payload, len, exporter, out, at);
     if (len >= 2 && be16(payload) == kIpfixVersion) return m_impl->decodeIpfix(payload, len, exporter, out, at);
     if (len >= 2 && be16(payload) == kNetflow9Version) return m_impl->decodeNetflow9(payload, len, exporter, out, at);
     if (len >= 4 && be32(payload) == flowexport::kSflowVersion)
         return flowexport::decodeSflow(payload, len, packetTimeNs, m_impl->sflowFlows, m_impl->stats, out, at);
-    at.error(0, "unknown flow export version; expected IPFIX (10), NetFlow v9 (9) or sFlow v5");
+    at.error(0, "unknown flow export version; expected IPFIX (10), NetFlow v9 (9), NetFlow v5 or sFlow v5");
 }
 
 void FlowExportDecoder::Impl::decodeIpfix(const std::uint8_t* p, std::size_t len, const IpAddr& exporter,
@@ -422,6 +543,47 @@ void FlowExportDecoder::Impl::decodeNetflow9(const std::uint8_t* p, std::size_t 
         else
             at.warning(off, "flowset id " + std::to_string(setId) + " skipped; expected 0, 1 or a template id >= 256");
         off += setLen;
+    }
+}
+
+// NetFlow v5 (softflowd's default, older routers): fixed records, times in ms of the sender's uptime, the
+// sampling interval in the header's low 14 bits (its top 2 bits the mode: 0 none).
+void FlowExportDecoder::Impl::decodeNetflow5(const std::uint8_t* p, std::size_t len, const IpAddr& exporter,
+                                             FlowTable& out, const Where& at) {
+    if (!looksLikeNetflow5(p, len)) {
+        at.error(0, "NetFlow v5 packet of " + std::to_string(len) +
+                        " bytes; expected a 24-byte header and 1 to 30 "
+                        "records of 48 bytes, as its count says");
+        return;
+    }
+    ++stats.netflow5Packets;
+    version = kNetflow5Version;
+    const std::size_t count = be16(p + 2);
+    sysUptimeMs = be32(p + 4);
+    exportSecs = be32(p + 8);
+    const std::int64_t exportNs = exportSecs * kNsPerSec + std::min<std::int64_t>(be32(p + 12), kNsPerSec - 1);
+    const std::uint16_t sampling = be16(p + 22);
+    // An exporting process: the sender and its engine (type, id).
+    Domain& d = domains[DomainKey{exporter, std::uint32_t(be16(p + 20)), kNetflow5Version}];
+    for (std::size_t k = 0; k < count; ++k) {
+        const std::uint8_t* r = p + kNetflow5Header + k * kNetflow5Record;
+        Values v;
+        v.srcV4 = be32(r);
+        v.dstV4 = be32(r + 4);
+        v.hasSrcV4 = v.hasDstV4 = true;
+        v.packetDelta = be32(r + 16);
+        v.octetDelta = be32(r + 20);
+        // first / last: ms of uptime, modulo 2^32 before the export
+        const auto before = [&](std::uint32_t uptime) {
+            return std::int64_t(std::int32_t(std::uint32_t(sysUptimeMs) - uptime)) * kNsPerMs;
+        };
+        v.startNs = exportNs - before(be32(r + 24));
+        v.endNs = exportNs - before(be32(r + 28));
+        v.srcPort = be16(r + 32);
+        v.dstPort = be16(r + 34);
+        v.proto = r[38];
+        if ((sampling >> 14) != 0 && (sampling & 0x3FFF) > 1) v.samplingInterval = sampling & 0x3FFF;
+        emit(d, v, out, at, kNetflow5Header + k * kNetflow5Record);
     }
 }
 
@@ -502,6 +664,7 @@ void FlowExportDecoder::Impl::readTemplates(Domain& d, const std::uint8_t* p, st
         }
         d.templates[id] = std::move(t);
         ++stats.templates;
+        decodePending(d, id);
         off = q;
     }
 }
@@ -538,17 +701,52 @@ void FlowExportDecoder::Impl::readNetflow9Options(Domain& d, const std::uint8_t*
         }
         d.templates[id] = std::move(t);
         ++stats.templates;
+        decodePending(d, id);
         off = q;
     }
+}
+
+void FlowExportDecoder::Impl::decodePending(Domain& d, std::uint16_t id) {
+    if (d.pending.empty() || !out || !diag) return;
+    const std::uint16_t savedVersion = version;
+    const std::int64_t savedExport = exportSecs, savedUptime = sysUptimeMs;
+    std::vector<Pending> waiting, now;
+    for (Pending& q : d.pending) (q.templateId == id ? now : waiting).push_back(std::move(q));
+    d.pending = std::move(waiting);
+    for (const Pending& q : now) {
+        pendingBytes -= q.bytes.size();
+        version = q.version;
+        exportSecs = q.exportSecs;
+        sysUptimeMs = q.sysUptimeMs;
+        readData(d, id, q.bytes.data(), q.bytes.size(), q.base, *out, Where{&file, q.datagram, diag});
+    }
+    version = savedVersion;
+    exportSecs = savedExport;
+    sysUptimeMs = savedUptime;
+}
+
+std::int64_t FlowExportDecoder::Impl::netflow9UptimeNs(std::int64_t uptime) const {
+    const std::int64_t exportMs = exportSecs * 1000;
+    if (uptime > 0xFFFFFFFFLL || sysUptimeMs > 0xFFFFFFFFLL) return (exportMs - sysUptimeMs + uptime) * kNsPerMs;
+    const auto before = std::int32_t(std::uint32_t(sysUptimeMs) - std::uint32_t(uptime)); // ms before the export
+    return (exportMs - before) * kNsPerMs;
 }
 
 void FlowExportDecoder::Impl::readData(Domain& d, std::uint16_t templateId, const std::uint8_t* p, std::size_t len,
                                        std::size_t base, FlowTable& out, const Where& at) {
     auto it = d.templates.find(templateId);
     if (it == d.templates.end()) {
+        if (pendingBytes + len <= kMaxPendingBytes) { // decoded when the template comes (decodePending)
+            d.pending.push_back({templateId, std::vector<std::uint8_t>(p, p + len), base, version, exportSecs,
+                                 sysUptimeMs, at.datagram, pendingSeq++});
+            pendingBytes += len;
+            return;
+        }
         ++stats.withoutTemplate;
         at.warning(base - 4, "data set " + std::to_string(templateId) + " skipped (" + std::to_string(len) +
-                                 " bytes): its template was not received before it; expected the template first");
+                                 " bytes): its template was not received before it, and " +
+                                 std::to_string(kMaxPendingBytes >> 20) +
+                                 " MiB of such data wait already; expected the template first");
         return;
     }
     const Template& t = it->second;
@@ -597,7 +795,21 @@ void FlowExportDecoder::Impl::readData(Domain& d, std::uint16_t templateId, cons
 }
 
 void FlowExportDecoder::Impl::learnOptions(Domain& d, const Values& v) {
-    if (v.sysInitMs) d.sysInitMs = std::int64_t(*v.sysInitMs);
+    if (!out) { // (no table to fix: records are emitted only where there is one)
+        d.untimed.clear();
+        d.unscaled.clear();
+    }
+    if (v.sysInitMs) {
+        d.sysInitMs = std::int64_t(*v.sysInitMs);
+        // The records that came before it got the export time: now their own.
+        for (const Untimed& u : d.untimed) {
+            const std::optional<std::int64_t> s = u.startUptime ? u.startUptime : u.endUptime;
+            const std::optional<std::int64_t> e = u.endUptime ? u.endUptime : u.startUptime;
+            out->startNs[u.row] = (*d.sysInitMs + *s) * kNsPerMs;
+            out->endNs[u.row] = std::max(out->startNs[u.row], (*d.sysInitMs + *e) * kNsPerMs);
+        }
+        d.untimed.clear();
+    }
     if (!hasSampling(v)) return;
     double factor = samplingFactor(v);
     if (v.selectorId)
@@ -606,6 +818,19 @@ void FlowExportDecoder::Impl::learnOptions(Domain& d, const Values& v) {
         d.samplerSampling[*v.samplerId] = factor;
     else
         d.sampling = factor;
+    // The records that came before their rate (an exporter sends its sampler table now and then): scaled now.
+    std::vector<Unscaled> still;
+    for (const Unscaled& u : d.unscaled) {
+        const double f = rateOf(d, u.selectorId, u.samplerId);
+        if (f == 1.0) {
+            still.push_back(u);
+            continue;
+        }
+        out->bytes[u.row] = scaled(out->bytes[u.row], f);
+        out->packets[u.row] = scaled(out->packets[u.row], f);
+        ++stats.sampledRecords;
+    }
+    d.unscaled = std::move(still);
 }
 
 void FlowExportDecoder::Impl::emit(Domain& d, const Values& v, FlowTable& out, const Where& at, std::size_t offset) {
@@ -628,28 +853,20 @@ void FlowExportDecoder::Impl::emit(Domain& d, const Values& v, FlowTable& out, c
     r.srcPort = v.srcPort;
     r.dstPort = v.dstPort;
     r.proto = v.proto;
-    std::uint64_t bytes = v.octetDelta ? *v.octetDelta : v.octetTotal.value_or(0);
-    std::uint64_t packets = v.packetDelta ? *v.packetDelta : v.packetTotal.value_or(0);
+    // The flow's own counts (delta, else total), else what an egress monitor counted (v9 OUT_BYTES / OUT_PKTS).
+    std::uint64_t bytes = v.octetDelta ? *v.octetDelta : v.octetTotal ? *v.octetTotal : v.postOctetDelta.value_or(0);
+    std::uint64_t packets = v.packetDelta   ? *v.packetDelta
+                            : v.packetTotal ? *v.packetTotal
+                                            : v.postPacketDelta.value_or(0);
 
     // Sampling: the record's own elements, else the options record of its selector / sampler, else the domain's.
-    double factor = 1.0;
-    if (hasSampling(v)) {
-        factor = samplingFactor(v);
-    } else if (v.selectorId && d.selectorSampling.count(*v.selectorId)) {
-        factor = d.selectorSampling[*v.selectorId];
-    } else if (v.samplerId && d.samplerSampling.count(*v.samplerId)) {
-        factor = d.samplerSampling[*v.samplerId];
-    } else if (d.sampling) {
-        factor = *d.sampling;
-    }
+    const double factor = hasSampling(v) ? samplingFactor(v) : rateOf(d, v.selectorId, v.samplerId);
     if (factor != 1.0) {
-        auto scale = [factor](std::uint64_t n) { // saturating: a garbage rate must not wrap
-            const double x = std::round(double(n) * factor);
-            return x >= 1.8e19 ? ~std::uint64_t(0) : std::uint64_t(x);
-        };
-        bytes = scale(bytes);
-        packets = scale(packets);
+        bytes = scaled(bytes, factor);
+        packets = scaled(packets, factor);
         ++stats.sampledRecords;
+    } else if (!hasSampling(v) && d.unscaled.size() < kMaxFixups) {
+        d.unscaled.push_back({out.size(), v.samplerId, v.selectorId}); // until a rate comes (learnOptions)
     }
     r.bytes = bytes;
     r.packets = packets;
@@ -658,13 +875,13 @@ void FlowExportDecoder::Impl::emit(Domain& d, const Values& v, FlowTable& out, c
     // export time.
     const std::int64_t exportNs = exportSecs * kNsPerSec;
     std::optional<std::int64_t> initMs;
-    if (version == kNetflow9Version) initMs = exportSecs * 1000 - sysUptimeMs;
-    else if (v.sysInitMs) initMs = std::int64_t(*v.sysInitMs);
+    if (v.sysInitMs) initMs = std::int64_t(*v.sysInitMs);
     else initMs = d.sysInitMs;
     auto timeOf = [&](const std::optional<std::int64_t>& abs, const std::optional<std::int64_t>& deltaUs,
                       const std::optional<std::int64_t>& uptime) -> std::optional<std::int64_t> {
         if (abs) return abs;
         if (deltaUs) return exportNs - *deltaUs * 1000;
+        if (uptime && version == kNetflow9Version) return netflow9UptimeNs(*uptime);
         if (uptime && initMs) return (*initMs + *uptime) * kNsPerMs;
         return std::nullopt;
     };
@@ -672,13 +889,21 @@ void FlowExportDecoder::Impl::emit(Domain& d, const Values& v, FlowTable& out, c
     std::optional<std::int64_t> end = timeOf(v.endNs, v.endDeltaUs, v.endUptime);
     r.startNs = start ? *start : end ? *end : exportNs;
     r.endNs = end ? *end : r.startNs;
-    if (r.endNs < r.startNs) r.endNs = r.startNs;
-    if (!start && !end && (v.startUptime || v.endUptime) && !d.warnedUptime) {
-        d.warnedUptime = true;
-        at.warning(offset, "flowStart/EndSysUpTime (IEs 22/21) without systemInitTimeMilliseconds (IE 160) from this "
-                           "observation domain: the records' times are the export time; expected IE 160 in the "
-                           "record or in an options record");
+    if (!start && !end && (v.startUptime || v.endUptime)) {
+        // Uptimes without the system init time: the flow ends at the export, lasting what its uptimes say, until
+        // IE 160 comes (learnOptions sets the times then).
+        if (v.startUptime && v.endUptime && *v.endUptime >= *v.startUptime)
+            r.startNs = exportNs - (*v.endUptime - *v.startUptime) * kNsPerMs;
+        if (d.untimed.size() < kMaxFixups) d.untimed.push_back({out.size(), v.startUptime, v.endUptime});
+        if (!d.warnedUptime) {
+            d.warnedUptime = true;
+            at.warning(offset,
+                       "flowStart/EndSysUpTime (IEs 22/21) without systemInitTimeMilliseconds (IE 160) from this "
+                       "observation domain: the records end at the export time, as long as their uptimes say; "
+                       "expected IE 160 in the record or in an options record");
+        }
     }
+    if (r.endNs < r.startNs) r.endNs = r.startNs;
     out.append(r);
     ++stats.records;
 }
@@ -706,6 +931,8 @@ FlowTable readIpfixFile(const std::string& path, LoadDiagnostics& diag, FlowExpo
         throw InputError({path, 0, 0, "not an IPFIX file: expected an IPFIX message header (version 10) at byte 0"});
     FlowExportDecoder decoder(path);
     FlowTable out;
+    decoder.m_impl->out = &out;
+    decoder.m_impl->diag = &diag;
     std::uint64_t off = 0;
     std::uint64_t message = 0;
     for (; got > 0; got = read(0, kIpfixHeader)) {
@@ -730,6 +957,7 @@ FlowTable readIpfixFile(const std::string& path, LoadDiagnostics& diag, FlowExpo
         decoder.m_impl->decodeIpfix(msg.data(), msgLen, IpAddr{}, out, Where{&decoder.m_impl->file, where, &diag});
         off += msgLen;
     }
+    decoder.finish(out);
     warnIfSampled(decoder.stats(), path, diag);
     if (stats) *stats = decoder.stats();
     return out;

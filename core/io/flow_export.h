@@ -16,6 +16,7 @@ namespace prism {
 struct FlowExportStats {
     std::uint64_t ipfixMessages = 0;
     std::uint64_t netflow9Packets = 0;
+    std::uint64_t netflow5Packets = 0;
     std::uint64_t sflowDatagrams = 0;
     std::uint64_t records = 0;          // flow records added
     std::uint64_t templates = 0;        // (options) templates learnt

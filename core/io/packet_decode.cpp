@@ -267,6 +267,9 @@ bool decodePacket(const std::uint8_t* data, std::size_t capLen, std::size_t orig
 
 namespace {
 
+// A packet's weight as a 32-bit count (congestion counts are 32-bit columns): saturating.
+std::uint32_t counted(std::uint64_t weight) { return std::uint32_t(std::min<std::uint64_t>(weight, UINT32_MAX)); }
+
 // The flow key: both addresses (16 bytes each, IPv4 mapped) and one word of ports, protocol and QP.
 struct FlowKey {
     std::uint64_t w[5];
@@ -419,7 +422,7 @@ struct PacketFlowBuilder::Impl {
         f.highPsn = p.psn;
         f.retransmits = 0;
         f.cnps = 0;
-        f.ecnCe = p.ecnCe ? 1 : 0;
+        f.ecnCe = p.ecnCe ? counted(weight) : 0;
         f.midMessage = p.midMessage;
     }
 
@@ -470,8 +473,9 @@ struct PacketFlowBuilder::Impl {
         if (best >= 0) flows[std::size_t(best)].senderQp = p.destQp;
     }
 
-    void countCnp(const DecodedPacket& p, FlowTable& out) {
-        ++stats.cnps;
+    // A CNP counts `weight` (a sampled one stands for as many as its sampling rate says, as its bytes do).
+    void countCnp(const DecodedPacket& p, std::uint32_t weight, FlowTable& out) {
+        stats.cnps += weight;
         // The CNP goes from the congested receiver to the sender: it throttles a data flow dst -> src.
         PairTarget* pair = pairOfReply(p);
         if (!pair) {
@@ -480,19 +484,17 @@ struct PacketFlowBuilder::Impl {
         }
         for (std::int32_t i : pair->open)
             if (flows[std::size_t(i)].senderQp == p.destQp) {
-                ++flows[std::size_t(i)].cnps;
+                flows[std::size_t(i)].cnps += weight;
                 return;
             }
         for (const auto& [qp, row] : pair->qpRows)
             if (qp == p.destQp && std::size_t(row) < out.size()) {
-                ++out.cnps[std::size_t(row)];
+                out.cnps[std::size_t(row)] += weight;
                 return;
             }
         ++stats.cnpsByPair; // no ACK taught the QP: the pair's latest flow
-        if (pair->flow >= 0)
-            ++flows[std::size_t(pair->flow)].cnps;
-        else if (pair->row >= 0 && std::size_t(pair->row) < out.size())
-            ++out.cnps[std::size_t(pair->row)];
+        if (pair->flow >= 0) flows[std::size_t(pair->flow)].cnps += weight;
+        else if (pair->row >= 0 && std::size_t(pair->row) < out.size()) out.cnps[std::size_t(pair->row)] += weight;
         else
             ++stats.cnpsUnattributed;
     }
@@ -502,7 +504,7 @@ struct PacketFlowBuilder::Impl {
             // ACK / NAK / CNP: no record of their own (they would look like small reverse-direction flows);
             // CNPs are counted on the flow they throttle.
             if (p.cnp) {
-                countCnp(p, out);
+                countCnp(p, counted(weight), out);
                 return;
             }
             ++(p.nak ? stats.roceNaks : stats.roceAcks);
@@ -537,7 +539,7 @@ struct PacketFlowBuilder::Impl {
                 f.last = std::max(f.last, t);
                 f.bytes += std::uint64_t(p.wireBytes) * weight;
                 f.packets += weight;
-                f.ecnCe += p.ecnCe ? 1 : 0;
+                f.ecnCe += p.ecnCe ? counted(weight) : 0;
                 if (t >= f.last) f.midMessage = p.midMessage;
                 if (f.roce) {
                     // Serial arithmetic on 24-bit PSNs: ahead when the difference is in 1 .. 2^23 - 1,

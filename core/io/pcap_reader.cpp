@@ -242,7 +242,19 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
             if (rc == PCAP_ERROR_BREAK) break; // end of file
             ++number;
             if (rc != 1) {
-                truncated(pcap_geterr(pcap.get()));
+                const std::string why = pcap_geterr(pcap.get());
+                if (why.find("different from the type of the first interface") != std::string::npos) {
+                    // (dumpcap -i eth0 -i any): libpcap reads one link type per file, the rest is not read.
+                    InputIssue bad = issue(path, packetIssue(number, why + "; libpcap reads a pcapng of one link type "
+                                                                           "only: the rest of the file is not read. "
+                                                                           "Split it by interface (editcap, or tshark "
+                                                                           "-r IN -Y frame.interface_id==N -w OUT) and "
+                                                                           "give the parts"));
+                    if (options.strict) throw InputError(bad);
+                    diag.addError(bad);
+                } else {
+                    truncated(why);
+                }
                 break;
             }
             handle(std::int64_t(header->ts.tv_sec) * 1'000'000'000 + std::int64_t(header->ts.tv_usec), data,
