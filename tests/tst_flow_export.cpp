@@ -778,6 +778,15 @@ private slots:
         QCOMPARE(r.out.bytes[0], std::uint64_t(150000));
         QCOMPARE(r.out.bytes[1], std::uint64_t(150000));
         QCOMPARE(r.stats.sampledRecords, std::uint64_t(2));
+        // NetFlow v9, a domain-wide rate (system scope) after the data: the same.
+        Bytes v9opt = Bytes().u16(300).u16(4).u16(8).u16(1).u16(4).u16(34).u16(4).u16(35).u16(1);
+        Bytes v9optData = Bytes().u32(0).u32(512).u8(2).u8(0).u8(0).u8(0);
+        Bytes v9t = Bytes().u16(301).u16(3).u16(8).u16(4).u16(12).u16(4).u16(1).u16(4);
+        Run v9 = decodeAll({netflow9(1000, 2, 5, {set(0, v9t), set(301, Bytes().u32(kA).u32(kB).u32(100))}),
+                            netflow9(2000, 3, 5, {set(1, v9opt), set(300, v9optData)})});
+        QVERIFY2(v9.diag.clean(), firstError(v9.diag).c_str());
+        QCOMPARE(v9.out.size(), std::size_t(1));
+        QCOMPARE(v9.out.bytes[0], std::uint64_t(51200));
 
         // Uptimes (22/21) before IE 160: first at the export time, as long as the uptimes say; then their own.
         Bytes ut = Bytes().u16(256).u16(4).u16(8).u16(4).u16(12).u16(4).u16(22).u16(4).u16(21).u16(4);

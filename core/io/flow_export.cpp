@@ -310,6 +310,9 @@ struct Untimed {
 struct Domain {
     std::unordered_map<std::uint16_t, Template> templates;
     std::vector<Pending> pending;
+    // Unscaled rows by what will give their rate: their selector, else their sampler, else the domain's. Each
+    // group is applied once, when its rate first comes: every row is touched at most twice.
+    std::unordered_map<std::uint64_t, std::vector<Unscaled>> unscaledBySelector, unscaledBySampler;
     std::vector<Unscaled> unscaled;
     std::vector<Untimed> untimed;
     std::optional<double> sampling;                            // from an options record without a sampler scope
@@ -346,10 +349,12 @@ struct FlowExportDecoder::Impl {
     // Where records go and messages are said (the decoder's caller gives the same ones every time).
     FlowTable* out = nullptr;
     LoadDiagnostics* diag = nullptr;
-    // Data before its template, and rows to fix, are kept up to these bounds (then skipped or left as they are).
-    static constexpr std::size_t kMaxPendingBytes = std::size_t(64) << 20;
-    static constexpr std::size_t kMaxFixups = std::size_t(1) << 20;
+    // Data before its template, and rows to fix, are kept up to these bounds over all exporting processes (then
+    // skipped or left as they are): what a hostile capture can make the decoder hold.
+    static constexpr std::size_t kMaxPendingBytes = std::size_t(64) << 20; // the sets and what holds them
+    static constexpr std::size_t kMaxFixups = std::size_t(1) << 20;        // rows (24 bytes each)
     std::size_t pendingBytes = 0;
+    std::size_t fixups = 0;
     std::uint64_t pendingSeq = 0;
 
     void decodeIpfix(const std::uint8_t* p, std::size_t len, const IpAddr& exporter, FlowTable& out, const Where& at);
@@ -367,6 +372,8 @@ struct FlowExportDecoder::Impl {
     // `offset`: the record's byte offset in the datagram, for the one warning per domain about missing times.
     void emit(Domain& d, const Values& v, FlowTable& out, const Where& at, std::size_t offset);
     void learnOptions(Domain& d, const Values& v);
+    // Forgets the rows of `d` waiting for a rate or an init time.
+    void dropFixups(Domain& d);
     // The data sets of template `id` that came before it, decoded now that it is known.
     void decodePending(Domain& d, std::uint16_t id);
     // A v9 uptime (ms) as ns since the epoch, from the header's uptime and export time: modulo 2^32, so that a
@@ -386,8 +393,7 @@ void FlowExportDecoder::finish(FlowTable& out) {
     for (auto& [key, d] : m.domains) {
         std::move(d.pending.begin(), d.pending.end(), std::back_inserter(skipped));
         d.pending.clear();
-        d.unscaled.clear(); // (rows of `out`, which the caller sorts next)
-        d.untimed.clear();
+        m.dropFixups(d); // (rows of `out`, which the caller sorts next)
     }
     std::sort(skipped.begin(), skipped.end(), [](const Pending& a, const Pending& b) { return a.seq < b.seq; });
     for (const Pending& q : skipped) {
@@ -714,7 +720,7 @@ void FlowExportDecoder::Impl::decodePending(Domain& d, std::uint16_t id) {
     for (Pending& q : d.pending) (q.templateId == id ? now : waiting).push_back(std::move(q));
     d.pending = std::move(waiting);
     for (const Pending& q : now) {
-        pendingBytes -= q.bytes.size();
+        pendingBytes -= q.bytes.size() + sizeof(Pending) + q.datagram.size();
         version = q.version;
         exportSecs = q.exportSecs;
         sysUptimeMs = q.sysUptimeMs;
@@ -736,10 +742,11 @@ void FlowExportDecoder::Impl::readData(Domain& d, std::uint16_t templateId, cons
                                        std::size_t base, FlowTable& out, const Where& at) {
     auto it = d.templates.find(templateId);
     if (it == d.templates.end()) {
-        if (pendingBytes + len <= kMaxPendingBytes) { // decoded when the template comes (decodePending)
+        const std::size_t held = len + sizeof(Pending) + at.datagram.size();
+        if (pendingBytes + held <= kMaxPendingBytes) { // decoded when the template comes (decodePending)
             d.pending.push_back({templateId, std::vector<std::uint8_t>(p, p + len), base, version, exportSecs,
                                  sysUptimeMs, at.datagram, pendingSeq++});
-            pendingBytes += len;
+            pendingBytes += held;
             return;
         }
         ++stats.withoutTemplate;
@@ -795,42 +802,69 @@ void FlowExportDecoder::Impl::readData(Domain& d, std::uint16_t templateId, cons
 }
 
 void FlowExportDecoder::Impl::learnOptions(Domain& d, const Values& v) {
-    if (!out) { // (no table to fix: records are emitted only where there is one)
-        d.untimed.clear();
-        d.unscaled.clear();
-    }
+    if (!out) dropFixups(d); // (no table to fix: records are emitted only where there is one)
     if (v.sysInitMs) {
         d.sysInitMs = std::int64_t(*v.sysInitMs);
         // The records that came before it got the export time: now their own.
         for (const Untimed& u : d.untimed) {
+            if (u.row >= out->size()) continue;
             const std::optional<std::int64_t> s = u.startUptime ? u.startUptime : u.endUptime;
             const std::optional<std::int64_t> e = u.endUptime ? u.endUptime : u.startUptime;
             out->startNs[u.row] = (*d.sysInitMs + *s) * kNsPerMs;
             out->endNs[u.row] = std::max(out->startNs[u.row], (*d.sysInitMs + *e) * kNsPerMs);
         }
+        fixups -= d.untimed.size();
         d.untimed.clear();
     }
     if (!hasSampling(v)) return;
     double factor = samplingFactor(v);
-    if (v.selectorId)
-        d.selectorSampling[*v.selectorId] = factor;
-    else if (v.samplerId)
-        d.samplerSampling[*v.samplerId] = factor;
-    else
-        d.sampling = factor;
-    // The records that came before their rate (an exporter sends its sampler table now and then): scaled now.
-    std::vector<Unscaled> still;
-    for (const Unscaled& u : d.unscaled) {
-        const double f = rateOf(d, u.selectorId, u.samplerId);
-        if (f == 1.0) {
-            still.push_back(u);
-            continue;
+    // The records that came before their rate (an exporter sends its sampler table now and then): scaled when it
+    // first comes.
+    auto apply = [&](const std::vector<Unscaled>& rows) {
+        for (const Unscaled& u : rows) {
+            const double f = rateOf(d, u.selectorId, u.samplerId);
+            if (f != 1.0 && u.row < out->size()) {
+                out->bytes[u.row] = scaled(out->bytes[u.row], f);
+                out->packets[u.row] = scaled(out->packets[u.row], f);
+                ++stats.sampledRecords;
+            }
         }
-        out->bytes[u.row] = scaled(out->bytes[u.row], f);
-        out->packets[u.row] = scaled(out->packets[u.row], f);
-        ++stats.sampledRecords;
+        fixups -= rows.size();
+    };
+    auto applyGroup = [&](std::unordered_map<std::uint64_t, std::vector<Unscaled>>& groups, std::uint64_t key) {
+        if (auto it = groups.find(key); it != groups.end()) {
+            apply(it->second);
+            groups.erase(it);
+        }
+    };
+    if (v.selectorId) {
+        d.selectorSampling[*v.selectorId] = factor;
+        applyGroup(d.unscaledBySelector, *v.selectorId);
+    } else if (v.samplerId) {
+        d.samplerSampling[*v.samplerId] = factor;
+        applyGroup(d.unscaledBySampler, *v.samplerId);
+    } else {
+        const bool first = !d.sampling;
+        d.sampling = factor;
+        if (first) { // every row still unscaled falls back to it (their own selectors and samplers are unknown)
+            apply(d.unscaled);
+            for (auto* groups : {&d.unscaledBySelector, &d.unscaledBySampler})
+                for (const auto& [key, rows] : *groups) apply(rows);
+            d.unscaled.clear();
+            d.unscaledBySelector.clear();
+            d.unscaledBySampler.clear();
+        }
     }
-    d.unscaled = std::move(still);
+}
+
+void FlowExportDecoder::Impl::dropFixups(Domain& d) {
+    fixups -= d.untimed.size() + d.unscaled.size();
+    for (auto* groups : {&d.unscaledBySelector, &d.unscaledBySampler})
+        for (const auto& [key, rows] : *groups) fixups -= rows.size();
+    d.untimed.clear();
+    d.unscaled.clear();
+    d.unscaledBySelector.clear();
+    d.unscaledBySampler.clear();
 }
 
 void FlowExportDecoder::Impl::emit(Domain& d, const Values& v, FlowTable& out, const Where& at, std::size_t offset) {
@@ -865,8 +899,12 @@ void FlowExportDecoder::Impl::emit(Domain& d, const Values& v, FlowTable& out, c
         bytes = scaled(bytes, factor);
         packets = scaled(packets, factor);
         ++stats.sampledRecords;
-    } else if (!hasSampling(v) && d.unscaled.size() < kMaxFixups) {
-        d.unscaled.push_back({out.size(), v.samplerId, v.selectorId}); // until a rate comes (learnOptions)
+    } else if (!hasSampling(v) && fixups < kMaxFixups) { // until a rate comes (learnOptions)
+        const Unscaled u{out.size(), v.samplerId, v.selectorId};
+        if (v.selectorId) d.unscaledBySelector[*v.selectorId].push_back(u);
+        else if (v.samplerId) d.unscaledBySampler[*v.samplerId].push_back(u);
+        else d.unscaled.push_back(u);
+        ++fixups;
     }
     r.bytes = bytes;
     r.packets = packets;
@@ -894,7 +932,10 @@ void FlowExportDecoder::Impl::emit(Domain& d, const Values& v, FlowTable& out, c
         // IE 160 comes (learnOptions sets the times then).
         if (v.startUptime && v.endUptime && *v.endUptime >= *v.startUptime)
             r.startNs = exportNs - (*v.endUptime - *v.startUptime) * kNsPerMs;
-        if (d.untimed.size() < kMaxFixups) d.untimed.push_back({out.size(), v.startUptime, v.endUptime});
+        if (fixups < kMaxFixups) {
+            d.untimed.push_back({out.size(), v.startUptime, v.endUptime});
+            ++fixups;
+        }
         if (!d.warnedUptime) {
             d.warnedUptime = true;
             at.warning(offset,
