@@ -98,6 +98,10 @@ private slots:
         QTest::newRow("no host") << "clickhouse://:8123/a.b" << "no host";
         QTest::newRow("quote in name") << "clickhouse://h/a.b';DROP" << "must be letters, digits and _";
         QTest::newRow("open bracket") << "clickhouse://[::1/a.b" << "an IPv6 host without its closing ]";
+        QTest::newRow("time beyond 64-bit ns") << "clickhouse://h/a.b?from=2262-04-11T23:47:15-23:59"
+                                               << "from= expects nanoseconds since the epoch";
+        QTest::newRow("year 1") << "clickhouse://h/a.b?to=0001-01-01T00:00:00Z"
+                                << "to= expects nanoseconds";
     }
     void badUrlsSayWhatIsExpected() {
         QFETCH(QString, text);
@@ -110,6 +114,14 @@ private slots:
             QVERIFY2(contains(e.issue().message, "expected clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE.TABLE"),
                      e.what());
         }
+    }
+
+    // A window's times may carry their zone (RFC 3339), as pmacct writes them.
+    void zonedTimesInUrls() {
+        const ClickHouseUrl u =
+            ClickHouseUrl::parse("clickhouse://h/a.b?from=2024-01-02T04:04:05.5+01:00&to=2024-01-02T03:04:06Z");
+        QCOMPARE(u.window.from, 1704164645LL * 1000000000 + 500000000);
+        QCOMPARE(u.window.to, 1704164646LL * 1000000000);
     }
 
     void aPasswordNeverAppearsInMessages() {

@@ -437,6 +437,14 @@ private slots:
         QCOMPARE(out.ecnCe[0], 1000u);
         QCOMPARE(out.cnps[0], 1000u);
         QCOMPARE(builder.stats().cnps, 1000u);
+        // Counts are 32-bit: absurd rates saturate rather than wrap.
+        FlowTable big;
+        PacketFlowBuilder b2;
+        b2.add(decode(marked), 1000, 0xFFFFFFFFu, big);
+        b2.add(decode(marked), 1010, 0xFFFFFFFFu, big);
+        b2.finish(big);
+        QCOMPARE(big.size(), std::size_t(1));
+        QCOMPARE(big.ecnCe[0], 0xFFFFFFFFu);
     }
 
     // Two QPs between the same NICs: the ACKs name each sender QP, so a CNP lands on the flow of its QP, not

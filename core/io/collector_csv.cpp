@@ -484,8 +484,10 @@ std::optional<std::int64_t> parseUtcTime(std::string_view text) {
     if (!text.empty() && ec == std::errc{} && p == text.data() + text.size()) return ns;
     const std::int64_t offset = zoneSuffix(text).value_or(0);
     std::int64_t wall = 0, frac = 0;
-    if (!parseDateTime(text, wall, frac) || wall > kMaxSeconds) return std::nullopt;
-    return (wall - offset) * 1'000'000'000 + frac;
+    if (!parseDateTime(text, wall, frac)) return std::nullopt;
+    const std::int64_t utc = wall - offset;
+    if (utc < -kMaxSeconds || utc > kMaxSeconds) return std::nullopt; // beyond 64-bit nanoseconds
+    return utc * 1'000'000'000 + frac;
 }
 
 std::optional<CollectorCsvKind> collectorCsvKindOfHeader(std::string_view headerLine) {

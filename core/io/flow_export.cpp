@@ -309,7 +309,8 @@ struct Untimed {
 
 struct Domain {
     std::unordered_map<std::uint16_t, Template> templates;
-    std::vector<Pending> pending;
+    std::size_t fixups = 0;                                          // rows waiting in unscaled* and untimed
+    std::unordered_map<std::uint16_t, std::vector<Pending>> pending; // by template id
     // Unscaled rows by what will give their rate: their selector, else their sampler, else the domain's. Each
     // group is applied once, when its rate first comes: every row is touched at most twice.
     std::unordered_map<std::uint64_t, std::vector<Unscaled>> unscaledBySelector, unscaledBySampler;
@@ -352,7 +353,8 @@ struct FlowExportDecoder::Impl {
     // Data before its template, and rows to fix, are kept up to these bounds over all exporting processes (then
     // skipped or left as they are): what a hostile capture can make the decoder hold.
     static constexpr std::size_t kMaxPendingBytes = std::size_t(64) << 20; // the sets and what holds them
-    static constexpr std::size_t kMaxFixups = std::size_t(1) << 20;        // rows (24 bytes each)
+    static constexpr std::size_t kMaxFixups = std::size_t(2) << 20;        // rows (about 40 bytes each)
+    static constexpr std::size_t kMaxDomainFixups = std::size_t(1) << 20;  // of one exporting process
     std::size_t pendingBytes = 0;
     std::size_t fixups = 0;
     std::uint64_t pendingSeq = 0;
@@ -374,6 +376,16 @@ struct FlowExportDecoder::Impl {
     void learnOptions(Domain& d, const Values& v);
     // Forgets the rows of `d` waiting for a rate or an init time.
     void dropFixups(Domain& d);
+    // Whether another row of `d` may wait (within its bound and the decoder's); the count of rows waiting.
+    bool roomForFixup(const Domain& d) const { return fixups < kMaxFixups && d.fixups < kMaxDomainFixups; }
+    void fixupsTaken(Domain& d, std::size_t n) {
+        fixups += n;
+        d.fixups += n;
+    }
+    void fixupsReleased(Domain& d, std::size_t n) {
+        fixups -= n;
+        d.fixups -= n;
+    }
     // The data sets of template `id` that came before it, decoded now that it is known.
     void decodePending(Domain& d, std::uint16_t id);
     // A v9 uptime (ms) as ns since the epoch, from the header's uptime and export time: modulo 2^32, so that a
@@ -391,7 +403,7 @@ void FlowExportDecoder::finish(FlowTable& out) {
     // Data whose template never came: skipped now, each set said where it was, in the order they came.
     std::vector<Pending> skipped;
     for (auto& [key, d] : m.domains) {
-        std::move(d.pending.begin(), d.pending.end(), std::back_inserter(skipped));
+        for (auto& [id, sets] : d.pending) std::move(sets.begin(), sets.end(), std::back_inserter(skipped));
         d.pending.clear();
         m.dropFixups(d); // (rows of `out`, which the caller sorts next)
     }
@@ -465,6 +477,8 @@ void FlowExportDecoder::decode(const std::uint8_t* payload, std::size_t len, con
                                std::int64_t packetTimeNs, std::uint64_t packetNumber, FlowTable& out,
                                LoadDiagnostics& diag) {
     Where at{&m_impl->file, "packet " + std::to_string(packetNumber), &diag};
+    if (m_impl->out && m_impl->out != &out) // another table: the rows waiting for fixes are not in it
+        for (auto& [key, d] : m_impl->domains) m_impl->dropFixups(d);
     m_impl->out = &out;
     m_impl->diag = &diag;
     if (len >= 2 && be16(payload) == kNetflow5Version) return m_impl->decodeNetflow5(payload, len, exporter, out, at);
@@ -713,12 +727,12 @@ void FlowExportDecoder::Impl::readNetflow9Options(Domain& d, const std::uint8_t*
 }
 
 void FlowExportDecoder::Impl::decodePending(Domain& d, std::uint16_t id) {
-    if (d.pending.empty() || !out || !diag) return;
+    const auto it = d.pending.find(id);
+    if (it == d.pending.end() || !out || !diag) return;
     const std::uint16_t savedVersion = version;
     const std::int64_t savedExport = exportSecs, savedUptime = sysUptimeMs;
-    std::vector<Pending> waiting, now;
-    for (Pending& q : d.pending) (q.templateId == id ? now : waiting).push_back(std::move(q));
-    d.pending = std::move(waiting);
+    const std::vector<Pending> now = std::move(it->second);
+    d.pending.erase(it);
     for (const Pending& q : now) {
         pendingBytes -= q.bytes.size() + sizeof(Pending) + q.datagram.size();
         version = q.version;
@@ -744,8 +758,8 @@ void FlowExportDecoder::Impl::readData(Domain& d, std::uint16_t templateId, cons
     if (it == d.templates.end()) {
         const std::size_t held = len + sizeof(Pending) + at.datagram.size();
         if (pendingBytes + held <= kMaxPendingBytes) { // decoded when the template comes (decodePending)
-            d.pending.push_back({templateId, std::vector<std::uint8_t>(p, p + len), base, version, exportSecs,
-                                 sysUptimeMs, at.datagram, pendingSeq++});
+            d.pending[templateId].push_back({templateId, std::vector<std::uint8_t>(p, p + len), base, version,
+                                             exportSecs, sysUptimeMs, at.datagram, pendingSeq++});
             pendingBytes += held;
             return;
         }
@@ -813,7 +827,7 @@ void FlowExportDecoder::Impl::learnOptions(Domain& d, const Values& v) {
             out->startNs[u.row] = (*d.sysInitMs + *s) * kNsPerMs;
             out->endNs[u.row] = std::max(out->startNs[u.row], (*d.sysInitMs + *e) * kNsPerMs);
         }
-        fixups -= d.untimed.size();
+        fixupsReleased(d, d.untimed.size());
         d.untimed.clear();
     }
     if (!hasSampling(v)) return;
@@ -829,7 +843,7 @@ void FlowExportDecoder::Impl::learnOptions(Domain& d, const Values& v) {
                 ++stats.sampledRecords;
             }
         }
-        fixups -= rows.size();
+        fixupsReleased(d, rows.size());
     };
     auto applyGroup = [&](std::unordered_map<std::uint64_t, std::vector<Unscaled>>& groups, std::uint64_t key) {
         if (auto it = groups.find(key); it != groups.end()) {
@@ -844,7 +858,7 @@ void FlowExportDecoder::Impl::learnOptions(Domain& d, const Values& v) {
         d.samplerSampling[*v.samplerId] = factor;
         applyGroup(d.unscaledBySampler, *v.samplerId);
     } else {
-        const bool first = !d.sampling;
+        const bool first = !d.sampling || *d.sampling == 1.0; // (a rate of 1 scaled nothing: rows still wait)
         d.sampling = factor;
         if (first) { // every row still unscaled falls back to it (their own selectors and samplers are unknown)
             apply(d.unscaled);
@@ -858,9 +872,7 @@ void FlowExportDecoder::Impl::learnOptions(Domain& d, const Values& v) {
 }
 
 void FlowExportDecoder::Impl::dropFixups(Domain& d) {
-    fixups -= d.untimed.size() + d.unscaled.size();
-    for (auto* groups : {&d.unscaledBySelector, &d.unscaledBySampler})
-        for (const auto& [key, rows] : *groups) fixups -= rows.size();
+    fixupsReleased(d, d.fixups);
     d.untimed.clear();
     d.unscaled.clear();
     d.unscaledBySelector.clear();
@@ -899,12 +911,12 @@ void FlowExportDecoder::Impl::emit(Domain& d, const Values& v, FlowTable& out, c
         bytes = scaled(bytes, factor);
         packets = scaled(packets, factor);
         ++stats.sampledRecords;
-    } else if (!hasSampling(v) && fixups < kMaxFixups) { // until a rate comes (learnOptions)
-        const Unscaled u{out.size(), v.samplerId, v.selectorId};
+    } else if (!hasSampling(v) && version != kNetflow5Version && roomForFixup(d)) { // until a rate comes
+        const Unscaled u{out.size(), v.samplerId, v.selectorId};                    // (learnOptions; v5 has none)
         if (v.selectorId) d.unscaledBySelector[*v.selectorId].push_back(u);
         else if (v.samplerId) d.unscaledBySampler[*v.samplerId].push_back(u);
         else d.unscaled.push_back(u);
-        ++fixups;
+        fixupsTaken(d, 1);
     }
     r.bytes = bytes;
     r.packets = packets;
@@ -932,9 +944,9 @@ void FlowExportDecoder::Impl::emit(Domain& d, const Values& v, FlowTable& out, c
         // IE 160 comes (learnOptions sets the times then).
         if (v.startUptime && v.endUptime && *v.endUptime >= *v.startUptime)
             r.startNs = exportNs - (*v.endUptime - *v.startUptime) * kNsPerMs;
-        if (fixups < kMaxFixups) {
+        if (roomForFixup(d)) {
             d.untimed.push_back({out.size(), v.startUptime, v.endUptime});
-            ++fixups;
+            fixupsTaken(d, 1);
         }
         if (!d.warnedUptime) {
             d.warnedUptime = true;

@@ -267,8 +267,9 @@ bool decodePacket(const std::uint8_t* data, std::size_t capLen, std::size_t orig
 
 namespace {
 
-// A packet's weight as a 32-bit count (congestion counts are 32-bit columns): saturating.
+// A packet's weight as a 32-bit count (congestion counts are 32-bit columns): saturating; and a count added to.
 std::uint32_t counted(std::uint64_t weight) { return std::uint32_t(std::min<std::uint64_t>(weight, UINT32_MAX)); }
+void addCount(std::uint32_t& count, std::uint32_t n) { count = counted(std::uint64_t(count) + n); }
 
 // The flow key: both addresses (16 bytes each, IPv4 mapped) and one word of ports, protocol and QP.
 struct FlowKey {
@@ -484,17 +485,18 @@ struct PacketFlowBuilder::Impl {
         }
         for (std::int32_t i : pair->open)
             if (flows[std::size_t(i)].senderQp == p.destQp) {
-                flows[std::size_t(i)].cnps += weight;
+                addCount(flows[std::size_t(i)].cnps, weight);
                 return;
             }
         for (const auto& [qp, row] : pair->qpRows)
             if (qp == p.destQp && std::size_t(row) < out.size()) {
-                out.cnps[std::size_t(row)] += weight;
+                addCount(out.cnps[std::size_t(row)], weight);
                 return;
             }
         ++stats.cnpsByPair; // no ACK taught the QP: the pair's latest flow
-        if (pair->flow >= 0) flows[std::size_t(pair->flow)].cnps += weight;
-        else if (pair->row >= 0 && std::size_t(pair->row) < out.size()) out.cnps[std::size_t(pair->row)] += weight;
+        if (pair->flow >= 0) addCount(flows[std::size_t(pair->flow)].cnps, weight);
+        else if (pair->row >= 0 && std::size_t(pair->row) < out.size())
+            addCount(out.cnps[std::size_t(pair->row)], weight);
         else
             ++stats.cnpsUnattributed;
     }
@@ -539,7 +541,7 @@ struct PacketFlowBuilder::Impl {
                 f.last = std::max(f.last, t);
                 f.bytes += std::uint64_t(p.wireBytes) * weight;
                 f.packets += weight;
-                f.ecnCe += p.ecnCe ? counted(weight) : 0;
+                if (p.ecnCe) addCount(f.ecnCe, counted(weight));
                 if (t >= f.last) f.midMessage = p.midMessage;
                 if (f.roce) {
                     // Serial arithmetic on 24-bit PSNs: ahead when the difference is in 1 .. 2^23 - 1,

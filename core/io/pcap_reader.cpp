@@ -243,7 +243,7 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
             ++number;
             if (rc != 1) {
                 const std::string why = pcap_geterr(pcap.get());
-                if (why.find("different from the type of the first interface") != std::string::npos) {
+                if (why.find("an interface has a type") != std::string::npos) {
                     // (dumpcap -i eth0 -i any): libpcap reads one link type per file, the rest is not read.
                     InputIssue bad = issue(path, packetIssue(number, why + "; libpcap reads a pcapng of one link type "
                                                                            "only: the rest of the file is not read. "
