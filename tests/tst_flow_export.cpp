@@ -391,6 +391,49 @@ std::vector<std::uint8_t> netflow9(std::uint32_t uptimeMs, std::uint32_t unixSec
 
 // Template 256: src v4, dst v4, src port, dst port, proto, octetDeltaCount (8), packetDeltaCount (8),
 // flowStartMilliseconds, flowEndMilliseconds.
+// NetFlow v5: the 24-byte header (engine 0/1), then the records.
+std::vector<std::uint8_t> netflow5(std::uint32_t uptimeMs, std::uint32_t unixSecs, std::uint32_t nsecs,
+                                   std::uint16_t sampling, const std::vector<Bytes>& records) {
+    Bytes b = Bytes()
+                  .u16(5)
+                  .u16(unsigned(records.size()))
+                  .u32(uptimeMs)
+                  .u32(unixSecs)
+                  .u32(nsecs)
+                  .u32(7)
+                  .u8(0)
+                  .u8(1)
+                  .u16(sampling);
+    for (const Bytes& r : records) b.add(r.b);
+    return b.b;
+}
+// A 48-byte v5 record: addresses, packets, octets, first/last (ms of uptime), ports, protocol.
+Bytes netflow5Record(std::uint32_t src, std::uint32_t dst, std::uint32_t pkts, std::uint32_t octets,
+                     std::uint32_t first, std::uint32_t last, std::uint16_t sport, std::uint16_t dport,
+                     std::uint8_t proto) {
+    return Bytes()
+        .u32(src)
+        .u32(dst)
+        .u32(0)
+        .u16(1)
+        .u16(2)
+        .u32(pkts)
+        .u32(octets)
+        .u32(first)
+        .u32(last)
+        .u16(sport)
+        .u16(dport)
+        .u8(0)
+        .u8(0)
+        .u8(proto)
+        .u8(0)
+        .u16(0)
+        .u16(0)
+        .u8(24)
+        .u8(24)
+        .u16(0);
+}
+
 Bytes basicTemplate() {
     return Bytes().u16(256).u16(9).u16(8).u16(4).u16(12).u16(4).u16(7).u16(2).u16(11).u16(2).u16(4).u16(1)
         .u16(1).u16(8).u16(2).u16(8).u16(152).u16(8).u16(153).u16(8);
@@ -834,42 +877,11 @@ private slots:
     void netflow5DecodesAsTsharkSays() {
         if (!haveTshark()) QSKIP("tshark not found (scripts/install-deps.sh installs it)");
         auto v5 = [](std::uint32_t uptime, std::uint32_t secs, std::uint32_t nsecs, const std::vector<Bytes>& recs) {
-            Bytes b = Bytes()
-                          .u16(5)
-                          .u16(std::uint16_t(recs.size()))
-                          .u32(uptime)
-                          .u32(secs)
-                          .u32(nsecs)
-                          .u32(7)
-                          .u8(0)
-                          .u8(1)
-                          .u16(0);
-            for (const Bytes& r : recs) b.add(r.b);
-            return b.b;
+            return netflow5(uptime, secs, nsecs, 0, recs);
         };
         auto rec = [](std::uint32_t src, std::uint32_t dst, std::uint32_t pkts, std::uint32_t octets,
                       std::uint32_t first, std::uint32_t last, std::uint16_t sport, std::uint16_t dport) {
-            return Bytes()
-                .u32(src)
-                .u32(dst)
-                .u32(0)
-                .u16(1)
-                .u16(2)
-                .u32(pkts)
-                .u32(octets)
-                .u32(first)
-                .u32(last)
-                .u16(sport)
-                .u16(dport)
-                .u8(0)
-                .u8(0)
-                .u8(17)
-                .u8(0)
-                .u16(0)
-                .u16(0)
-                .u8(24)
-                .u8(24)
-                .u16(0);
+            return netflow5Record(src, dst, pkts, octets, first, last, sport, dport, 17);
         };
         std::vector<std::vector<std::uint8_t>> datagrams;
         for (std::uint32_t k = 0; k < 4; ++k) {
@@ -892,46 +904,8 @@ private slots:
     // NetFlow v5 (softflowd's default, older routers): its fixed records, times from the header's uptime and
     // export time (with ns), the header's sampling interval applied.
     void netflow5Decodes() {
-        auto v5 = [](std::uint32_t uptime, std::uint32_t secs, std::uint32_t nsecs, std::uint16_t sampling,
-                     const std::vector<Bytes>& recs) {
-            Bytes b = Bytes()
-                          .u16(5)
-                          .u16(std::uint16_t(recs.size()))
-                          .u32(uptime)
-                          .u32(secs)
-                          .u32(nsecs)
-                          .u32(1)
-                          .u8(0)
-                          .u8(0)
-                          .u16(sampling);
-            for (const Bytes& r : recs) b.add(r.b);
-            return b.b;
-        };
-        auto rec = [](std::uint32_t src, std::uint32_t dst, std::uint32_t pkts, std::uint32_t octets,
-                      std::uint32_t first, std::uint32_t last, std::uint16_t sport, std::uint16_t dport,
-                      std::uint8_t proto) {
-            return Bytes()
-                .u32(src)
-                .u32(dst)
-                .u32(0)
-                .u16(1)
-                .u16(2)
-                .u32(pkts)
-                .u32(octets)
-                .u32(first)
-                .u32(last)
-                .u16(sport)
-                .u16(dport)
-                .u8(0)
-                .u8(0)
-                .u8(proto)
-                .u8(0)
-                .u16(0)
-                .u16(0)
-                .u8(24)
-                .u8(24)
-                .u16(0);
-        };
+        const auto& v5 = netflow5;
+        const auto& rec = netflow5Record;
         const auto one =
             v5(10000, 1700000000, 500000000, 0,
                {rec(kA, kB, 10, 40000, 4000, 9000, 49152, 4791, 17), rec(kB, kA, 1, 64, 9500, 9500, 4791, 49152, 17)});
