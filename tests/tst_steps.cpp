@@ -1,14 +1,15 @@
 // Engine stage 3: step division (DP sync bursts, PP rhythm, clock alignment, BOCD), measured against the
 // simulator's ground truth; the per-rank timeline of stage 4 is tested in tst_timeline.cpp.
-#include "test_util.h"
 #include "analysis/drains.h"
 #include "analysis/evaluate.h"
+#include "analysis/job_index.h"
 #include "analysis/pipeline.h"
 #include "analysis/rhythm.h"
 #include "analysis/stats.h"
 #include "analysis/steps.h"
 #include "analysis/timeline.h"
 #include "sim/simulator.h"
+#include "test_util.h"
 
 #include <QtTest>
 #include <algorithm>
@@ -840,6 +841,84 @@ private slots:
         QCOMPARE(s.n, std::size_t(5));
         QCOMPARE(medianOf({4, 1, 3, 2}), 2.5);
         QCOMPARE(robustStats({}).n, std::size_t(0));
+    }
+
+    // unitePiece against the union taken by sorting: intervals on a small grid (so that many touch, nest and
+    // coincide), in order, a little out of order (a start stirred by up to `spread`, as clock offsets stir
+    // records), and shuffled.
+    void unitePieceIsTheUnionInAnyOrder() {
+        using P = std::pair<std::int64_t, std::int64_t>;
+        std::uint64_t x = 99;
+        auto next = [&](std::uint64_t n) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            return std::int64_t((x >> 33) % n);
+        };
+        for (int round = 0; round < 300; ++round) {
+            const int count = 1 + int(next(60));
+            const std::int64_t spread = next(4) * 5;
+            std::vector<P> in;
+            std::int64_t t = 0;
+            for (int i = 0; i < count; ++i) {
+                t += next(6);
+                const std::int64_t s = t - next(std::uint64_t(spread) + 1);
+                in.push_back({s, s + next(12)});
+            }
+            std::vector<P> sorted = in;
+            std::sort(sorted.begin(), sorted.end());
+            std::vector<P> want;
+            for (const P& p : sorted) {
+                if (want.empty() || p.first > want.back().second) want.push_back(p);
+                else want.back().second = std::max(want.back().second, p.second);
+            }
+            if (round % 3 == 2)
+                for (std::size_t i = in.size() - 1; i > 0; --i) std::swap(in[i], in[std::size_t(next(i + 1))]);
+            std::vector<P> got;
+            for (const P& p : in) unitePiece(got, p);
+            QCOMPARE(got, want);
+        }
+    }
+
+    // Step division takes a job's records in any order: the same steps, sync times, clock offsets and notes
+    // from the records by start (a sorted table: the DP series collected group by group, the job's activity
+    // united as it comes, aligned records a little out of order) and from the same records shuffled (every
+    // group's series sorted, the activity sorted before it is united). Presets with clock skew, pipelines
+    // (several groups cut apart), one phase (pure DP), and DP traffic all through the step (ZeRO-3).
+    void theOrderOfAJobsRecordsDoesNotChangeItsSteps_data() {
+        QTest::addColumn<QString>("preset");
+        for (const char* p : {"pure-dp", "anomalies", "deep-pipeline", "zero1", "fsdp", "interleaved", "checkpoints"})
+            QTest::newRow(p) << QString(p);
+    }
+    void theOrderOfAJobsRecordsDoesNotChangeItsSteps() {
+        QFETCH(QString, preset);
+        sim::SimResult sim = sim::simulate(presetConfig(preset.toStdString().c_str(), 2));
+        Capture c = captureOf(sim);
+        Analysis a = runAnalysis(c);
+        QVERIFY(!a.recognition.jobs.empty());
+        const RecognizedJob& job = a.recognition.jobs[0];
+        QVERIFY(recordsByStart(c.flows, job));
+        RecognizedJob shuffled = job;
+        std::uint64_t x = 12345;
+        for (std::size_t i = shuffled.records.size() - 1; i > 0; --i) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            std::swap(shuffled.records[i], shuffled.records[(x >> 33) % (i + 1)]);
+        }
+        QVERIFY(!recordsByStart(c.flows, shuffled));
+        const std::int64_t first = c.flows.startNs.empty() ? 0 : c.flows.startNs.front();
+        const StepDivision d = divideSteps(c.flows, c.topology, job, a.jobs[0].parallelism, {}, first);
+        const StepDivision e = divideSteps(c.flows, c.topology, shuffled, a.jobs[0].parallelism, {}, first);
+        QVERIFY(d.steps.size() >= 4);
+        QCOMPARE(e.steps.size(), d.steps.size());
+        for (std::size_t k = 0; k < d.steps.size(); ++k) {
+            QCOMPARE(e.steps[k].startNs, d.steps[k].startNs);
+            QCOMPARE(e.steps[k].endNs, d.steps[k].endNs);
+            QCOMPARE(e.syncStartNs[k], d.syncStartNs[k]);
+            QCOMPARE(e.firstActivityNs[k], d.firstActivityNs[k]);
+        }
+        QCOMPARE(e.clockOffsetNs, d.clockOffsetNs);
+        QCOMPARE(e.notes, d.notes);
+        QCOMPARE(e.changePoints, d.changePoints);
+        // And the division found is the truth's.
+        QVERIFY2(stepScore(a.report, sim.truth).exact(), qPrintable(preset));
     }
 
     void aJobWithoutRecordsHasNoSteps() {

@@ -23,6 +23,11 @@ struct StepParams {
     std::int64_t exchangeWindowNs = 20'000; // a member's sends of one expert all-to-all start this close
 };
 
+// Unites [x.first, x.second] with `pieces` (ascending, apart: each ends before the next starts), keeping them so:
+// the pieces it overlaps or touches become one with it, else it goes in its place. Cheap when x starts near
+// the end (records by start, stirred a little by clock offsets): the scan goes back from the last piece.
+void unitePiece(std::vector<std::pair<std::int64_t, std::int64_t>>& pieces, std::pair<std::int64_t, std::int64_t> x);
+
 // Chooses where to cut a sorted sequence of activity pieces [start, end] (non-overlapping, ascending) into
 // bursts: among the cut sets made of the c largest quiet gaps (c where the gap size drops), the one whose burst
 // ends are most regular: score (regular intervals - 1) x median interval^lengthExponent, regular meaning within
