@@ -49,7 +49,6 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
         return std::pair(ix.stage(a), ix.dpGroup(a)) < std::pair(ix.stage(b), ix.dpGroup(b));
     });
-    std::vector<std::uint32_t> rankOfLocal(n);
     for (int l : order) {
         RankTimeline r;
         r.nic = ix.endpoint(l);
@@ -58,7 +57,6 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         r.stage = ix.stage(l);
         r.dpGroup = std::max(0, ix.dpGroup(l));
         r.host = ix.host(l);
-        rankOfLocal[std::size_t(l)] = std::uint32_t(tl.ranks.size());
         tl.ranks.push_back(std::move(r));
     }
     const std::size_t R = tl.ranks.size();
@@ -99,7 +97,16 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     std::vector<std::vector<Transfer>> transfers(std::min(R, block));
     std::vector<std::vector<Open>> open(transfers.size());
     // The transfers of ranks [lo, hi) (at transfers[k - lo]); thread w takes the ranks k with k % threads == w,
-    // each reading every record in order.
+    // each reading every record in order. Per endpoint its rank and the pass (block and thread) that takes it:
+    // a record end is one load and compare per pass, for a job's records read by every pass.
+    const std::size_t endpoints = flows.endpoints.size();
+    std::vector<std::uint32_t> rankOfEndpoint(endpoints, kNoIndex), passOfEndpoint(endpoints, kNoIndex);
+    for (std::size_t k = 0; k < R; ++k) {
+        const EndpointId e = tl.ranks[k].nic;
+        if (e >= endpoints) continue;
+        rankOfEndpoint[e] = std::uint32_t(k);
+        passOfEndpoint[e] = std::uint32_t((k / block) * threads + k % threads);
+    }
     auto transfersOf = [&](std::size_t lo, std::size_t hi) {
         for (std::size_t k = lo; k < hi; ++k) {
             transfers[k - lo].clear();
@@ -128,13 +135,18 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 list.push_back({s, e, bytes, peer, kind});
                 list.back().exchange = exchange;
             };
-            auto mine = [&](std::uint32_t rank) { return rank >= lo && rank < hi && rank % threads == w; };
+            const std::uint32_t me = std::uint32_t((lo / block) * threads + w);
+            const EndpointId* const src = flows.src.data();
+            const EndpointId* const dst = flows.dst.data();
+            const std::uint32_t* const passOf = passOfEndpoint.data();
             for (std::uint32_t r : job.records) {
-                const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-                if (a < 0 || b < 0) continue;
-                const std::uint32_t ra = rankOfLocal[std::size_t(a)], rb = rankOfLocal[std::size_t(b)];
-                const bool mineA = mine(ra), mineB = mine(rb);
+                const EndpointId ea = src[r], eb = dst[r];
+                if (ea >= endpoints || eb >= endpoints) continue;
+                const bool mineA = passOf[ea] == me, mineB = passOf[eb] == me;
                 if (!mineA && !mineB) continue;
+                const std::uint32_t ra = rankOfEndpoint[ea], rb = rankOfEndpoint[eb];
+                if (ra == kNoIndex || rb == kNoIndex) continue; // the other end is not the job's
+                const int a = ix.local(ea), b = ix.local(eb);
                 const auto [s, e] = times(r);
                 if (ix.kind(a, b) == PairKind::DP) {
                     const bool exchange = division && division->isExchange(flows.src[r], flows.dst[r], s);
