@@ -715,7 +715,7 @@ private slots:
     // read goes on on the threads it has: the parallel read and the parallel stream give the file's rows, not a
     // std::terminate from a vector of joinable threads being unwound. The limit is made in a child process by a
     // seccomp filter that refuses every clone of a thread.
-    void aReadGoesOnWhenNoThreadCanStart() {
+    void aReadAndAnAnalysisGoOnWhenNoThreadCanStart() {
         std::string csv = "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets\n";
         const int rows = 40000;
         for (int i = 0; i < rows; ++i)
@@ -724,6 +724,10 @@ private slots:
                    ",10.0.1.1,1000,4791,17,100,1\n";
         const std::string file = path("no-threads.csv");
         test::writeBytes(file, csv);
+        // And an analysis, whose slow links are found beside the timeline on a thread of their own when one starts.
+        const Capture tiny = test::captureOf(sim::simulate(test::presetConfig("anomalies", 2)));
+        const std::string expected = test::reportText(analyzeCapture(tiny));
+        QVERIFY(expected.find("slow_link") != std::string::npos);
         const pid_t child = ::fork();
         QVERIFY(child >= 0);
         if (child == 0) { // no QtTest here: the exit code says what happened
@@ -754,6 +758,7 @@ private slots:
                 std::size_t streamed = 0;
                 streamFlowsCsv(file, o, d2, 1000, [&](const FlowTable& t) { streamed += t.size(); });
                 if (streamed != std::size_t(rows) || !d2.errors.empty()) ::_exit(2);
+                if (test::reportText(analyzeCapture(tiny)) != expected) ::_exit(4);
             } catch (...) {
                 ::_exit(3);
             }

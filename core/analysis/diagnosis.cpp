@@ -331,9 +331,18 @@ std::vector<Finding> slowSteps(const StepDivision& sd, const std::vector<Finding
 
 } // namespace diag
 
+std::vector<Finding> findSlowLinks(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                                   const ParallelismResult& par, const StepDivision& sd, const DiagnosisParams& p,
+                                   const JobIndex* index) {
+    if (sd.steps.empty()) return {};
+    std::optional<JobIndex> own;
+    const JobIndex& ix = index ? *index : own.emplace(flows, topology, job, par);
+    return diag::slowLinks(flows, topology, job, ix, sd, p);
+}
+
 Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                    const ParallelismResult& par, const StepDivision& sd, const JobTimeline& tl,
-                   const DiagnosisParams& p, const JobIndex* index) {
+                   const DiagnosisParams& p, const JobIndex* index, const std::vector<Finding>* foundLinks) {
     using namespace diag;
     Diagnosis out;
     out.slow.assign(sd.steps.size(), 0);
@@ -342,7 +351,7 @@ Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const Recog
     const JobIndex& ix = index ? *index : own.emplace(flows, topology, job, par);
     std::vector<Finding> ranks;
     if (tl.steps.size() == sd.steps.size()) ranks = slowRanks(tl, sd, expertLateness(flows, ix, job, sd, tl, p), p);
-    std::vector<Finding> links = slowLinks(flows, topology, job, ix, sd, p);
+    std::vector<Finding> links = foundLinks ? *foundLinks : slowLinks(flows, topology, job, ix, sd, p);
     std::vector<Finding> switches = slowSwitches(links);
     std::vector<Finding> causes = ranks;
     causes.insert(causes.end(), links.begin(), links.end());

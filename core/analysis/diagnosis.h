@@ -55,8 +55,16 @@ struct Diagnosis {
     std::vector<std::string> notes;
 };
 
+// `slowLinks`: the job's slow-link findings from findSlowLinks with the same arguments, found beforehand (the
+// pipeline finds them while the timeline is built: they need the steps only); null: found here.
 Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                    const ParallelismResult& parallelism, const StepDivision& steps, const JobTimeline& timeline,
-                   const DiagnosisParams& params = {}, const JobIndex* index = nullptr);
+                   const DiagnosisParams& params = {}, const JobIndex* index = nullptr,
+                   const std::vector<Finding>* slowLinks = nullptr);
+
+// The slow links (and NICs) of a job, as diagnose finds them: from its records and steps, not its timeline.
+std::vector<Finding> findSlowLinks(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
+                                   const ParallelismResult& parallelism, const StepDivision& steps,
+                                   const DiagnosisParams& params = {}, const JobIndex* index = nullptr);
 
 } // namespace prism
