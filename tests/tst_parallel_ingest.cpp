@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include <QtTest>
+#include <numeric>
 
 #include <filesystem>
 #include <fstream>
@@ -193,6 +194,48 @@ private slots:
         QVERIFY(t.hasCongestion());
         QCOMPARE(t.retransmits, (std::vector<std::uint32_t>{0, 0, 7, 0}));
         QCOMPARE(t.ecnCe, (std::vector<std::uint32_t>{0, 0, 9, 0}));
+    }
+
+    // The order is a stable sort's by (start, end) whatever the input: nearly by start (records written as flows
+    // end: each row a little out of place; blocks joined by merging where they overlap), with a few rows far out
+    // of place (the blocks after one are merged pairwise), and in no order at all; with ties throughout.
+    void theSortIsTheStableSortForEveryShapeOfInput_data() {
+        QTest::addColumn<int>("shape");
+        QTest::newRow("nearly by start") << 0;
+        QTest::newRow("nearly, a few rows far out of place") << 1;
+        QTest::newRow("no order") << 2;
+        QTest::newRow("already sorted but for one last row") << 3;
+    }
+    void theSortIsTheStableSortForEveryShapeOfInput() {
+        QFETCH(int, shape);
+        std::mt19937_64 rng(7 + std::uint64_t(shape));
+        FlowTable t;
+        const int n = 200000;
+        for (int i = 0; i < n; ++i) {
+            std::int64_t start = std::int64_t(i) * 3;
+            if (shape == 0 || shape == 1) start += std::int64_t(rng() % 5000) - 2500; // about 800 rows
+            if (shape == 1 && rng() % 20000 == 0) start = std::int64_t(rng() % (3 * std::uint64_t(n)));
+            if (shape == 2) start = std::int64_t(rng() % 100000);
+            if (shape == 3 && i == n - 1) start = 5;
+            t.append(start, start + std::int64_t(rng() % 3), 0, 0, 1, 4791, 17, std::uint64_t(i), 1);
+        }
+        std::vector<std::uint32_t> want(t.size());
+        std::iota(want.begin(), want.end(), 0u);
+        std::stable_sort(want.begin(), want.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return std::pair(t.startNs[a], t.endNs[a]) < std::pair(t.startNs[b], t.endNs[b]);
+        });
+        for (unsigned threads : {1u, 2u}) {
+            FlowTable sorted = t;
+            sorted.sortByStart(threads);
+            QVERIFY(sorted.isSortedByStart());
+            for (std::size_t i = 0; i < sorted.size(); ++i)
+                if (sorted.bytes[i] != want[i])
+                    QFAIL(qPrintable(QString("row %1: appended row %2, a stable sort puts %3 there")
+                                         .arg(i)
+                                         .arg(sorted.bytes[i])
+                                         .arg(want[i])));
+            for (std::size_t i = 0; i < sorted.size(); ++i) QCOMPARE(sorted.startNs[i], t.startNs[sorted.bytes[i]]);
+        }
     }
 
     void theParallelSortIsTheStableSort() {

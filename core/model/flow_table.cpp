@@ -222,27 +222,45 @@ void FlowTable::sortByStart(unsigned threads) {
     auto less = [this](std::uint32_t a, std::uint32_t b) {
         return startNs[a] != startNs[b] ? startNs[a] < startNs[b] : endNs[a] < endNs[b];
     };
-    // Parts sorted side by side, then merged pairwise: std::merge keeps the earlier part's records first on
-    // ties, so the order is the one stable sort of the whole would give.
-    const std::size_t parts = std::clamp<std::size_t>(size() / 65536, 1, t);
+    // Records come nearly by start (an exporter writes a flow when it ends: a record is at most about an active
+    // timeout out of place). So the rows are sorted in blocks that fit a core's cache (their times are side by
+    // side), the blocks side by side; then each block joins the sorted rows before it by merging only where the
+    // two overlap (found by binary search), in place: at most two blocks' worth each. Where a block reaches
+    // further back than a block (rows in no particular order), the rest is merged pairwise instead. Either way the
+    // order is the one a stable sort of the whole gives: a merge keeps the earlier rows first on ties.
+    constexpr std::size_t kBlock = 32768;
     std::vector<std::size_t> bounds;
-    for (std::size_t k = 0; k <= parts; ++k) bounds.push_back(size() * k / parts);
-    parallelFor(parts, t, [&](std::size_t k, unsigned) {
+    for (std::size_t b = 0; b < size(); b += kBlock) bounds.push_back(b);
+    bounds.push_back(size());
+    parallelFor(bounds.size() - 1, t, [&](std::size_t k, unsigned) {
         std::stable_sort(order.begin() + std::ptrdiff_t(bounds[k]), order.begin() + std::ptrdiff_t(bounds[k + 1]), less);
     });
-    while (bounds.size() > 2) {
+    auto at = [&](std::size_t i) { return order.begin() + std::ptrdiff_t(i); };
+    std::size_t joined = 1; // blocks [0, joined) are one sorted run
+    for (; joined + 1 < bounds.size(); ++joined) {
+        const std::size_t mid = bounds[joined], hi = bounds[joined + 1];
+        // The run's rows after the block's first, and the block's rows before the run's last.
+        const auto from = std::upper_bound(at(mid - std::min(mid, kBlock)), at(mid), order[mid], less);
+        const auto to = std::lower_bound(at(mid), at(hi), order[mid - 1], less);
+        if (from == at(mid - kBlock) && mid > kBlock && less(order[mid], order[mid - kBlock - 1]))
+            break; // the block reaches further back than a block
+        std::inplace_merge(from, at(mid), to, less);
+    }
+    if (joined + 1 < bounds.size()) {
+        bounds.erase(bounds.begin() + 1, bounds.begin() + std::ptrdiff_t(joined)); // the run is one part
         std::vector<std::uint32_t> merged(order.size());
-        std::vector<std::size_t> next;
-        for (std::size_t k = 0; k + 1 < bounds.size(); k += 2) next.push_back(bounds[k]);
-        next.push_back(bounds.back());
-        parallelFor(next.size() - 1, t, [&](std::size_t m, unsigned) {
-            const std::size_t lo = bounds[2 * m], mid = bounds[std::min(2 * m + 1, bounds.size() - 1)],
-                              hi = bounds[std::min(2 * m + 2, bounds.size() - 1)];
-            auto at = [&](std::size_t i) { return order.begin() + std::ptrdiff_t(i); };
-            std::merge(at(lo), at(mid), at(mid), at(hi), merged.begin() + std::ptrdiff_t(lo), less);
-        });
-        order.swap(merged);
-        bounds.swap(next);
+        while (bounds.size() > 2) {
+            std::vector<std::size_t> next;
+            for (std::size_t k = 0; k + 1 < bounds.size(); k += 2) next.push_back(bounds[k]);
+            next.push_back(bounds.back());
+            parallelFor(next.size() - 1, t, [&](std::size_t m, unsigned) {
+                const std::size_t lo = bounds[2 * m], mid = bounds[std::min(2 * m + 1, bounds.size() - 1)],
+                                  hi = bounds[std::min(2 * m + 2, bounds.size() - 1)];
+                std::merge(at(lo), at(mid), at(mid), at(hi), merged.begin() + std::ptrdiff_t(lo), less);
+            });
+            order.swap(merged);
+            bounds.swap(next);
+        }
     }
     const std::unique_ptr<std::byte[]> scratch(new std::byte[size() * 8]);
     permute(startNs, order, scratch.get(), t);
