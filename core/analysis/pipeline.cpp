@@ -57,9 +57,11 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const Recognize
     if (division.lastCutNote >= 0) analysed.lastCutNote = divisionNotes + division.lastCutNote;
     for (const std::string& n : division.notes) info.notes.push_back(n);
     if (progress && !progress(0.3)) throw Cancelled();
-    // Slow links need the steps, not the timeline: found on a thread of their own while the timeline is built
-    // (its passes take both cores, but leave gaps between them; on `large` 0.1 s less for the job of 5M
-    // records). Where no thread can be started, found after the timeline.
+    // Slow links need the steps, not the timeline: for a report they are found on a thread of their own while
+    // the timeline's statistics are built (its passes take both cores, but leave gaps between them; on `large`
+    // 0.1 s less for the job of 5M records). Not beside a timeline with segments (the GUI's): that holds all the
+    // job's transfers at once, its peak, and the two together were no faster (+20 MB). Where no thread can be
+    // started, found after the timeline.
     std::vector<Finding> links;
     std::exception_ptr linksError;
     auto findLinks = [&] {
@@ -76,7 +78,7 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const Recognize
             for (std::thread& t : threads) t.join();
         }
     } join{linksThread};
-    const bool linksAside = startThread(linksThread, findLinks);
+    const bool linksAside = reportOnly && startThread(linksThread, findLinks);
     JobTimeline timeline = reportOnly ? buildTimelineStats(flows, topo, rj, par, division, &index)
                                       : buildTimeline(flows, topo, rj, par, division, &index);
     if (linksAside) linksThread.back().join(), linksThread.clear();
