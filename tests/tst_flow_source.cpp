@@ -9,6 +9,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -292,6 +293,35 @@ private slots:
         QCOMPARE(measureResolution(t).stampGranularityNs, std::int64_t(1'000'000));
         t.startNs[4] += 7; // and now nanoseconds
         QCOMPARE(measureResolution(t).stampGranularityNs, std::int64_t(1));
+    }
+
+    // The typical span is the upper median of the RoCE records' spans (all records' without RoCE), selected
+    // without a copy of them: against nth_element over spans of every size (zero, below zero, beyond 2^48),
+    // counts odd and even, RoCE among other traffic and alone.
+    void theTypicalSpanIsTheUpperMedian() {
+        std::mt19937_64 rng(11);
+        const IpAddr a = *IpAddr::parse("10.0.0.1"), b = *IpAddr::parse("10.0.0.2");
+        for (int round = 0; round < 40; ++round) {
+            FlowTable t;
+            const int rows = 1 + int(rng() % 3000);
+            const bool roceOnlySome = round % 3 == 0, noRoce = round % 7 == 6;
+            std::vector<std::int64_t> spans;
+            for (int i = 0; i < rows; ++i) {
+                std::int64_t span = std::int64_t(rng() % 5'000'000);
+                if (round % 4 == 1) span = std::int64_t(rng() % 3); // many ties
+                if (round % 5 == 2 && i % 10 == 0) span = -std::int64_t(rng() % 1000);
+                if (round % 6 == 3 && i % 3 == 0) span = std::int64_t(rng() >> 8); // beyond 2^48
+                const bool roce = !noRoce && (!roceOnlySome || i % 2 == 0);
+                t.append({std::int64_t(i) * 1000, std::int64_t(i) * 1000 + span, a, b, 1,
+                          std::uint16_t(roce ? 4791 : 2049), std::uint8_t(roce ? 17 : 6), 100, 1});
+                if (roce || noRoce) spans.push_back(span);
+            }
+            const auto mid = spans.begin() + std::ptrdiff_t(spans.size() / 2);
+            std::nth_element(spans.begin(), mid, spans.end());
+            const TimeResolution r = measureResolution(t);
+            QCOMPARE(r.records, spans.size());
+            QCOMPARE(r.typicalSpanNs, *mid);
+        }
     }
 
     // The simulator's capture with its stamps cut to whole seconds (as nfdump before 1.7.5 prints them): the

@@ -8,31 +8,57 @@
 namespace prism {
 
 TimeResolution measureResolution(const FlowTable& flows) {
+    // The median span is selected digit by digit (16 bits a pass: a histogram of the spans that share the digits
+    // found so far), not from a copy of every span: 8 bytes a record at the end of an analysis, its peak.
     TimeResolution r;
+    const std::size_t n = flows.size();
     bool anyRoce = false;
-    for (std::size_t i = 0; i < flows.size() && !anyRoce; ++i) anyRoce = flows.isRoce(i);
-    std::vector<std::int64_t> spans; // sized first: grown by doubling it would hold two copies at the end
-    std::size_t counted = 0;
-    for (std::size_t i = 0; i < flows.size(); ++i) counted += !anyRoce || flows.isRoce(i);
-    spans.reserve(counted);
+    for (std::size_t i = 0; i < n && !anyRoce; ++i) anyRoce = flows.isRoce(i);
+    auto counted = [&](std::size_t i) { return !anyRoce || flows.isRoce(i); };
+    // Spans as unsigned keys in their order (a span below zero, end before start, sorts first).
+    constexpr std::uint64_t kSign = std::uint64_t(1) << 63;
+    auto key = [&](std::size_t i) -> std::uint64_t { return std::uint64_t(flows.endNs[i] - flows.startNs[i]) ^ kSign; };
     std::int64_t granularity = 1'000'000'000;
-    for (std::size_t i = 0; i < flows.size(); ++i) {
-        if (anyRoce && !flows.isRoce(i)) continue;
-        spans.push_back(flows.endNs[i] - flows.startNs[i]);
+    std::uint64_t lo = ~std::uint64_t(0), hi = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!counted(i)) continue;
+        ++r.records;
+        lo = std::min(lo, key(i));
+        hi = std::max(hi, key(i));
         // The coarsest unit every start is a multiple of.
         while (granularity > 1 && flows.startNs[i] % granularity != 0) granularity /= 1000;
     }
-    r.records = spans.size();
-    if (spans.empty()) return r;
+    if (r.records == 0) return r;
     r.stampGranularityNs = granularity;
-    const auto mid = spans.begin() + std::ptrdiff_t(spans.size() / 2);
-    std::nth_element(spans.begin(), mid, spans.end());
-    r.typicalSpanNs = *mid;
+    // The upper median: the span of rank records / 2 among the keys - lo, found from the top digit down.
+    std::size_t rank = r.records / 2;
+    const std::uint64_t range = hi - lo;
+    int shift = 0;
+    while (shift < 64 && (range >> shift) >= 65536) shift += 16;
+    std::uint64_t prefix = 0; // the digits above `shift` found so far (of key - lo)
+    std::vector<std::size_t> count(65536);
+    for (;; shift -= 16) {
+        std::fill(count.begin(), count.end(), 0);
+        const std::uint64_t above = shift + 16 >= 64 ? 0 : ~std::uint64_t(0) << (shift + 16);
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!counted(i)) continue;
+            const std::uint64_t k = key(i) - lo;
+            if ((k & above) == prefix) ++count[(k >> shift) & 0xFFFF];
+        }
+        std::size_t digit = 0;
+        while (rank >= count[digit]) rank -= count[digit++];
+        prefix |= std::uint64_t(digit) << shift;
+        if (shift == 0) break;
+    }
+    r.typicalSpanNs = std::int64_t((prefix + lo) ^ kSign);
     if (r.typicalSpanNs > 0) {
         std::size_t near = 0;
-        for (std::int64_t s : spans)
-            near += s >= r.typicalSpanNs - r.typicalSpanNs / 10 && s <= r.typicalSpanNs + r.typicalSpanNs / 10;
-        r.fixedSpan = near * 2 > spans.size();
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!counted(i)) continue;
+            const std::int64_t sp = flows.endNs[i] - flows.startNs[i];
+            near += sp >= r.typicalSpanNs - r.typicalSpanNs / 10 && sp <= r.typicalSpanNs + r.typicalSpanNs / 10;
+        }
+        r.fixedSpan = near * 2 > r.records;
     }
     return r;
 }
