@@ -5,7 +5,10 @@
 
 namespace prism {
 
-double medianOf(std::vector<double> v) {
+namespace {
+
+// The median of v, reordering v.
+double medianInPlace(std::vector<double>& v) {
     if (v.empty()) return 0;
     const std::size_t h = v.size() / 2;
     std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(h), v.end());
@@ -14,13 +17,17 @@ double medianOf(std::vector<double> v) {
     return m;
 }
 
+} // namespace
+
+double medianOf(std::vector<double> v) { return medianInPlace(v); }
+
 RobustStats robustStats(std::vector<double> v) {
     RobustStats r;
     r.n = v.size();
     if (v.empty()) return r;
-    r.median = medianOf(v);
+    r.median = medianInPlace(v); // v is this function's own: no copy
     for (double& x : v) x = std::fabs(x - r.median);
-    r.sigma = 1.4826 * medianOf(std::move(v));
+    r.sigma = 1.4826 * medianInPlace(v);
     return r;
 }
 
