@@ -3,6 +3,7 @@
 #include "analysis/job_index.h"
 #include "analysis/stats.h"
 #include "analysis/steps.h"
+#include "util/memory.h"
 #include "util/parallel.h"
 
 #include <algorithm>
@@ -465,6 +466,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         std::vector<Transfer>().swap(transfers[k]);
         std::vector<Busy>().swap(bz);
     });
+    releaseFreedMemory();
     return tl;
 }
 
