@@ -4,9 +4,6 @@
 #include "analysis/resolution.h"
 #include "util/parallel.h"
 
-#include <exception>
-#include <thread>
-
 namespace prism {
 
 JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const RecognizedJob& rj, std::size_t j,
@@ -63,27 +60,11 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const Recognize
     // job's transfers at once, its peak, and the two together were no faster (+20 MB). Where no thread can be
     // started, found after the timeline.
     std::vector<Finding> links;
-    std::exception_ptr linksError;
-    auto findLinks = [&] {
-        try {
-            links = findSlowLinks(flows, topo, rj, par, division, options.diagnosis, &index);
-        } catch (...) {
-            linksError = std::current_exception();
-        }
-    };
-    std::vector<std::thread> linksThread;
-    struct Join {
-        std::vector<std::thread>& threads;
-        ~Join() {
-            for (std::thread& t : threads) t.join();
-        }
-    } join{linksThread};
-    const bool linksAside = reportOnly && startThread(linksThread, findLinks);
+    Aside findLinks([&] { links = findSlowLinks(flows, topo, rj, par, division, options.diagnosis, &index); },
+                    reportOnly);
     JobTimeline timeline = reportOnly ? buildTimelineStats(flows, topo, rj, par, division, &index)
                                       : buildTimeline(flows, topo, rj, par, division, &index);
-    if (linksAside) linksThread.back().join(), linksThread.clear();
-    else findLinks();
-    if (linksError) std::rethrow_exception(linksError);
+    findLinks.wait();
     if (progress && !progress(0.7)) throw Cancelled();
     Diagnosis diagnosis = diagnose(flows, topo, rj, par, division, timeline, options.diagnosis, &index, &links);
     for (std::size_t k = 0; k < info.steps.size(); ++k) info.steps[k].slow = diagnosis.slow[k] != 0;
@@ -105,14 +86,23 @@ namespace {
 Analysis run(const Capture& capture, const AnalysisOptions& options, bool reportOnly) {
     Analysis out;
     Report& report = out.report;
-    report.capture = summarize(capture);
     const FlowTable& flows = capture.flows;
     const Topology& topo = capture.topology;
     auto stage = [&](double lo, double hi) -> std::function<bool(double)> {
         if (!options.progress) return {};
         return [&, lo, hi](double f) { return options.progress(lo + (hi - lo) * f); };
     };
+    // The capture's summary and time resolution read every record but need no stage: taken on a thread of their
+    // own while recognition (one core) runs. Where no thread starts, here.
+    CaptureSummary summary;
+    TimeResolution resolution;
+    Aside summarise([&] {
+        summary = summarize(capture);
+        resolution = measureResolution(flows);
+    });
     out.recognition = recognizeJobs(flows, topo, options.recognition, stage(0.0, 0.6));
+    summarise.wait();
+    report.capture = std::move(summary);
     report.notes = out.recognition.notes;
     const auto& jobs = out.recognition.jobs;
     for (std::size_t j = 0; j < jobs.size(); ++j) {
@@ -122,7 +112,7 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
                                          reportOnly, analysed, stage(base, base + span)));
     }
     // Records too coarse in time for the steps they hold: said plainly, with the exporter setting that fixes it.
-    checkResolution(flows, report);
+    checkResolution(resolution, report);
     if (options.progress && !options.progress(1.0)) throw Cancelled();
     return out;
 }

@@ -22,6 +22,33 @@ bool startThread(std::vector<std::thread>& pool, std::function<void()> fn) {
     }
 }
 
+Aside::Aside(std::function<void()> fn, bool onThread) : m_fn(std::move(fn)) {
+    if (onThread)
+        startThread(m_thread, [this] {
+            try {
+                m_fn();
+            } catch (...) {
+                m_error = std::current_exception();
+            }
+        });
+}
+
+Aside::~Aside() {
+    for (std::thread& t : m_thread) t.join();
+}
+
+void Aside::wait() {
+    if (m_done) return;
+    m_done = true;
+    if (m_thread.empty()) {
+        m_fn();
+        return;
+    }
+    m_thread.front().join();
+    m_thread.clear();
+    if (m_error) std::rethrow_exception(m_error);
+}
+
 void parallelFor(std::size_t n, unsigned threads, const std::function<void(std::size_t, unsigned)>& body,
                  const std::function<void(std::size_t)>& onDone) {
     std::atomic<std::size_t> next{0}, done{0};

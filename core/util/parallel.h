@@ -1,6 +1,7 @@
 #pragma once
 // The one thread helper of the project (engine, session store and UI): a parallel for over n items.
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -13,6 +14,24 @@ unsigned threadCount(unsigned wanted);
 // Starts `fn` on a new thread added to `pool`; false, with nothing added, when the system cannot start one (a
 // process or container thread limit: EAGAIN), so the caller goes on with the threads it has.
 bool startThread(std::vector<std::thread>& pool, std::function<void()> fn);
+
+// Work beside the caller's: `fn` runs on a thread of its own from construction (when `onThread` and the system
+// starts one), else on the caller's thread in wait(). wait() (or the destructor, which never throws) waits for
+// it; wait() rethrows what fn threw.
+class Aside {
+public:
+    explicit Aside(std::function<void()> fn, bool onThread = true);
+    ~Aside();
+    Aside(const Aside&) = delete;
+    Aside& operator=(const Aside&) = delete;
+    void wait();
+
+private:
+    std::function<void()> m_fn;
+    std::vector<std::thread> m_thread; // empty: fn runs in wait()
+    std::exception_ptr m_error;
+    bool m_done = false;
+};
 
 // Runs body(i, worker) for i in [0, n) on up to `threads` threads, the caller's being worker 0. `onDone`
 // runs on the caller's thread after each of its own items (progress) and may throw to stop everyone.
