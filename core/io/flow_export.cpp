@@ -838,8 +838,8 @@ void FlowExportDecoder::Impl::learnOptions(Domain& d, const Values& v) {
         for (const Unscaled& u : rows) {
             const double f = rateOf(d, u.selectorId, u.samplerId);
             if (f != 1.0 && u.row < out->size()) {
-                out->bytes[u.row] = scaled(out->bytes[u.row], f);
-                out->packets[u.row] = scaled(out->packets[u.row], f);
+                out->bytes.set(u.row, scaled(out->bytes[u.row], f));
+                out->packets.set(u.row, scaled(out->packets[u.row], f));
                 ++stats.sampledRecords;
             }
         }

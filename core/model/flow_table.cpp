@@ -33,6 +33,40 @@ std::size_t EndpointTable::memoryBytes() const {
            m_index.bucket_count() * sizeof(void*);
 }
 
+std::uint64_t CountColumn::wide(std::size_t i) const {
+    auto it = std::lower_bound(m_wide.begin(), m_wide.end(), Wide{i, 0});
+    return it != m_wide.end() && it->first == i ? it->second : kWide; // (a cell marked without its count)
+}
+
+void CountColumn::set(std::size_t i, std::uint64_t v) {
+    auto it = std::lower_bound(m_wide.begin(), m_wide.end(), Wide{i, 0});
+    const bool listed = it != m_wide.end() && it->first == i;
+    if (v >= kWide) {
+        if (listed) it->second = v;
+        else m_wide.insert(it, Wide{i, v});
+        m_cells[i] = kWide;
+        return;
+    }
+    if (listed) m_wide.erase(it);
+    m_cells[i] = std::uint32_t(v);
+}
+
+void CountColumn::resize(std::size_t n) {
+    m_cells.resize(n, 0);
+    while (!m_wide.empty() && m_wide.back().first >= n) m_wide.pop_back();
+}
+
+void CountColumn::append(const CountColumn& other) {
+    const std::size_t base = m_cells.size();
+    m_cells.insert(m_cells.end(), other.m_cells.begin(), other.m_cells.end());
+    for (const Wide& w : other.m_wide) m_wide.emplace_back(base + w.first, w.second);
+}
+
+void CountColumn::addWide(std::vector<Wide> counts) {
+    m_wide.insert(m_wide.end(), counts.begin(), counts.end());
+    std::sort(m_wide.begin(), m_wide.end());
+}
+
 void FlowTable::reserve(std::size_t n) {
     startNs.reserve(n);
     endNs.reserve(n);
@@ -67,9 +101,12 @@ void FlowTable::keepStartsIn(std::int64_t from, std::int64_t to) {
         if (id[e] == ~EndpointId(0)) id[e] = kept.intern(endpoints.at(e));
         return id[e];
     };
+    auto keep = [&](std::size_t i) { return startNs[i] >= from && startNs[i] < to; };
+    bytes.keepRows(keep); // before the loop below moves the starts
+    packets.keepRows(keep);
     std::size_t n = 0;
     for (std::size_t i = 0; i < size(); ++i) {
-        if (startNs[i] < from || startNs[i] >= to) continue;
+        if (!keep(i)) continue;
         startNs[n] = startNs[i];
         endNs[n] = endNs[i];
         src[n] = map(src[i]);
@@ -77,8 +114,6 @@ void FlowTable::keepStartsIn(std::int64_t from, std::int64_t to) {
         srcPort[n] = srcPort[i];
         dstPort[n] = dstPort[i];
         proto[n] = proto[i];
-        bytes[n] = bytes[i];
-        packets[n] = packets[i];
         if (m_congestion) {
             retransmits[n] = retransmits[i];
             cnps[n] = cnps[i];
@@ -90,7 +125,6 @@ void FlowTable::keepStartsIn(std::int64_t from, std::int64_t to) {
     for (auto* c : {&src, &dst}) c->resize(n);
     for (auto* c : {&srcPort, &dstPort}) c->resize(n);
     proto.resize(n);
-    for (auto* c : {&bytes, &packets}) c->resize(n);
     if (m_congestion)
         for (auto* c : {&retransmits, &cnps, &ecnCe}) c->resize(n);
     endpoints = std::move(kept);
@@ -143,8 +177,14 @@ FlowTable FlowTable::concatenate(std::vector<FlowTable> parts) {
     column(&FlowTable::srcPort);
     column(&FlowTable::dstPort);
     column(&FlowTable::proto);
-    column(&FlowTable::bytes);
-    column(&FlowTable::packets);
+    for (CountColumn FlowTable::*member : {&FlowTable::bytes, &FlowTable::packets}) {
+        auto& to = out.*member;
+        to.reserve(total);
+        for (FlowTable& part : parts) {
+            to.append(part.*member);
+            part.*member = CountColumn();
+        }
+    }
     if (out.m_congestion) {
         column(&FlowTable::retransmits, true);
         column(&FlowTable::cnps, true);
@@ -214,6 +254,15 @@ static void permute(std::vector<T>& v, const std::vector<std::uint32_t>& order, 
     });
 }
 
+void CountColumn::permute(const std::vector<std::uint32_t>& order, std::uint32_t* scratch, unsigned threads) {
+    std::vector<Wide> moved; // the wide counts in their new rows, found before the cells move
+    if (!m_wide.empty())
+        for (std::size_t i = 0; i < order.size(); ++i)
+            if (m_cells[order[i]] == kWide) moved.emplace_back(i, wide(order[i]));
+    prism::permute(m_cells, order, reinterpret_cast<std::byte*>(scratch), threads);
+    m_wide = std::move(moved);
+}
+
 void FlowTable::sortByStart(unsigned threads) {
     if (isSortedByStart()) return;
     const unsigned t = threadCount(threads);
@@ -270,16 +319,16 @@ void FlowTable::sortByStart(unsigned threads) {
     permute(srcPort, order, scratch.get(), t);
     permute(dstPort, order, scratch.get(), t);
     permute(proto, order, scratch.get(), t);
-    permute(bytes, order, scratch.get(), t);
-    permute(packets, order, scratch.get(), t);
+    bytes.permute(order, reinterpret_cast<std::uint32_t*>(scratch.get()), t);
+    packets.permute(order, reinterpret_cast<std::uint32_t*>(scratch.get()), t);
     if (m_congestion)
         for (auto* c : {&retransmits, &cnps, &ecnCe}) permute(*c, order, scratch.get(), t);
 }
 
 std::size_t FlowTable::memoryBytes() const {
     return startNs.capacity() * 8 + endNs.capacity() * 8 + src.capacity() * 4 + dst.capacity() * 4 +
-           srcPort.capacity() * 2 + dstPort.capacity() * 2 + proto.capacity() + bytes.capacity() * 8 +
-           packets.capacity() * 8 + (retransmits.capacity() + cnps.capacity() + ecnCe.capacity()) * 4 +
+           srcPort.capacity() * 2 + dstPort.capacity() * 2 + proto.capacity() + bytes.memoryBytes() +
+           packets.memoryBytes() + (retransmits.capacity() + cnps.capacity() + ecnCe.capacity()) * 4 +
            endpoints.memoryBytes();
 }
 

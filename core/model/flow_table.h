@@ -1,10 +1,12 @@
 #pragma once
 // Columnar store of flow records: one vector per field (struct of arrays), endpoints interned.
-// Memory per record: 8+8 (times) + 4+4 (endpoint ids) + 2+2 (ports) + 1 (proto) + 8 (bytes) + 8 (packets) = 45 B.
+// Memory per record: 8+8 (times) + 4+4 (endpoint ids) + 2+2 (ports) + 1 (proto) + 4 (bytes) + 4 (packets) = 37 B;
+// a byte or packet count of 2^32 - 1 or more takes 16 bytes more, aside (CountColumn).
 #include "model/ip.h"
 
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace prism {
@@ -43,6 +45,76 @@ struct FlowRecord {
     std::uint64_t packets = 0;
 };
 
+// A column of 64-bit counts (bytes, packets) held in 32 bits a row: a count from kWide (2^32 - 1) up is marked
+// kWide in its cell and kept aside with its row (rows ascending). Such counts are rare (a record of 4 GiB or
+// more): a read checks the cell and only a wide one searches the list.
+class CountColumn {
+public:
+    static constexpr std::uint32_t kWide = 0xFFFFFFFFu;
+    using Wide = std::pair<std::uint64_t, std::uint64_t>; // (row, count)
+
+    std::uint64_t operator[](std::size_t i) const {
+        const std::uint32_t v = m_cells[i];
+        return v != kWide ? v : wide(i);
+    }
+    std::size_t size() const { return m_cells.size(); }
+    bool empty() const { return m_cells.empty(); }
+    std::size_t capacity() const { return m_cells.capacity(); }
+    std::size_t wideCount() const { return m_wide.size(); }
+    std::size_t memoryBytes() const { return m_cells.capacity() * 4 + m_wide.capacity() * sizeof(Wide); }
+    void reserve(std::size_t n) { m_cells.reserve(n); }
+    void clear() {
+        m_cells.clear();
+        m_wide.clear();
+    }
+    void push_back(std::uint64_t v) {
+        if (v < kWide) {
+            m_cells.push_back(std::uint32_t(v));
+            return;
+        }
+        m_wide.emplace_back(m_cells.size(), v);
+        m_cells.push_back(kWide);
+    }
+    // Sets the count of any row (a wide one inserted in the list: meant for a few).
+    void set(std::size_t i, std::uint64_t v);
+    // n rows: new ones 0, rows from n on dropped.
+    void resize(std::size_t n);
+    // Every row of `other` after these.
+    void append(const CountColumn& other);
+    // Keeps the rows i with keep(i), in their order.
+    template <typename Keep>
+    void keepRows(Keep keep);
+    // Row i takes the count row order[i] had (order: a permutation of the rows); `scratch` holds 4 bytes a row.
+    void permute(const std::vector<std::uint32_t>& order, std::uint32_t* scratch, unsigned threads);
+    // Filling many rows at once, from several threads (a session's chunks): each writes its rows' cells, kWide
+    // for a wide count, which it gathers; the gathered counts are added after, in any order.
+    std::uint32_t* cells() { return m_cells.data(); }
+    void addWide(std::vector<Wide> counts);
+
+    bool operator==(const CountColumn& o) const = default;
+
+private:
+    std::uint64_t wide(std::size_t i) const;
+    std::vector<std::uint32_t> m_cells;
+    std::vector<Wide> m_wide;
+};
+
+template <typename Keep>
+void CountColumn::keepRows(Keep keep) {
+    std::vector<Wide> kept;
+    std::size_t n = 0, w = 0; // w: the next wide count of the rows as they were
+    for (std::size_t i = 0; i < m_cells.size(); ++i) {
+        const bool isWide = m_cells[i] == kWide;
+        if (keep(i)) {
+            if (isWide) kept.emplace_back(n, m_wide[w].second);
+            m_cells[n++] = m_cells[i];
+        }
+        w += isWide;
+    }
+    m_cells.resize(n);
+    m_wide = std::move(kept);
+}
+
 class FlowTable {
 public:
     std::vector<std::int64_t> startNs;
@@ -52,8 +124,8 @@ public:
     std::vector<std::uint16_t> srcPort;
     std::vector<std::uint16_t> dstPort;
     std::vector<std::uint8_t> proto;
-    std::vector<std::uint64_t> bytes;
-    std::vector<std::uint64_t> packets;
+    CountColumn bytes;
+    CountColumn packets;
     // Optional congestion evidence (packet captures): retransmissions (PSN going back), CNPs received for the
     // flow, ECN-CE marked packets. Empty unless a source called enableCongestion(); then one entry per record
     // (append() adds zeros for records given without counts).
@@ -98,7 +170,7 @@ public:
     void sortByStart(unsigned threads = 0);
     // Bytes held by the columns and the endpoint table (capacity, not size).
     std::size_t memoryBytes() const;
-    static constexpr std::size_t kBytesPerRecord = 8 + 8 + 4 + 4 + 2 + 2 + 1 + 8 + 8;
+    static constexpr std::size_t kBytesPerRecord = 8 + 8 + 4 + 4 + 2 + 2 + 1 + 4 + 4;
 
 private:
     bool m_congestion = false;

@@ -107,7 +107,7 @@ void encodeFlowColumn(const FlowTable& f, FlowColumn c, std::size_t first, std::
 }
 
 std::string decodeFlowColumn(FlowColumn c, std::string_view encoding, std::string_view data, std::size_t first,
-                             std::size_t count, std::size_t endpoints, FlowTable& f) {
+                             std::size_t count, std::size_t endpoints, FlowTable& f, WideCounts* wide) {
     if (first + count > f.size()) return "the chunk lies outside the table";
     if (!flowEncodingKnown(c, encoding)) return "unknown encoding \"" + std::string(encoding) + "\"";
     if (encoding == "u16") {
@@ -167,12 +167,23 @@ std::string decodeFlowColumn(FlowColumn c, std::string_view encoding, std::strin
         std::memcpy(f.proto.data() + first, data.data(), count);
         return {};
     case FlowColumn::Bytes:
-    case FlowColumn::Packets:
-        return decodeInto(data, count, (c == FlowColumn::Bytes ? f.bytes : f.packets).data() + first,
-                          [](std::uint64_t v, std::size_t, std::uint64_t& o) {
-                              o = v;
-                              return true;
-                          });
+    case FlowColumn::Packets: {
+        CountColumn& column = c == FlowColumn::Bytes ? f.bytes : f.packets;
+        std::vector<CountColumn::Wide> found;
+        std::string err =
+            decodeInto(data, count, column.cells() + first, [&](std::uint64_t v, std::size_t i, std::uint32_t& o) {
+                o = v < CountColumn::kWide ? std::uint32_t(v) : CountColumn::kWide;
+                if (o == CountColumn::kWide) found.emplace_back(first + i, v);
+                return true;
+            });
+        if (wide) {
+            auto& to = c == FlowColumn::Bytes ? wide->bytes : wide->packets;
+            to.insert(to.end(), found.begin(), found.end());
+        } else if (!found.empty()) {
+            column.addWide(std::move(found));
+        }
+        return err;
+    }
     }
     return "unknown column";
 }

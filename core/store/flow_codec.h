@@ -25,11 +25,18 @@ bool parseFlowColumn(std::string_view name, FlowColumn& out);
 // Appends the encoding of records [first, first + count) of column `c` to `out`.
 void encodeFlowColumn(const FlowTable& flows, FlowColumn c, std::size_t first, std::size_t count, std::string& out);
 
+// Byte and packet counts of 2^32 - 1 or more met by a decode (CountColumn keeps them aside): gathered by each
+// thread that decodes chunks side by side, added to the table once all are done (CountColumn::addWide).
+struct WideCounts {
+    std::vector<CountColumn::Wide> bytes, packets;
+};
+
 // Decodes `count` values of column `c` into records [first, first + count) of `flows`, whose columns must
 // already have their final size. DurationNs needs StartNs of the same records decoded first. Endpoint ids
-// must be below `endpoints`. Returns an empty string on success, else what is wrong (damaged data).
+// must be below `endpoints`. Wide counts go to `wide` when given (decodes side by side), else straight into
+// the table. Returns an empty string on success, else what is wrong (damaged data).
 std::string decodeFlowColumn(FlowColumn c, std::string_view encoding, std::string_view data, std::size_t first,
-                             std::size_t count, std::size_t endpoints, FlowTable& flows);
+                             std::size_t count, std::size_t endpoints, FlowTable& flows, WideCounts* wide = nullptr);
 
 // Record indices (ascending, as RecognizedJob::records): delta varints.
 void encodeIndexList(const std::vector<std::uint32_t>& list, std::string& out);

@@ -156,6 +156,15 @@ template <typename T> void sizeColumn(std::vector<T>& v, std::size_t n) {
 #endif
     v.resize(n);
 }
+void sizeColumn(CountColumn& v, std::size_t n) {
+    v.resize(n);
+#ifdef MADV_HUGEPAGE
+    constexpr std::uintptr_t huge = std::uintptr_t(2) << 20;
+    auto begin = (reinterpret_cast<std::uintptr_t>(v.cells()) + huge - 1) & ~(huge - 1);
+    auto end = (reinterpret_cast<std::uintptr_t>(v.cells()) + n * 4) & ~(huge - 1);
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
+}
 
 void readFlows(Database& db, const std::string& path, std::uint64_t records, const OpenOptions& options,
                FlowTable& flows) {
@@ -221,6 +230,7 @@ void readFlows(Database& db, const std::string& path, std::uint64_t records, con
     const unsigned threads = threadCount(options.threads);
     store::ConnectionPool connections(path, threads, db);
     std::vector<std::string> buffers(threads);
+    std::vector<store::WideCounts> wide(threads); // per thread, added once all chunks are in
     const std::size_t endpoints = flows.endpoints.size();
     parallelFor(
         chunks.size(), threads,
@@ -233,8 +243,8 @@ void readFlows(Database& db, const std::string& path, std::uint64_t records, con
                     "flow chunk " + std::to_string(c.id) + " column " + store::flowColumnName(FlowColumn(col));
                 connections.get(worker).readBlob("flow_chunks", "data", c.rowids[std::size_t(col)], blob);
                 if (crc32c(blob) != c.crcs[std::size_t(col)]) damaged(path, where + " fails its CRC-32C check");
-                std::string err = store::decodeFlowColumn(FlowColumn(col), c.encodings[std::size_t(col)], blob,
-                                                          c.first, c.count, endpoints, flows);
+                std::string err = store::decodeFlowColumn(FlowColumn(col), c.encodings[std::size_t(col)], blob, c.first,
+                                                          c.count, endpoints, flows, &wide[worker]);
                 if (!err.empty()) damaged(path, where + ": " + err);
             }
         },
@@ -242,6 +252,13 @@ void readFlows(Database& db, const std::string& path, std::uint64_t records, con
             if (options.progress && !options.progress(0.05 + 0.5 * double(done) / double(chunks.size())))
                 throw Cancelled();
         });
+    std::vector<CountColumn::Wide> wideBytes, widePackets;
+    for (store::WideCounts& w : wide) {
+        wideBytes.insert(wideBytes.end(), w.bytes.begin(), w.bytes.end());
+        widePackets.insert(widePackets.end(), w.packets.begin(), w.packets.end());
+    }
+    if (!wideBytes.empty()) flows.bytes.addWide(std::move(wideBytes));
+    if (!widePackets.empty()) flows.packets.addWide(std::move(widePackets));
 }
 
 // reportFromJson leaves the capture summary out; read it back as reportToJson wrote it.
