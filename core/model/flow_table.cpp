@@ -254,12 +254,30 @@ static void permute(std::vector<T>& v, const std::vector<std::uint32_t>& order, 
     });
 }
 
-void CountColumn::permute(const std::vector<std::uint32_t>& order, std::uint32_t* scratch, unsigned threads) {
+// v[i] = v[order[i]] in place, where no row comes from more than `mask` rows back (order[i] + mask >= i): the
+// rows are overwritten in order, each one's old value kept in a ring of mask + 1 until no later row can want
+// it. Rows from ahead are read where they are (not overwritten yet). For a table that came nearly sorted, the
+// ring is a few kilobytes where a gather needs a copy of the column.
+template <typename T>
+static void permuteNear(T* v, const std::vector<std::uint32_t>& order, std::size_t mask) {
+    std::vector<T> ring(mask + 1);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        const T old = v[i];
+        const std::size_t j = order[i];
+        const T value = j >= i ? v[j] : ring[j & mask];
+        ring[i & mask] = old;
+        v[i] = value;
+    }
+}
+
+void CountColumn::permute(const std::vector<std::uint32_t>& order, std::uint32_t* scratch, unsigned threads,
+                          std::size_t nearMask) {
     std::vector<Wide> moved; // the wide counts in their new rows, found before the cells move
     if (!m_wide.empty())
         for (std::size_t i = 0; i < order.size(); ++i)
             if (m_cells[order[i]] == kWide) moved.emplace_back(i, wide(order[i]));
-    prism::permute(m_cells, order, reinterpret_cast<std::byte*>(scratch), threads);
+    if (nearMask) permuteNear(m_cells.data(), order, nearMask);
+    else prism::permute(m_cells, order, reinterpret_cast<std::byte*>(scratch), threads);
     m_wide = std::move(moved);
 }
 
@@ -310,6 +328,28 @@ void FlowTable::sortByStart(unsigned threads) {
             order.swap(merged);
             bounds.swap(next);
         }
+    }
+    // How far back a row's place before the sort lies: within a ring's reach (64K rows, 512 KB for a column of
+    // 8 bytes), each column is permuted in place (the columns side by side); else through one scratch column.
+    std::size_t back = 0;
+    for (std::size_t i = 0; i < order.size(); ++i)
+        back = std::max<std::size_t>(back, i - std::min<std::size_t>(i, order[i]));
+    constexpr std::size_t kRing = std::size_t(1) << 16;
+    if (back < kRing) {
+        std::size_t mask = 1;
+        while (mask <= back) mask <<= 1;
+        mask -= 1; // a power of two above `back`, less one
+        std::vector<std::function<void()>> columns = {
+            [&] { permuteNear(startNs.data(), order, mask); }, [&] { permuteNear(endNs.data(), order, mask); },
+            [&] { permuteNear(src.data(), order, mask); },     [&] { permuteNear(dst.data(), order, mask); },
+            [&] { permuteNear(srcPort.data(), order, mask); }, [&] { permuteNear(dstPort.data(), order, mask); },
+            [&] { permuteNear(proto.data(), order, mask); },   [&] { bytes.permute(order, nullptr, 1, mask); },
+            [&] { packets.permute(order, nullptr, 1, mask); }};
+        if (m_congestion)
+            for (auto* c : {&retransmits, &cnps, &ecnCe})
+                columns.push_back([&order, mask, c] { permuteNear(c->data(), order, mask); });
+        parallelFor(columns.size(), t, [&](std::size_t k, unsigned) { columns[k](); });
+        return;
     }
     const std::unique_ptr<std::byte[]> scratch(new std::byte[size() * 8]);
     permute(startNs, order, scratch.get(), t);

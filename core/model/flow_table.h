@@ -85,7 +85,9 @@ public:
     template <typename Keep>
     void keepRows(Keep keep);
     // Row i takes the count row order[i] had (order: a permutation of the rows); `scratch` holds 4 bytes a row.
-    void permute(const std::vector<std::uint32_t>& order, std::uint32_t* scratch, unsigned threads);
+    // With nearMask (2^k - 1), no row coming from more than nearMask rows back: in place, no scratch.
+    void permute(const std::vector<std::uint32_t>& order, std::uint32_t* scratch, unsigned threads,
+                 std::size_t nearMask = 0);
     // Filling many rows at once, from several threads (a session's chunks): each writes its rows' cells, kWide
     // for a wide count, which it gathers; the gathered counts are added after, in any order.
     std::uint32_t* cells() { return m_cells.data(); }
@@ -164,9 +166,11 @@ public:
     bool isRoce(std::size_t i) const { return proto[i] == kProtoUdp && dstPort[i] == kRoceV2Port; }
 
     bool isSortedByStart() const;
-    // Stable sort of every column by start time (then end time), on `threads` threads (0: one per core): parts
-    // sorted side by side and merged, then each column permuted in place through one scratch block, its rows
-    // split between the threads (beside the table: 4 bytes a record for the order, 8 for the scratch).
+    // Stable sort of every column by start time (then end time), on `threads` threads (0: one per core): blocks
+    // sorted side by side and merged, then each column permuted: in place through a small ring when no row
+    // moves more than 64K rows up (records that come nearly by start), else through one scratch block, its
+    // rows split between the threads (beside the table: 4 bytes a record for the order, and 8 for the
+    // scratch in the second case).
     void sortByStart(unsigned threads = 0);
     // Bytes held by the columns and the endpoint table (capacity, not size).
     std::size_t memoryBytes() const;
