@@ -5,8 +5,12 @@
 #include "model/flow_table.h"
 #include "test_util.h"
 
+#include "util/parallel.h"
+
 #include <QtTest>
+#include <atomic>
 #include <numeric>
+#include <stdexcept>
 
 #include <filesystem>
 #include <fstream>
@@ -196,7 +200,30 @@ private slots:
         QCOMPARE(t.ecnCe, (std::vector<std::uint32_t>{0, 0, 9, 0}));
     }
 
-    // Byte and packet counts of 2^32 - 1 and more (kept aside by CountColumn) stay with their rows through every
+    // Aside: the work beside the caller's is done by wait() (on its thread, or then on the caller's), and what it
+    // threw comes out of every wait(); a destroyed Aside has waited.
+    void asideWorkIsDoneByWaitAndItsErrorsComeOut() {
+        for (bool onThread : {true, false}) {
+            int done = 0;
+            {
+                Aside a([&] { ++done; }, onThread);
+                a.wait();
+                QCOMPARE(done, 1);
+                a.wait();
+                QCOMPARE(done, 1);
+            }
+            Aside failing([] { throw std::runtime_error("no"); }, onThread);
+            QVERIFY_THROWS_EXCEPTION(std::runtime_error, failing.wait());
+            QVERIFY_THROWS_EXCEPTION(std::runtime_error, failing.wait());
+            std::atomic<int> later{0};
+            {
+                Aside never([&] { later = 1; }, onThread); // not waited for: done before it is gone, if on a thread
+            }
+            QCOMPARE(later.load(), onThread ? 1 : 0);
+        }
+    }
+
+    // Byte and packet counts of 2^32 and more (CountColumn then holds high halves) stay with their rows through every
     // way a table is built and reshaped: appends, concatenation, the sort, a window of starts, counts set later
     // (a sampling rate that comes after its records), a resize.
     void countsOf32BitsAndMoreStayWithTheirRows() {
@@ -209,8 +236,10 @@ private slots:
         };
         std::vector<Row> rows;
         std::vector<FlowTable> parts(3);
-        for (int i = 0; i < 30000; ++i) {
-            const Row r{std::int64_t(rng() % 5000), count(), count()};
+        auto narrow = [&] { return count() & 0xFFFFFFFFull; };
+        for (int i = 0; i < 30000; ++i) { // the first part's counts all fit 32 bits, the others' do not
+            const Row r = i < 10000 ? Row{std::int64_t(rng() % 5000), narrow(), narrow()}
+                                    : Row{std::int64_t(rng() % 5000), count(), count()};
             rows.push_back(r);
             FlowTable& part = parts[std::size_t(i * 3 / 30000)];
             const EndpointId e = part.endpoints.intern(IpAddr::v4(1));
@@ -229,7 +258,7 @@ private slots:
                                          .arg(want[i].packets)));
         };
         FlowTable t = FlowTable::concatenate(parts);
-        QVERIFY(t.bytes.wideCount() > 0 && t.packets.wideCount() > 0);
+        QVERIFY(t.bytes.wide() && t.packets.wide());
         check(t, rows, "concatenated");
         std::vector<Row> sorted = rows;
         std::stable_sort(sorted.begin(), sorted.end(), [](const Row& a, const Row& b) { return a.start < b.start; });
@@ -252,14 +281,23 @@ private slots:
         std::vector<Row> nearRows;
         const EndpointId e = near.endpoints.intern(IpAddr::v4(1));
         for (int i = 0; i < 30000; ++i) {
-            const Row r{std::int64_t(i) + std::int64_t(rng() % 50), count(), count()};
+            const Row r{std::int64_t(i) + std::int64_t(rng() % 50), narrow(), narrow()};
             nearRows.push_back(r);
             near.append(r.start, r.start + 1, e, e, 1, 4791, 17, r.bytes, r.packets);
         }
         std::stable_sort(nearRows.begin(), nearRows.end(),
                          [](const Row& a, const Row& b) { return a.start < b.start; });
         near.sortByStart(2);
+        QVERIFY(!near.bytes.wide());
         check(near, nearRows, "nearly sorted");
+        nearRows[77].bytes = UINT64_MAX; // the first count beyond 32 bits: the column takes its high halves
+        near.bytes.set(77, UINT64_MAX);
+        QVERIFY(near.bytes.wide());
+        check(near, nearRows, "widened");
+        near.sortByStart(2); // sorted already: nothing moves
+        FlowTable joined = FlowTable::concatenate({near, near});
+        nearRows.insert(nearRows.end(), nearRows.begin(), nearRows.end());
+        check(joined, nearRows, "a wide table after itself");
         t.bytes.resize(100);
         t.packets.resize(100);
         for (std::size_t i = 0; i < 100; ++i) {

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <numeric>
 #include <type_traits>
@@ -33,38 +32,31 @@ std::size_t EndpointTable::memoryBytes() const {
            m_index.bucket_count() * sizeof(void*);
 }
 
-std::uint64_t CountColumn::wide(std::size_t i) const {
-    auto it = std::lower_bound(m_wide.begin(), m_wide.end(), Wide{i, 0});
-    return it != m_wide.end() && it->first == i ? it->second : kWide; // (a cell marked without its count)
-}
-
-void CountColumn::set(std::size_t i, std::uint64_t v) {
-    auto it = std::lower_bound(m_wide.begin(), m_wide.end(), Wide{i, 0});
-    const bool listed = it != m_wide.end() && it->first == i;
-    if (v >= kWide) {
-        if (listed) it->second = v;
-        else m_wide.insert(it, Wide{i, v});
-        m_cells[i] = kWide;
-        return;
-    }
-    if (listed) m_wide.erase(it);
-    m_cells[i] = std::uint32_t(v);
-}
-
 void CountColumn::resize(std::size_t n) {
-    m_cells.resize(n, 0);
-    while (!m_wide.empty() && m_wide.back().first >= n) m_wide.pop_back();
+    m_low.resize(n, 0);
+    if (wide()) m_high.resize(n, 0);
 }
 
 void CountColumn::append(const CountColumn& other) {
-    const std::size_t base = m_cells.size();
-    m_cells.insert(m_cells.end(), other.m_cells.begin(), other.m_cells.end());
-    for (const Wide& w : other.m_wide) m_wide.emplace_back(base + w.first, w.second);
+    if (other.wide() && !wide()) widen();
+    const std::size_t before = m_low.size();
+    m_low.insert(m_low.end(), other.m_low.begin(), other.m_low.end());
+    if (!wide()) return;
+    if (other.wide()) m_high.insert(m_high.end(), other.m_high.begin(), other.m_high.end());
+    else m_high.resize(before + other.size(), 0);
 }
 
-void CountColumn::addWide(std::vector<Wide> counts) {
-    m_wide.insert(m_wide.end(), counts.begin(), counts.end());
-    std::sort(m_wide.begin(), m_wide.end());
+void CountColumn::setHigh(const std::vector<High>& halves) {
+    if (halves.empty()) return;
+    if (!wide()) widen();
+    for (const auto& [row, h] : halves) m_high[row] = h;
+}
+
+bool CountColumn::operator==(const CountColumn& o) const {
+    if (size() != o.size()) return false;
+    for (std::size_t i = 0; i < size(); ++i)
+        if ((*this)[i] != o[i]) return false;
+    return true;
 }
 
 void FlowTable::reserve(std::size_t n) {
@@ -242,7 +234,7 @@ bool FlowTable::isSortedByStart() const {
 // between them, then copied back. One column at a time through one scratch block: the sort holds the order and
 // one 8-byte column beside the table, not a new copy of every column in flight.
 template <typename T>
-static void permute(std::vector<T>& v, const std::vector<std::uint32_t>& order, std::byte* scratch, unsigned threads) {
+static void permute(T* v, const std::vector<std::uint32_t>& order, std::byte* scratch, unsigned threads) {
     static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>);
     T* out = reinterpret_cast<T*>(scratch);
     const std::size_t n = order.size(), parts = std::clamp<std::size_t>(n / 65536, 1, threads);
@@ -250,17 +242,16 @@ static void permute(std::vector<T>& v, const std::vector<std::uint32_t>& order, 
         for (std::size_t i = n * k / parts, hi = n * (k + 1) / parts; i < hi; ++i) out[i] = v[order[i]];
     });
     parallelFor(parts, threads, [&](std::size_t k, unsigned) {
-        std::copy(out + n * k / parts, out + n * (k + 1) / parts, v.begin() + std::ptrdiff_t(n * k / parts));
+        std::copy(out + n * k / parts, out + n * (k + 1) / parts, v + n * k / parts);
     });
 }
 
 // v[i] = v[order[i]] in place, where no row comes from more than `mask` rows back (order[i] + mask >= i): the
-// rows are overwritten in order, each one's old value kept in a ring of mask + 1 until no later row can want
-// it. Rows from ahead are read where they are (not overwritten yet). For a table that came nearly sorted, the
-// ring is a few kilobytes where a gather needs a copy of the column.
+// rows are overwritten in order, each one's old value kept in `ring` (mask + 1 values) until no later row can
+// want it. Rows from ahead are read where they are (not overwritten yet). For a table that came nearly sorted,
+// the ring is a few kilobytes where a gather needs a copy of the column.
 template <typename T>
-static void permuteNear(T* v, const std::vector<std::uint32_t>& order, std::size_t mask) {
-    std::vector<T> ring(mask + 1);
+static void permuteNear(T* v, const std::vector<std::uint32_t>& order, std::size_t mask, T* ring) {
     for (std::size_t i = 0; i < order.size(); ++i) {
         const T old = v[i];
         const std::size_t j = order[i];
@@ -268,17 +259,6 @@ static void permuteNear(T* v, const std::vector<std::uint32_t>& order, std::size
         ring[i & mask] = old;
         v[i] = value;
     }
-}
-
-void CountColumn::permute(const std::vector<std::uint32_t>& order, std::uint32_t* scratch, unsigned threads,
-                          std::size_t nearMask) {
-    std::vector<Wide> moved; // the wide counts in their new rows, found before the cells move
-    if (!m_wide.empty())
-        for (std::size_t i = 0; i < order.size(); ++i)
-            if (m_cells[order[i]] == kWide) moved.emplace_back(i, wide(order[i]));
-    if (nearMask) permuteNear(m_cells.data(), order, nearMask);
-    else prism::permute(m_cells, order, reinterpret_cast<std::byte*>(scratch), threads);
-    m_wide = std::move(moved);
 }
 
 void FlowTable::sortByStart(unsigned threads) {
@@ -329,8 +309,29 @@ void FlowTable::sortByStart(unsigned threads) {
             bounds.swap(next);
         }
     }
+    // Every column, as its rows and their width (the counts' low and high halves apart).
+    struct Column {
+        void* data;
+        std::size_t width;
+    };
+    std::vector<Column> columns = {{startNs.data(), 8}, {endNs.data(), 8},   {src.data(), 4},
+                                   {dst.data(), 4},     {srcPort.data(), 2}, {dstPort.data(), 2},
+                                   {proto.data(), 1},   {bytes.low(), 4},    {packets.low(), 4}};
+    for (CountColumn* c : {&bytes, &packets})
+        if (c->wide()) columns.push_back({c->high(), 4});
+    if (m_congestion)
+        for (auto* c : {&retransmits, &cnps, &ecnCe}) columns.push_back({c->data(), 4});
+    auto each = [](const Column& c, auto fn) {
+        switch (c.width) {
+        case 8: fn(static_cast<std::uint64_t*>(c.data)); break;
+        case 4: fn(static_cast<std::uint32_t*>(c.data)); break;
+        case 2: fn(static_cast<std::uint16_t*>(c.data)); break;
+        default: fn(static_cast<std::uint8_t*>(c.data)); break;
+        }
+    };
     // How far back a row's place before the sort lies: within a ring's reach (64K rows, 512 KB for a column of
-    // 8 bytes), each column is permuted in place (the columns side by side); else through one scratch column.
+    // 8 bytes), each column is permuted in place, the columns side by side; else through one scratch column.
+    // Either way the memory is taken before any column moves: a failed allocation leaves the table as it was.
     std::size_t back = 0;
     for (std::size_t i = 0; i < order.size(); ++i)
         back = std::max<std::size_t>(back, i - std::min<std::size_t>(i, order[i]));
@@ -339,30 +340,17 @@ void FlowTable::sortByStart(unsigned threads) {
         std::size_t mask = 1;
         while (mask <= back) mask <<= 1;
         mask -= 1; // a power of two above `back`, less one
-        std::vector<std::function<void()>> columns = {
-            [&] { permuteNear(startNs.data(), order, mask); }, [&] { permuteNear(endNs.data(), order, mask); },
-            [&] { permuteNear(src.data(), order, mask); },     [&] { permuteNear(dst.data(), order, mask); },
-            [&] { permuteNear(srcPort.data(), order, mask); }, [&] { permuteNear(dstPort.data(), order, mask); },
-            [&] { permuteNear(proto.data(), order, mask); },   [&] { bytes.permute(order, nullptr, 1, mask); },
-            [&] { packets.permute(order, nullptr, 1, mask); }};
-        if (m_congestion)
-            for (auto* c : {&retransmits, &cnps, &ecnCe})
-                columns.push_back([&order, mask, c] { permuteNear(c->data(), order, mask); });
-        parallelFor(columns.size(), t, [&](std::size_t k, unsigned) { columns[k](); });
+        const std::unique_ptr<std::uint64_t[]> rings(new std::uint64_t[columns.size() * (mask + 1)]);
+        parallelFor(columns.size(), t, [&](std::size_t k, unsigned) {
+            each(columns[k], [&](auto* v) {
+                using T = std::remove_pointer_t<decltype(v)>;
+                permuteNear(v, order, mask, reinterpret_cast<T*>(rings.get() + k * (mask + 1)));
+            });
+        });
         return;
     }
     const std::unique_ptr<std::byte[]> scratch(new std::byte[size() * 8]);
-    permute(startNs, order, scratch.get(), t);
-    permute(endNs, order, scratch.get(), t);
-    permute(src, order, scratch.get(), t);
-    permute(dst, order, scratch.get(), t);
-    permute(srcPort, order, scratch.get(), t);
-    permute(dstPort, order, scratch.get(), t);
-    permute(proto, order, scratch.get(), t);
-    bytes.permute(order, reinterpret_cast<std::uint32_t*>(scratch.get()), t);
-    packets.permute(order, reinterpret_cast<std::uint32_t*>(scratch.get()), t);
-    if (m_congestion)
-        for (auto* c : {&retransmits, &cnps, &ecnCe}) permute(*c, order, scratch.get(), t);
+    for (const Column& c : columns) each(c, [&](auto* v) { permute(v, order, scratch.get(), t); });
 }
 
 std::size_t FlowTable::memoryBytes() const {

@@ -169,18 +169,18 @@ std::string decodeFlowColumn(FlowColumn c, std::string_view encoding, std::strin
     case FlowColumn::Bytes:
     case FlowColumn::Packets: {
         CountColumn& column = c == FlowColumn::Bytes ? f.bytes : f.packets;
-        std::vector<CountColumn::Wide> found;
+        std::vector<CountColumn::High> found;
         std::string err =
-            decodeInto(data, count, column.cells() + first, [&](std::uint64_t v, std::size_t i, std::uint32_t& o) {
-                o = v < CountColumn::kWide ? std::uint32_t(v) : CountColumn::kWide;
-                if (o == CountColumn::kWide) found.emplace_back(first + i, v);
+            decodeInto(data, count, column.low() + first, [&](std::uint64_t v, std::size_t i, std::uint32_t& o) {
+                o = std::uint32_t(v);
+                if (v >> 32) found.emplace_back(first + i, std::uint32_t(v >> 32));
                 return true;
             });
         if (wide) {
             auto& to = c == FlowColumn::Bytes ? wide->bytes : wide->packets;
             to.insert(to.end(), found.begin(), found.end());
-        } else if (!found.empty()) {
-            column.addWide(std::move(found));
+        } else {
+            column.setHigh(found);
         }
         return err;
     }

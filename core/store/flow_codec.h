@@ -25,10 +25,10 @@ bool parseFlowColumn(std::string_view name, FlowColumn& out);
 // Appends the encoding of records [first, first + count) of column `c` to `out`.
 void encodeFlowColumn(const FlowTable& flows, FlowColumn c, std::size_t first, std::size_t count, std::string& out);
 
-// Byte and packet counts of 2^32 - 1 or more met by a decode (CountColumn keeps them aside): gathered by each
-// thread that decodes chunks side by side, added to the table once all are done (CountColumn::addWide).
+// The high halves of byte and packet counts of 2^32 or more met by a decode (CountColumn holds them only once
+// one comes): gathered by each thread that decodes chunks side by side, set once all are done.
 struct WideCounts {
-    std::vector<CountColumn::Wide> bytes, packets;
+    std::vector<CountColumn::High> bytes, packets;
 };
 
 // Decodes `count` values of column `c` into records [first, first + count) of `flows`, whose columns must

@@ -160,8 +160,8 @@ void sizeColumn(CountColumn& v, std::size_t n) {
     v.resize(n);
 #ifdef MADV_HUGEPAGE
     constexpr std::uintptr_t huge = std::uintptr_t(2) << 20;
-    auto begin = (reinterpret_cast<std::uintptr_t>(v.cells()) + huge - 1) & ~(huge - 1);
-    auto end = (reinterpret_cast<std::uintptr_t>(v.cells()) + n * 4) & ~(huge - 1);
+    auto begin = (reinterpret_cast<std::uintptr_t>(v.low()) + huge - 1) & ~(huge - 1);
+    auto end = (reinterpret_cast<std::uintptr_t>(v.low()) + n * 4) & ~(huge - 1);
     if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 #endif
 }
@@ -252,13 +252,10 @@ void readFlows(Database& db, const std::string& path, std::uint64_t records, con
             if (options.progress && !options.progress(0.05 + 0.5 * double(done) / double(chunks.size())))
                 throw Cancelled();
         });
-    std::vector<CountColumn::Wide> wideBytes, widePackets;
-    for (store::WideCounts& w : wide) {
-        wideBytes.insert(wideBytes.end(), w.bytes.begin(), w.bytes.end());
-        widePackets.insert(widePackets.end(), w.packets.begin(), w.packets.end());
+    for (const store::WideCounts& w : wide) {
+        flows.bytes.setHigh(w.bytes);
+        flows.packets.setHigh(w.packets);
     }
-    if (!wideBytes.empty()) flows.bytes.addWide(std::move(wideBytes));
-    if (!widePackets.empty()) flows.packets.addWide(std::move(widePackets));
 }
 
 // reportFromJson leaves the capture summary out; read it back as reportToJson wrote it.

@@ -38,15 +38,20 @@ Aside::~Aside() {
 }
 
 void Aside::wait() {
-    if (m_done) return;
-    m_done = true;
-    if (m_thread.empty()) {
-        m_fn();
-        return;
+    if (!m_done) {
+        m_done = true;
+        if (m_thread.empty()) {
+            try {
+                m_fn();
+            } catch (...) {
+                m_error = std::current_exception();
+            }
+        } else {
+            m_thread.front().join();
+            m_thread.clear();
+        }
     }
-    m_thread.front().join();
-    m_thread.clear();
-    if (m_error) std::rethrow_exception(m_error);
+    if (m_error) std::rethrow_exception(m_error); // at every wait: the work did not succeed
 }
 
 void parallelFor(std::size_t n, unsigned threads, const std::function<void(std::size_t, unsigned)>& body,
