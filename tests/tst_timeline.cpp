@@ -74,6 +74,43 @@ private slots:
         QVERIFY2(full * 10 >= seen.size() * 9, qPrintable(QString("%1 of %2").arg(full).arg(seen.size())));
     }
 
+    // The statistics a report needs, built rank block by rank block (each pass finding its records from a byte
+    // a record and end), are those of the whole timeline (one block, segments and all): `large`'s two jobs of
+    // 1,024 and 256 ranks (8 and 4 blocks), cut to 3 steps.
+    void statisticsByBlocksOfRanksAreTheWholeTimelines() {
+        sim::SimConfig config = presetConfig("large", 1);
+        for (auto& j : config.jobs) j.steps = 3;
+        const Capture c = captureOf(sim::simulate(config));
+        const Analysis a = runAnalysis(c);
+        QCOMPARE(a.jobs.size(), std::size_t(2));
+        for (std::size_t j = 0; j < a.jobs.size(); ++j) {
+            const RecognizedJob& rj = a.recognition.jobs[j];
+            const StepDivision& d = *a.jobs[j].division;
+            const JobTimeline stats = buildTimelineStats(c.flows, c.topology, rj, a.jobs[j].parallelism, d);
+            const JobTimeline& whole = a.jobs[j].timeline;
+            QVERIFY(whole.ranks.size() > 128);
+            QCOMPARE(stats.ranks.size(), whole.ranks.size());
+            std::size_t sends = 0;
+            for (std::size_t r = 0; r < whole.ranks.size(); ++r) {
+                QCOMPARE(stats.ranks[r].nic, whole.ranks[r].nic);
+                for (std::size_t k = 0; k < whole.steps.size(); ++k) {
+                    const RankStepStats &x = stats.ranks[r].stepStats[k], &y = whole.ranks[r].stepStats[k];
+                    QCOMPARE(x.ppSends, y.ppSends);
+                    QCOMPARE(x.ppRecvs, y.ppRecvs);
+                    QCOMPARE(x.dpStartNs, y.dpStartNs);
+                    QCOMPARE(x.dpEndNs, y.dpEndNs);
+                    QCOMPARE(x.dpStartLagNs, y.dpStartLagNs);
+                    QCOMPARE(x.forwardComputeNs, y.forwardComputeNs);
+                    QCOMPARE(x.backwardComputeNs, y.backwardComputeNs);
+                    QCOMPARE(x.forwardSamples, y.forwardSamples);
+                    QCOMPARE(x.backwardSamples, y.backwardSamples);
+                    sends += x.ppSends;
+                }
+            }
+            QVERIFY(sends > 0);
+        }
+    }
+
     void perRankStepStatsAddUpToTheStep() {
         sim::SimResult sim = sim::simulate(presetConfig("tiny", 4));
         Analysis a = runAnalysis(captureOf(sim));

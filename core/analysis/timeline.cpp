@@ -108,6 +108,22 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         rankOfEndpoint[e] = std::uint32_t(k);
         passOfEndpoint[e] = std::uint32_t((k / block) * threads + k % threads);
     }
+    // With several blocks of ranks, every pass reads the whole job: each record's two passes are looked up once,
+    // a byte each in the job's record order (2 bytes a record beside the table), and a pass reads those alone
+    // to find its records (on `large` half of the statistics' time went to reading every record's ends).
+    std::vector<std::uint8_t> passA, passB;
+    constexpr std::uint8_t kNoPass = 0xFF;
+    if (R > block && (R + block - 1) / block * threads < kNoPass) {
+        passA.resize(job.records.size());
+        passB.resize(job.records.size());
+        for (std::size_t q = 0; q < job.records.size(); ++q) {
+            const EndpointId ea = flows.src[job.records[q]], eb = flows.dst[job.records[q]];
+            const bool both =
+                ea < endpoints && eb < endpoints && rankOfEndpoint[ea] != kNoIndex && rankOfEndpoint[eb] != kNoIndex;
+            passA[q] = both ? std::uint8_t(passOfEndpoint[ea]) : kNoPass;
+            passB[q] = both ? std::uint8_t(passOfEndpoint[eb]) : kNoPass;
+        }
+    }
     auto transfersOf = [&](std::size_t lo, std::size_t hi) {
         for (std::size_t k = lo; k < hi; ++k) {
             transfers[k - lo].clear();
@@ -140,11 +156,22 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             const EndpointId* const src = flows.src.data();
             const EndpointId* const dst = flows.dst.data();
             const std::uint32_t* const passOf = passOfEndpoint.data();
-            for (std::uint32_t r : job.records) {
+            const bool looked = !passA.empty();
+            for (std::size_t q = 0; q < job.records.size(); ++q) {
+                bool mineA, mineB;
+                if (looked) {
+                    mineA = passA[q] == me;
+                    mineB = passB[q] == me;
+                    if (!mineA && !mineB) continue;
+                }
+                const std::uint32_t r = job.records[q];
                 const EndpointId ea = src[r], eb = dst[r];
                 if (ea >= endpoints || eb >= endpoints) continue;
-                const bool mineA = passOf[ea] == me, mineB = passOf[eb] == me;
-                if (!mineA && !mineB) continue;
+                if (!looked) {
+                    mineA = passOf[ea] == me;
+                    mineB = passOf[eb] == me;
+                    if (!mineA && !mineB) continue;
+                }
                 const std::uint32_t ra = rankOfEndpoint[ea], rb = rankOfEndpoint[eb];
                 if (ra == kNoIndex || rb == kNoIndex) continue; // the other end is not the job's
                 const int a = ix.local(ea), b = ix.local(eb);
@@ -345,6 +372,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             rankStats(lo + kk, transfers[kk], fwdOf[worker], bwdOf[worker]);
         });
     }
+    for (auto* v : {&passA, &passB}) std::vector<std::uint8_t>().swap(*v);
 
     // Before a DP sync: the group member with the shortest gap was the last one ready; that gap is compute
     // for every member, the rest of a longer gap is waiting for it.
