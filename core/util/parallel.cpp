@@ -23,29 +23,26 @@ bool startThread(std::vector<std::thread>& pool, std::function<void()> fn) {
 }
 
 Aside::Aside(std::function<void()> fn, bool onThread) : m_fn(std::move(fn)) {
-    if (onThread)
-        startThread(m_thread, [this] {
-            try {
-                m_fn();
-            } catch (...) {
-                m_error = std::current_exception();
-            }
-        });
+    if (onThread) startThread(m_thread, [this] { run(); });
 }
 
 Aside::~Aside() {
     for (std::thread& t : m_thread) t.join();
 }
 
+void Aside::run() {
+    try {
+        m_fn();
+    } catch (...) {
+        m_error = std::current_exception();
+    }
+}
+
 void Aside::wait() {
     if (!m_done) {
         m_done = true;
         if (m_thread.empty()) {
-            try {
-                m_fn();
-            } catch (...) {
-                m_error = std::current_exception();
-            }
+            run();
         } else {
             m_thread.front().join();
             m_thread.clear();

@@ -1,5 +1,6 @@
 #pragma once
-// The one thread helper of the project (engine, session store and UI): a parallel for over n items.
+// The thread helpers of the project (engine, session store and UI): a parallel for over n items, and work beside
+// the caller's (Aside).
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -27,6 +28,7 @@ public:
     void wait();
 
 private:
+    void run(); // m_fn, what it throws kept for wait()
     std::function<void()> m_fn;
     std::vector<std::thread> m_thread; // empty: fn runs in wait()
     std::exception_ptr m_error;
