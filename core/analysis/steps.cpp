@@ -96,12 +96,17 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     auto record = [&](std::uint32_t r, int a, int b, int group) {
         return SyncRec{flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), a, b, group};
     };
-    auto collect = [&](bool dp) { // the DP records (with their group) in start order, or the others
+    // take(r, a, b) for each record of the job between two of its NICs that is DP sync (dp) or not (!dp).
+    auto eachRecord = [&](bool dp, auto&& take) {
         for (std::uint32_t r : job.records) {
             const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-            if (a < 0 || b < 0 || dpSync(a, b) != dp) continue;
-            (dp ? dpRecs : ppRecs).push_back(record(r, a, b, dp ? ix.dpGroup(a) : 0));
+            if (a >= 0 && b >= 0 && dpSync(a, b) == dp) take(r, a, b);
         }
+    };
+    auto collect = [&](bool dp) { // the DP records (with their group) in start order, or the others
+        eachRecord(dp, [&](std::uint32_t r, int a, int b) {
+            (dp ? dpRecs : ppRecs).push_back(record(r, a, b, dp ? ix.dpGroup(a) : 0));
+        });
     };
     // The DP records are cut group by group where the stages sync one after another (below): then each record
     // goes straight to its group's place, the groups one after another and each by start, counted first. (A
@@ -113,26 +118,22 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         int firstStage = -1;
         bool oneStage = true;
         std::size_t total = 0;
-        for (std::uint32_t r : job.records) {
-            const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-            if (a < 0 || b < 0 || !dpSync(a, b)) continue;
+        eachRecord(true, [&](std::uint32_t, int a, int) {
             const std::size_t g = std::size_t(ix.dpGroup(a));
             if (g >= at.size()) at.resize(g + 1, 0);
             ++at[g];
             ++total;
             if (firstStage < 0) firstStage = ix.stage(a);
             oneStage = oneStage && ix.stage(a) == firstStage;
-        }
+        });
         grouped = !oneStage && std::count_if(at.begin(), at.end(), [](std::size_t n) { return n > 0; }) > 1;
         if (grouped) {
             for (std::size_t g = 0, sum = 0; g < at.size(); ++g) sum += std::exchange(at[g], sum);
             dpRecs.resize(total);
-            for (std::uint32_t r : job.records) {
-                const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-                if (a < 0 || b < 0 || !dpSync(a, b)) continue;
+            eachRecord(true, [&](std::uint32_t r, int a, int b) {
                 const int g = ix.dpGroup(a);
                 dpRecs[at[std::size_t(g)]++] = record(r, a, b, g);
-            }
+            });
         } else {
             dpRecs.reserve(total);
             collect(true);

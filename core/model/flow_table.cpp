@@ -93,12 +93,9 @@ void FlowTable::keepStartsIn(std::int64_t from, std::int64_t to) {
         if (id[e] == ~EndpointId(0)) id[e] = kept.intern(endpoints.at(e));
         return id[e];
     };
-    auto keep = [&](std::size_t i) { return startNs[i] >= from && startNs[i] < to; };
-    bytes.keepRows(keep); // before the loop below moves the starts
-    packets.keepRows(keep);
     std::size_t n = 0;
     for (std::size_t i = 0; i < size(); ++i) {
-        if (!keep(i)) continue;
+        if (startNs[i] < from || startNs[i] >= to) continue;
         startNs[n] = startNs[i];
         endNs[n] = endNs[i];
         src[n] = map(src[i]);
@@ -106,6 +103,8 @@ void FlowTable::keepStartsIn(std::int64_t from, std::int64_t to) {
         srcPort[n] = srcPort[i];
         dstPort[n] = dstPort[i];
         proto[n] = proto[i];
+        bytes.set(n, bytes[i]);
+        packets.set(n, packets[i]);
         if (m_congestion) {
             retransmits[n] = retransmits[i];
             cnps[n] = cnps[i];
@@ -117,6 +116,7 @@ void FlowTable::keepStartsIn(std::int64_t from, std::int64_t to) {
     for (auto* c : {&src, &dst}) c->resize(n);
     for (auto* c : {&srcPort, &dstPort}) c->resize(n);
     proto.resize(n);
+    for (auto* c : {&bytes, &packets}) c->resize(n);
     if (m_congestion)
         for (auto* c : {&retransmits, &cnps, &ecnCe}) c->resize(n);
     endpoints = std::move(kept);

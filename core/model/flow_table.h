@@ -84,9 +84,6 @@ public:
     void resize(std::size_t n);
     // Every row of `other` after these.
     void append(const CountColumn& other);
-    // Keeps the rows i with keep(i), in their order.
-    template <typename Keep>
-    void keepRows(Keep keep);
     // Filling many rows at once, from several threads (a session's chunks): each writes the low halves of its
     // rows, and gathers (row, high half) of the counts of 2^32 or more; the gathered halves are set after.
     std::uint32_t* low() { return m_low.data(); }
@@ -104,19 +101,6 @@ private:
     std::vector<std::uint32_t> m_low, m_high;
     bool m_wide = false;
 };
-
-template <typename Keep>
-void CountColumn::keepRows(Keep keep) {
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < m_low.size(); ++i) {
-        if (!keep(i)) continue;
-        m_low[n] = m_low[i];
-        if (wide()) m_high[n] = m_high[i];
-        ++n;
-    }
-    m_low.resize(n);
-    if (wide()) m_high.resize(n);
-}
 
 class FlowTable {
 public:
