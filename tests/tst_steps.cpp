@@ -885,7 +885,11 @@ private slots:
     // (several groups cut apart), one phase (pure DP), and DP traffic all through the step (ZeRO-3).
     void theOrderOfAJobsRecordsDoesNotChangeItsSteps_data() {
         QTest::addColumn<QString>("preset");
-        for (const char* p : {"pure-dp", "anomalies", "deep-pipeline", "zero1", "fsdp", "interleaved", "checkpoints"})
+        // Every way a series is taken: one DP series read as the records come (pure-dp, zero1, fsdp), a series
+        // per DP group (the pipelines), groups judged for expert exchanges first (moe, moe-ep-lt-dp), the PP
+        // rhythm without DP (pure-pp, interleaved-nodp).
+        for (const char* p : {"pure-dp", "anomalies", "deep-pipeline", "zero1", "fsdp", "interleaved", "checkpoints",
+                              "moe", "moe-ep-lt-dp", "pure-pp", "interleaved-nodp"})
             QTest::newRow(p) << QString(p);
     }
     void theOrderOfAJobsRecordsDoesNotChangeItsSteps() {
@@ -917,6 +921,9 @@ private slots:
         QCOMPARE(e.clockOffsetNs, d.clockOffsetNs);
         QCOMPARE(e.notes, d.notes);
         QCOMPARE(e.changePoints, d.changePoints);
+        QCOMPARE(e.source, d.source);
+        QVERIFY(e.syncWindowsNs == d.syncWindowsNs);
+        QVERIFY(e.expertPairs == d.expertPairs);
         // And the division found is the truth's.
         QVERIFY2(stepScore(a.report, sim.truth).exact(), qPrintable(preset));
     }

@@ -6,36 +6,41 @@
 
 namespace prism {
 
-std::vector<char> expertExchanges(const std::vector<DpRecord>& dp, std::size_t nodes, std::int64_t windowNs) {
-    // The distinct ordered links (src, dst) and their groups, found without hashing per record: a member sends to
-    // one peer (a ring) or to the few of its group (an exchange).
-    struct Link {
-        std::int32_t dst, group;
-    };
-    std::vector<std::vector<Link>> out(nodes); // per sender
-    auto find = [&](std::int32_t src, std::int32_t dst) {
-        const auto& v = out[std::size_t(src)];
-        return std::any_of(v.begin(), v.end(), [&](const Link& l) { return l.dst == dst; });
-    };
-    for (const DpRecord& r : dp)
-        if (!find(r.src, r.dst)) out[std::size_t(r.src)].push_back({r.dst, r.group});
-    auto bothWays = [&](const DpRecord& r) { return find(r.dst, r.src); };
-    struct Kinds {
-        bool oneWay = false, bothWays = false;
-        std::unordered_set<int> members;
-    };
+namespace {
+
+struct Kinds {
+    bool oneWay = false, bothWays = false;
+    std::unordered_set<int> members;
+};
+
+std::unordered_map<int, Kinds> kindsOf(const DpLinks& links) {
     std::unordered_map<int, Kinds> kinds;
-    for (std::size_t src = 0; src < nodes; ++src)
-        for (const Link& l : out[src]) {
-            Kinds& k = kinds[l.group];
-            (find(l.dst, std::int32_t(src)) ? k.bothWays : k.oneWay) = true;
-            k.members.insert(int(src));
-            k.members.insert(l.dst);
-        }
+    links.eachLink([&](std::int32_t src, std::int32_t dst, std::int32_t group) {
+        Kinds& k = kinds[group];
+        (links.has(dst, src) ? k.bothWays : k.oneWay) = true;
+        k.members.insert(src);
+        k.members.insert(dst);
+    });
+    return kinds;
+}
+
+bool anyExchanges(const std::unordered_map<int, Kinds>& kinds) {
+    return std::any_of(kinds.begin(), kinds.end(), [](const auto& gk) {
+        return gk.second.bothWays && (gk.second.oneWay || gk.second.members.size() >= 3);
+    });
+}
+
+} // namespace
+
+bool DpLinks::mayHoldExchanges() const { return anyExchanges(kindsOf(*this)); }
+
+std::vector<char> expertExchanges(const std::vector<DpRecord>& dp, std::size_t nodes, std::int64_t windowNs) {
+    DpLinks links(nodes);
+    for (const DpRecord& r : dp) links.add(r.src, r.dst, r.group);
+    auto bothWays = [&](const DpRecord& r) { return links.has(r.dst, r.src); };
+    std::unordered_map<int, Kinds> kinds = kindsOf(links);
     std::vector<char> exchange(dp.size(), 0);
-    bool any = false;
-    for (const auto& [g, k] : kinds) any = any || (k.bothWays && (k.oneWay || k.members.size() >= 3));
-    if (!any) return exchange; // rings only (or two-member groups): nothing to tell apart
+    if (!anyExchanges(kinds)) return exchange;             // rings only (or two-member groups): nothing to tell apart
     std::vector<std::vector<std::size_t>> bySender(nodes); // fan-out groups only, in start order
     for (std::size_t i = 0; i < dp.size(); ++i) {
         const Kinds& k = kinds[dp[i].group];

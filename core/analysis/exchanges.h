@@ -13,6 +13,7 @@
 //    ring's hops start together (its members wait for the last one), a send that no other member's send joins
 //    within windowNs is one too (an exchange that lost its other records to the exporter).
 // A two-member group (a ring both ways, one peer per exchange) tells nothing apart.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -26,7 +27,37 @@ struct DpRecord {
     std::int32_t group;
 };
 
+// The distinct links (sender -> receiver) among DP records and the kinds of pair each group has: what
+// expertExchanges decides by first. A member sends to one peer (a ring) or to the few of its group (an
+// exchange), so a link is found by a short scan, without hashing per record.
+class DpLinks {
+public:
+    explicit DpLinks(std::size_t nodes) : m_out(nodes) {}
+    void add(std::int32_t src, std::int32_t dst, std::int32_t group) {
+        if (!has(src, dst)) m_out[std::size_t(src)].push_back({dst, group});
+    }
+    bool has(std::int32_t src, std::int32_t dst) const {
+        const auto& v = m_out[std::size_t(src)];
+        return std::any_of(v.begin(), v.end(), [&](const Link& l) { return l.dst == dst; });
+    }
+    template <typename F>
+    void eachLink(F&& f) const { // f(src, dst, group)
+        for (std::size_t src = 0; src < m_out.size(); ++src)
+            for (const Link& l : m_out[src]) f(std::int32_t(src), l.dst, l.group);
+    }
+    // Whether a group holds pairs both ways beside one-way pairs, or both-ways pairs among three members or more:
+    // else expertExchanges marks no record of these links (rings only, or two-member groups).
+    bool mayHoldExchanges() const;
+
+private:
+    struct Link {
+        std::int32_t dst, group;
+    };
+    std::vector<std::vector<Link>> m_out; // per sender
+};
+
 // Per record of `recs` (in start order): 0 the ring's (or no experts), 1 an exchange, 2 a lone leftover send.
+// Each group is judged by its own records alone: the records may come one group at a time.
 std::vector<char> expertExchanges(const std::vector<DpRecord>& recs, std::size_t nodes, std::int64_t windowNs);
 
 } // namespace prism

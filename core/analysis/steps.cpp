@@ -29,31 +29,12 @@ std::uint64_t pairKey(std::uint32_t a, std::uint32_t b) {
 // One record of the series the steps are cut from (sender and receiver: job-local indices).
 using SyncRec = DpRecord;
 
-// The expert exchanges leave the series and are returned (the ring's hops among them rejoin their burst later,
-// when they start inside one).
-std::vector<SyncRec> ringHopsOnly(std::vector<SyncRec>& dp, std::size_t nics, std::int64_t exchangeWindowNs) {
-    const std::vector<char> exchange = expertExchanges(dp, nics, exchangeWindowNs);
-    std::vector<SyncRec> out;
-    std::size_t w = 0; // the ring's hops kept in place, in order: no second copy of the series
-    for (std::size_t i = 0; i < dp.size(); ++i) {
-        if (exchange[i]) out.push_back(dp[i]);
-        else dp[w++] = dp[i];
-    }
-    dp.resize(w);
-    return out;
-}
-
-// Union of intervals sorted by start into non-overlapping pieces; pieceOf[i] is the piece of interval i.
-template <typename It>
-std::vector<Piece> unionPieces(It first, It last, std::vector<std::uint32_t>* pieceOf) {
-    std::vector<Piece> out;
-    for (It it = first; it != last; ++it) {
-        if (out.empty() || it->s > out.back().second) out.push_back({it->s, it->e});
-        else out.back().second = std::max(out.back().second, it->e);
-        if (pieceOf) pieceOf->push_back(std::uint32_t(out.size() - 1));
-    }
-    return out;
-}
+// A sender's records in one sync burst, as one: the earliest start and the latest end (`burst`: its index).
+struct BurstSend {
+    std::int64_t s, e;
+    std::int32_t src;
+    std::uint32_t burst;
+};
 
 } // namespace
 
@@ -86,66 +67,113 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     const JobIndex& ix = index ? *index : own.emplace(flows, topology, job, par);
     const std::size_t nics = ix.size();
 
-    // The series: DP records grouped by DP group; without DP traffic, PP records as one group.
-    std::vector<SyncRec> dpRecs, ppRecs;
+    // The series the steps are cut from: the DP sync records, one DP group at a time (where the stages sync one
+    // after another, below) or as one series; without DP sync, the PP records as one. Never held whole: a
+    // report's analysis peaked on it (32 bytes a DP record, 84 MB for the 2.6M of `large`'s job-0). A group's
+    // records are gathered when its turn comes (their positions in the job, grouped, 4 bytes each), a series of
+    // the whole job is read from the job's records as they come (twice: its pieces, then each record's burst),
+    // and once a record's burst is known only the union of each sender's records in each burst is kept (a
+    // BurstSend): what follows takes per burst or round and sender the earliest start and the latest end, which
+    // these give exactly.
+    const bool recordsInOrder = recordsByStart(flows, job);
     // A DP record inside one DP group; a pipeline collective (tied embeddings) joins two groups and is no
-    // group's sync. The PP records are the series only when there is no DP sync: collected only then.
+    // group's sync.
     auto dpSync = [&](int a, int b) {
         return ix.kind(a, b) == PairKind::DP && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b);
     };
     auto record = [&](std::uint32_t r, int a, int b, int group) {
         return SyncRec{flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), a, b, group};
     };
-    // take(r, a, b) for each record of the job between two of its NICs that is DP sync (dp) or not (!dp).
+    // take(position, r, a, b) for each record of the job between two of its NICs that is DP sync (dp) or not.
     auto eachRecord = [&](bool dp, auto&& take) {
-        for (std::uint32_t r : job.records) {
+        for (std::size_t p = 0; p < job.records.size(); ++p) {
+            const std::uint32_t r = job.records[p];
             const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-            if (a >= 0 && b >= 0 && dpSync(a, b) == dp) take(r, a, b);
+            if (a >= 0 && b >= 0 && dpSync(a, b) == dp) take(p, r, a, b);
         }
     };
-    auto collect = [&](bool dp) { // the DP records (with their group) in start order, or the others
-        eachRecord(dp, [&](std::uint32_t r, int a, int b) {
-            (dp ? dpRecs : ppRecs).push_back(record(r, a, b, dp ? ix.dpGroup(a) : 0));
+    std::vector<std::size_t> groupEnd; // per DP group: its count, then (once grouped) one past its last position
+    std::size_t dpTotal = 0;
+    int firstStage = -1;
+    bool oneStage = true;
+    DpLinks dpLinks(nics);
+    eachRecord(true, [&](std::size_t, std::uint32_t, int a, int b) {
+        const std::size_t g = std::size_t(ix.dpGroup(a));
+        if (g >= groupEnd.size()) groupEnd.resize(g + 1, 0);
+        ++groupEnd[g];
+        ++dpTotal;
+        if (firstStage < 0) firstStage = ix.stage(a);
+        oneStage = oneStage && ix.stage(a) == firstStage;
+        dpLinks.add(a, b, int(g));
+    });
+    const bool mayExchange = dpLinks.mayHoldExchanges();
+    // The positions of the DP records, group after group, each group in the job's order: wanted where the groups
+    // are taken one at a time (their expert exchanges, or their own series).
+    std::vector<std::uint32_t> grouped;
+    if (mayExchange || !oneStage) {
+        std::vector<std::size_t> at(groupEnd.size());
+        for (std::size_t g = 0, sum = 0; g < groupEnd.size(); ++g) {
+            at[g] = sum;
+            sum += groupEnd[g];
+            groupEnd[g] = sum;
+        }
+        grouped.resize(dpTotal);
+        eachRecord(true, [&](std::size_t p, std::uint32_t, int a, int) {
+            grouped[at[std::size_t(ix.dpGroup(a))]++] = std::uint32_t(p);
         });
+    }
+    auto groupBegin = [&](std::size_t g) { return g == 0 ? std::size_t(0) : groupEnd[g - 1]; };
+    if (!recordsInOrder) // each group by start, as exchanges are told and bursts cut
+        for (std::size_t g = 0; g < groupEnd.size() && !grouped.empty(); ++g)
+            std::stable_sort(grouped.begin() + std::ptrdiff_t(groupBegin(g)),
+                             grouped.begin() + std::ptrdiff_t(groupEnd[g]), [&](std::uint32_t x, std::uint32_t y) {
+                                 return flows.startNs[job.records[x]] < flows.startNs[job.records[y]];
+                             });
+    std::vector<SyncRec> buffer; // one group's records
+    auto gather = [&](std::size_t g, const std::vector<bool>* skip) {
+        buffer.clear();
+        for (std::size_t i = groupBegin(g); i < groupEnd[g]; ++i) {
+            const std::uint32_t p = grouped[i], r = job.records[p];
+            if (!skip || !(*skip)[p])
+                buffer.push_back(record(r, ix.local(flows.src[r]), ix.local(flows.dst[r]), int(g)));
+        }
     };
-    // The DP records are cut group by group where the stages sync one after another (below): then each record
-    // goes straight to its group's place, the groups one after another and each by start, counted first. (A
-    // move into groups afterwards touched the series at random: two fifths of step division's time on `large`.)
-    // Where every sender is of one stage, or there is one group, the series stays in start order.
-    bool grouped = false;
-    {
-        std::vector<std::size_t> at;
-        int firstStage = -1;
-        bool oneStage = true;
-        std::size_t total = 0;
-        eachRecord(true, [&](std::uint32_t, int a, int) {
-            const std::size_t g = std::size_t(ix.dpGroup(a));
-            if (g >= at.size()) at.resize(g + 1, 0);
-            ++at[g];
-            ++total;
-            if (firstStage < 0) firstStage = ix.stage(a);
-            oneStage = oneStage && ix.stage(a) == firstStage;
-        });
-        grouped = !oneStage && std::count_if(at.begin(), at.end(), [](std::size_t n) { return n > 0; }) > 1;
-        if (grouped) {
-            for (std::size_t g = 0, sum = 0; g < at.size(); ++g) sum += std::exchange(at[g], sum);
-            dpRecs.resize(total);
-            eachRecord(true, [&](std::uint32_t r, int a, int b) {
-                const int g = ix.dpGroup(a);
-                dpRecs[at[std::size_t(g)]++] = record(r, a, b, g);
-            });
-        } else {
-            dpRecs.reserve(total);
-            collect(true);
+    // The expert exchanges leave the series, group by group (each group is judged by its own records); the ring's
+    // hops among them rejoin their burst later, when they start inside one.
+    std::vector<SyncRec> exchanges;
+    std::vector<bool> isExchange; // per position in the job, where some record is one
+    std::size_t series = dpTotal; // DP records left in the series
+    bool onePhase = oneStage;     // every sender of the series of one PP stage
+    if (mayExchange) {
+        int stage = -1;
+        onePhase = true;
+        for (std::size_t g = 0; g < groupEnd.size(); ++g) {
+            gather(g, nullptr);
+            const std::vector<char> exchange = expertExchanges(buffer, nics, params.exchangeWindowNs);
+            for (std::size_t i = 0; i < buffer.size(); ++i) {
+                if (exchange[i]) {
+                    if (isExchange.empty()) isExchange.assign(job.records.size(), false);
+                    isExchange[grouped[groupBegin(g) + i]] = true;
+                    exchanges.push_back(buffer[i]);
+                    --series;
+                } else {
+                    if (stage < 0) stage = ix.stage(buffer[i].src);
+                    onePhase = onePhase && ix.stage(buffer[i].src) == stage;
+                }
+            }
         }
     }
-    std::vector<SyncRec> exchanges = ringHopsOnly(dpRecs, nics, params.exchangeWindowNs);
-    if (dpRecs.empty()) collect(false); // no DP sync (or every DP record an exchange): the PP rhythm
-    std::vector<SyncRec> recs;
+    const std::vector<bool>* skip = isExchange.empty() ? nullptr : &isExchange;
     std::vector<LinkRecord> links; // PP records between adjacent stages, for the drain test (no DP traffic only)
-    if (dpRecs.empty() && !ppRecs.empty()) {
+    if (series > 0) {
+        out.source = StepSource::DataParallel;
+    } else {
+        // No DP sync (or every DP record an exchange): the PP rhythm.
+        out.source = StepSource::Pipeline;
+        bool any = false;
+        eachRecord(false, [&](std::size_t, std::uint32_t, int, int) { any = true; });
+        if (!any) return out;
         std::unordered_map<std::uint64_t, std::uint32_t> linkOf;
-        links.reserve(ppRecs.size());
         for (std::uint32_t r : job.records) {
             const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
             if (a < 0 || b < 0 || std::abs(ix.stage(a) - ix.stage(b)) != 1) continue;
@@ -154,62 +182,30 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             links.push_back({flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), it->second,
                              ix.stage(b) > ix.stage(a) ? 1 : -1, std::min(ix.stage(a), ix.stage(b)) == 0});
         }
-        auto byStart = [](const LinkRecord& x, const LinkRecord& y) { return x.s < y.s; };
-        if (!std::is_sorted(links.begin(), links.end(), byStart))
-            std::stable_sort(links.begin(), links.end(), byStart);
+        auto byStartOf = [](const LinkRecord& x, const LinkRecord& y) { return x.s < y.s; };
+        if (!std::is_sorted(links.begin(), links.end(), byStartOf))
+            std::stable_sort(links.begin(), links.end(), byStartOf);
     }
-    if (!dpRecs.empty()) {
-        out.source = StepSource::DataParallel;
-        recs = std::move(dpRecs);
-        // Without a pipeline every ring syncs in the same phase, after the backward pass, and the job-wide quiet
-        // time between syncs is the forward pass: the syncs of all rings are cut as one series. Per ring, a ring
-        // slowed by a slow link (a NIC fallen back from 200 to 25 Gb/s) stretches its sync until its own rhythm
-        // cuts it apart (`pure-dp` with an 8x slow link: as few as 16 of 20 steps found, up to 10 spurious).
-        // With a pipeline the stages sync one after another (the last stage first), so each ring is cut on its
-        // own.
-        const bool onePhase = std::all_of(recs.begin(), recs.end(), [&](const SyncRec& r) {
-            return ix.stage(r.src) == ix.stage(recs.front().src);
-        });
-        if (onePhase) {
-            for (SyncRec& r : recs) r.group = 0;
-            for (SyncRec& r : exchanges) r.group = 0;
-            // Collected by group (the senders of other stages had only exchanges): one series again, by start
-            // (the rejoining below takes the exchanges by start; the bursts are cut from the series by start).
-            if (grouped) {
-                auto byStart = [](const SyncRec& x, const SyncRec& y) { return x.s < y.s; };
-                std::stable_sort(recs.begin(), recs.end(), byStart);
-                std::stable_sort(exchanges.begin(), exchanges.end(), byStart);
-            }
-        }
-    } else {
-        out.source = StepSource::Pipeline;
-        recs = std::move(ppRecs);
-    }
-    if (recs.empty()) return out;
-    // Group by group, keeping start order: as collected (above), or a stable sort should a series come otherwise.
-    if (!std::is_sorted(recs.begin(), recs.end(), [](const SyncRec& x, const SyncRec& y) { return x.group < y.group; }))
-        std::stable_sort(recs.begin(), recs.end(),
-                         [](const SyncRec& x, const SyncRec& y) { return x.group < y.group; });
 
-    // 1. Bursts per group.
+    // 1. Bursts per group: the union of the group's records in pieces, cut into bursts by the group's rhythm.
     struct Burst {
         std::int64_t s, e;
         int group;
         bool opener; // a distributed optimizer's parameter all-gather: part of the next step, no step end
     };
     std::vector<Burst> bursts;
-    std::vector<std::uint32_t> burstOf(recs.size());
+    std::vector<BurstSend> sends;
     DrainScan drains; // PP only: where the pipeline is at rest
-    for (std::size_t a = 0; a < recs.size();) {
-        std::size_t b = a;
-        while (b < recs.size() && recs[b].group == recs[a].group) ++b;
-        auto byStart = [](const SyncRec& x, const SyncRec& y) { return x.s < y.s; };
-        if (!std::is_sorted(recs.begin() + std::ptrdiff_t(a), recs.begin() + std::ptrdiff_t(b), byStart))
-            std::sort(recs.begin() + std::ptrdiff_t(a), recs.begin() + std::ptrdiff_t(b), byStart);
-        std::vector<std::uint32_t> pieceOf;
-        pieceOf.reserve(b - a);
-        const std::vector<Piece> pieces =
-            unionPieces(recs.begin() + std::ptrdiff_t(a), recs.begin() + std::ptrdiff_t(b), &pieceOf);
+    // `each(f)` calls f(s, e, sender) for each record of the group's series by start, twice: once for the
+    // pieces, then for each record's burst.
+    std::vector<std::uint32_t> sendOf(nics, std::numeric_limits<std::uint32_t>::max()); // per sender: its last
+    auto cutSeries = [&](int group, auto&& each) {
+        std::vector<Piece> pieces;
+        each([&](std::int64_t s, std::int64_t e, int) {
+            if (pieces.empty() || s > pieces.back().second) pieces.push_back({s, e});
+            else pieces.back().second = std::max(pieces.back().second, e);
+        });
+        if (pieces.empty()) return;
         std::vector<std::size_t> cuts = out.source == StepSource::DataParallel
                                             ? chooseCuts(pieces, params, 0.5, false, true)
                                             : choosePipelineCuts(pieces, links, params, &drains);
@@ -221,20 +217,83 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         for (std::size_t i = 0; i < pieces.size(); ++i) {
             const std::uint32_t id = base + std::uint32_t(c);
             if (id == bursts.size())
-                bursts.push_back({pieces[i].first, pieces[i].second, recs[a].group,
-                                  c < openerBurst.size() && openerBurst[c] != 0});
+                bursts.push_back(
+                    {pieces[i].first, pieces[i].second, group, c < openerBurst.size() && openerBurst[c] != 0});
             bursts[id].e = std::max(bursts[id].e, pieces[i].second);
             burstOfPiece[i] = id;
             if (c < cuts.size() && cuts[c] == i) ++c;
         }
-        for (std::size_t i = a; i < b; ++i) burstOf[i] = burstOfPiece[pieceOf[i - a]];
-        a = b;
+        // A record lies in the last piece that starts at or before it (a piece opens with the first record past
+        // the one before); bursts come in order, so a sender's send in the burst is its last one.
+        std::size_t p = 0;
+        each([&](std::int64_t s, std::int64_t e, int src) {
+            while (p + 1 < pieces.size() && pieces[p + 1].first <= s) ++p;
+            const std::uint32_t id = burstOfPiece[p];
+            std::uint32_t& at = sendOf[std::size_t(src)];
+            if (at < sends.size() && sends[at].burst == id) {
+                sends[at].s = std::min(sends[at].s, s);
+                sends[at].e = std::max(sends[at].e, e);
+            } else {
+                at = std::uint32_t(sends.size());
+                sends.push_back({s, e, src, id});
+            }
+        });
+    };
+    auto eachOf = [](const std::vector<SyncRec>& v) {
+        return [&v](auto&& f) {
+            for (const SyncRec& x : v) f(x.s, x.e, x.src);
+        };
+    };
+    auto sortByStart = [](std::vector<SyncRec>& v, bool stable) {
+        auto byS = [](const SyncRec& x, const SyncRec& y) { return x.s < y.s; };
+        if (std::is_sorted(v.begin(), v.end(), byS)) return;
+        if (stable) std::stable_sort(v.begin(), v.end(), byS);
+        else std::sort(v.begin(), v.end(), byS);
+    };
+    const bool dp = out.source == StepSource::DataParallel;
+    if (dp && !onePhase) {
+        // With a pipeline the stages sync one after another (the last stage first), so each ring is cut on its
+        // own.
+        for (std::size_t g = 0; g < groupEnd.size(); ++g) {
+            gather(g, skip);
+            sortByStart(buffer, false);
+            cutSeries(int(g), eachOf(buffer));
+        }
+        std::vector<SyncRec>().swap(buffer);
+    } else {
+        // Without a pipeline every ring syncs in the same phase, after the backward pass, and the job-wide quiet
+        // time between syncs is the forward pass: the syncs of all rings are cut as one series. Per ring, a ring
+        // slowed by a slow link (a NIC fallen back from 200 to 25 Gb/s) stretches its sync until its own rhythm
+        // cuts it apart (`pure-dp` with an 8x slow link: as few as 16 of 20 steps found, up to 10 spurious).
+        // Without DP sync, the PP records are the one series.
+        std::vector<SyncRec>().swap(buffer);
+        if (recordsInOrder) {
+            cutSeries(0, [&](auto&& f) {
+                eachRecord(dp, [&](std::size_t p, std::uint32_t r, int a, int) {
+                    if (!skip || !(*skip)[p]) f(flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), a);
+                });
+            });
+        } else { // records not by start: the series gathered and sorted
+            std::vector<SyncRec> all;
+            eachRecord(dp, [&](std::size_t p, std::uint32_t r, int a, int b) {
+                if (!skip || !(*skip)[p]) all.push_back(record(r, a, b, 0));
+            });
+            sortByStart(all, true);
+            cutSeries(0, eachOf(all));
+        }
+        for (SyncRec& r : exchanges) r.group = 0;
     }
+    std::vector<std::uint32_t>().swap(grouped);
+    std::vector<bool>().swap(isExchange);
+    std::vector<std::uint32_t>().swap(sendOf);
     // Records of expert pairs that start inside a sync burst of their group, give or take a boundary gap (for
     // clock skew, and for the next active-timeout piece of a hop whose own record on a one-way pair was lost),
-    // are the ring's hops on those pairs: they rejoin their burst, and may end it. Records come by start, so
+    // are the ring's hops on those pairs: they rejoin their burst, and may end it. They are taken by start, so
     // a hop's pieces extend the burst one after the other.
     if (!exchanges.empty()) {
+        std::stable_sort(exchanges.begin(), exchanges.end(), [](const SyncRec& x, const SyncRec& y) {
+            return std::pair(x.group, x.s) < std::pair(y.group, y.s);
+        });
         std::vector<std::uint32_t> byGroup(bursts.size()); // bursts by group, then start
         std::iota(byGroup.begin(), byGroup.end(), 0u);
         std::stable_sort(byGroup.begin(), byGroup.end(), [&](std::uint32_t x, std::uint32_t y) {
@@ -248,17 +307,15 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             if (it == byGroup.begin()) continue;
             const std::uint32_t id = *std::prev(it);
             if (bursts[id].group != r.group || r.s > bursts[id].e + params.minBoundaryGapNs) continue;
-            recs.push_back(r);
-            burstOf.push_back(id);
+            sends.push_back({r.s, r.e, r.src, id});
             bursts[id].e = std::max(bursts[id].e, r.e);
         }
     }
-    // Every sync burst with its records, openers included, for the sync windows of isExchange (below).
-    std::vector<SyncRec> allRecs = exchanges.empty() ? std::vector<SyncRec>{} : recs;
-    std::vector<std::uint32_t> allBurstOf = exchanges.empty() ? std::vector<std::uint32_t>{} : burstOf;
+    // Every sync burst with its sends, openers included, for the sync windows of isExchange (below).
+    const std::vector<BurstSend> allSends = exchanges.empty() ? std::vector<BurstSend>{} : sends;
     const std::vector<Burst> allBursts = exchanges.empty() ? std::vector<Burst>{} : bursts;
 
-    // The all-gathers that open steps end none: their records and bursts leave the sync series.
+    // The all-gathers that open steps end none: their sends and bursts leave the sync series.
     if (std::any_of(bursts.begin(), bursts.end(), [](const Burst& b) { return b.opener; })) {
         std::vector<std::uint32_t> newId(bursts.size());
         std::vector<Burst> kept;
@@ -267,13 +324,12 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             if (!bursts[id].opener) kept.push_back(bursts[id]);
         }
         std::size_t w = 0;
-        for (std::size_t i = 0; i < recs.size(); ++i)
-            if (!bursts[burstOf[i]].opener) {
-                recs[w] = recs[i];
-                burstOf[w++] = newId[burstOf[i]];
+        for (const BurstSend& x : sends)
+            if (!bursts[x.burst].opener) {
+                sends[w] = x;
+                sends[w++].burst = newId[x.burst];
             }
-        recs.resize(w);
-        burstOf.resize(w);
+        sends.resize(w);
         bursts = std::move(kept);
         out.notes.push_back("two DP collectives per step (a distributed optimizer: gradient reduce-scatter, then "
                             "parameter all-gather): steps end with the reduce-scatter, the all-gather opens the "
@@ -387,9 +443,9 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     std::vector<std::int64_t> nicOffset(nics, 0);
     if (params.alignClocks && rounds > 0) {
         std::vector<std::int64_t> first(rounds * nics, kNever);
-        for (std::size_t i = 0; i < recs.size(); ++i) {
-            std::int64_t& f = first[roundOf[burstOf[i]] * nics + std::size_t(recs[i].src)];
-            f = std::min(f, recs[i].s);
+        for (const BurstSend& x : sends) {
+            std::int64_t& f = first[roundOf[x.burst] * nics + std::size_t(x.src)];
+            f = std::min(f, x.s);
         }
         int stages = 1;
         for (std::size_t l = 0; l < nics; ++l) stages = std::max(stages, ix.stage(int(l)) + 1);
@@ -436,11 +492,11 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     // The ring's sync bursts of the groups whose expert exchanges left the series, aligned, for isExchange.
     if (!exchanges.empty()) {
         std::vector<Piece> window(allBursts.size(), {kNever, std::numeric_limits<std::int64_t>::min()});
-        for (std::size_t i = 0; i < allRecs.size(); ++i) {
-            const std::int64_t off = nicOffset[std::size_t(allRecs[i].src)];
-            Piece& w = window[allBurstOf[i]];
-            w.first = std::min(w.first, allRecs[i].s - off - params.minBoundaryGapNs);
-            w.second = std::max(w.second, allRecs[i].e - off);
+        for (const BurstSend& x : allSends) {
+            const std::int64_t off = nicOffset[std::size_t(x.src)];
+            Piece& w = window[x.burst];
+            w.first = std::min(w.first, x.s - off - params.minBoundaryGapNs);
+            w.second = std::max(w.second, x.e - off);
         }
         std::unordered_map<int, std::uint32_t> slot; // burst group -> syncWindowsNs index
         std::unordered_set<std::uint64_t> seen;       // pairs (a pair lies in one group)
@@ -470,11 +526,11 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         for (std::uint32_t r : of) count = std::max<std::size_t>(count, r + 1);
         std::vector<std::int64_t> roundEnd(count, std::numeric_limits<std::int64_t>::min());
         std::vector<std::int64_t> roundStart(count, kNever);
-        for (std::size_t i = 0; i < recs.size(); ++i) {
-            const std::size_t r = of[burstOf[i]];
-            const std::int64_t off = nicOffset[std::size_t(recs[i].src)];
-            roundEnd[r] = std::max(roundEnd[r], recs[i].e - off);
-            roundStart[r] = std::min(roundStart[r], recs[i].s - off);
+        for (const BurstSend& x : sends) {
+            const std::size_t r = of[x.burst];
+            const std::int64_t off = nicOffset[std::size_t(x.src)];
+            roundEnd[r] = std::max(roundEnd[r], x.e - off);
+            roundStart[r] = std::min(roundStart[r], x.s - off);
         }
         std::vector<std::size_t> ro(count);
         std::iota(ro.begin(), ro.end(), std::size_t(0));
@@ -488,8 +544,9 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     std::vector<std::int64_t> ends, syncStarts;
     roundBounds(roundOf, ends, syncStarts);
     // The series is done with: what follows reads the job's records again (4b), so it is not held beside them.
-    for (auto* v : {&recs, &allRecs, &exchanges}) std::vector<SyncRec>().swap(*v);
-    for (auto* v : {&burstOf, &allBurstOf, &roundOf}) std::vector<std::uint32_t>().swap(*v);
+    std::vector<SyncRec>().swap(exchanges);
+    std::vector<BurstSend>().swap(sends);
+    std::vector<std::uint32_t>().swap(roundOf);
     std::vector<LinkRecord>().swap(links);
     // Micro-batches still in flight after the last record: the capture ends inside that step.
     if (out.source == StepSource::Pipeline && !drains.share.empty() && drains.endShare < params.drainedShare &&
@@ -513,14 +570,13 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         // united with the last few of them (a short scan back), and nothing is sorted. The union is the same in any
         // order; records that do not come by start are sorted first.
         std::vector<Piece> jobPieces;
-        const bool byStart = recordsByStart(flows, job);
         std::vector<Piece> unsorted; // records not by start: sorted, then united
         for (std::uint32_t r : job.records) {
             const int a = ix.local(flows.src[r]);
             if (a < 0 || ix.local(flows.dst[r]) < 0) continue; // storage, management: not the job's rhythm
             const std::int64_t off = nicOffset[std::size_t(a)];
             const Piece x{flows.startNs[r] - off, std::max(flows.endNs[r], flows.startNs[r]) - off};
-            if (byStart) unitePiece(jobPieces, x);
+            if (recordsInOrder) unitePiece(jobPieces, x);
             else unsorted.push_back(x);
         }
         std::sort(unsorted.begin(), unsorted.end());
