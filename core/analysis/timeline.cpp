@@ -18,15 +18,15 @@ constexpr std::int64_t kMergeGapNs = 2'000; // records of one transfer: channels
 constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
 
 // One transfer on one rank: the records of one message (channels, active-timeout pieces) merged.
-struct Transfer {
+struct Transfer { // 32 bytes: a block of ranks holds some 20 MB of them on `large`
     std::int64_t s, e;
     std::uint64_t bytes;
     std::uint32_t peer;
     SegmentKind kind;
-    std::uint16_t microBatch = kNoMicroBatch;
-    std::uint32_t step = kNoIndex;
     bool exchange = false; // DP traffic that is an expert all-to-all, not the ring's sync (StepDivision::isExchange)
+    std::uint16_t microBatch = kNoMicroBatch;
 };
+static_assert(sizeof(Transfer) == 32);
 
 struct Busy {
     std::int64_t s, e;
@@ -93,8 +93,11 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     };
     const unsigned threads = threadCount(0);
     // Eighths (at least 64 ranks): on `large` 22 MB less at the peak than quarters for the same time; sixteenths
-    // saved 4 MB more for 10% more CPU (docs/BENCHMARKS.md).
-    const std::size_t block = segments ? std::max<std::size_t>(R, 1) : std::max<std::size_t>(64, (R + 7) / 8);
+    // saved 4 MB more for 10% more CPU (docs/BENCHMARKS.md). A record's two passes are held in a byte (below): at
+    // most 16 passes, blocks times threads. (Blocks that take whole DP groups, dealt out so that each holds every
+    // stage, held 5 MB less on `large` but took 6% more CPU: not kept.)
+    const std::size_t block =
+        segments ? std::max<std::size_t>(R, 1) : std::max({std::size_t(64), (R + 7) / 8, (R * threads + 15) / 16});
     std::vector<std::vector<Transfer>> transfers(std::min(R, block));
     std::vector<std::vector<Open>> open(transfers.size());
     // The transfers of ranks [lo, hi) (at transfers[k - lo]); thread w takes the ranks k with k % threads == w,
@@ -109,19 +112,17 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         passOfEndpoint[e] = std::uint32_t((k / block) * threads + k % threads);
     }
     // With several blocks of ranks, every pass reads the whole job: each record's two passes are looked up once,
-    // a byte each in the job's record order (2 bytes a record beside the table), and a pass reads those alone
-    // to find its records (on `large` half of the statistics' time went to reading every record's ends).
-    std::vector<std::uint8_t> passA, passB;
-    constexpr std::uint8_t kNoPass = 0xFF;
-    if (R > block && (R + block - 1) / block * threads < kNoPass) {
-        passA.resize(job.records.size());
-        passB.resize(job.records.size());
+    // four bits each in a byte in the job's record order (a byte a record beside the table), and a pass reads
+    // those alone to find its records (on `large` half of the statistics' time went to reading every record's
+    // ends). A record with an end not the job's has 15 in both halves: that pass reads and drops it.
+    std::vector<std::uint8_t> passes;
+    if (R > block && (R + block - 1) / block * threads <= 16) {
+        passes.resize(job.records.size());
         for (std::size_t q = 0; q < job.records.size(); ++q) {
             const EndpointId ea = flows.src[job.records[q]], eb = flows.dst[job.records[q]];
             const bool both =
                 ea < endpoints && eb < endpoints && rankOfEndpoint[ea] != kNoIndex && rankOfEndpoint[eb] != kNoIndex;
-            passA[q] = both ? std::uint8_t(passOfEndpoint[ea]) : kNoPass;
-            passB[q] = both ? std::uint8_t(passOfEndpoint[eb]) : kNoPass;
+            passes[q] = both ? std::uint8_t(passOfEndpoint[ea] | passOfEndpoint[eb] << 4) : std::uint8_t(0xFF);
         }
     }
     auto transfersOf = [&](std::size_t lo, std::size_t hi) {
@@ -143,25 +144,23 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                         t.bytes += bytes;
                     } else {
                         o.index = list.size();
-                        list.push_back({s, e, bytes, peer, kind});
-                        list.back().exchange = exchange;
+                        list.push_back({s, e, bytes, peer, kind, exchange});
                     }
                     return;
                 }
                 open[rank - lo].push_back({kind, peer, list.size(), exchange});
-                list.push_back({s, e, bytes, peer, kind});
-                list.back().exchange = exchange;
+                list.push_back({s, e, bytes, peer, kind, exchange});
             };
             const std::uint32_t me = std::uint32_t((lo / block) * threads + w);
             const EndpointId* const src = flows.src.data();
             const EndpointId* const dst = flows.dst.data();
             const std::uint32_t* const passOf = passOfEndpoint.data();
-            const bool looked = !passA.empty();
+            const bool looked = !passes.empty();
             for (std::size_t q = 0; q < job.records.size(); ++q) {
                 bool mineA, mineB;
                 if (looked) {
-                    mineA = passA[q] == me;
-                    mineB = passB[q] == me;
+                    mineA = (passes[q] & 0xF) == me;
+                    mineB = passes[q] >> 4 == me;
                     if (!mineA && !mineB) continue;
                 }
                 const std::uint32_t r = job.records[q];
@@ -256,7 +255,6 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 gradsUsed = 0;
                 curStep = st;
             }
-            t.step = st;
             settled.clear();
             for (std::size_t i = 0; i < pending.size();) {
                 const Pending& p = pending[i];
@@ -372,7 +370,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             rankStats(lo + kk, transfers[kk], fwdOf[worker], bwdOf[worker]);
         });
     }
-    for (auto* v : {&passA, &passB}) std::vector<std::uint8_t>().swap(*v);
+    std::vector<std::uint8_t>().swap(passes);
 
     // Before a DP sync: the group member with the shortest gap was the last one ready; that gap is compute
     // for every member, the rest of a longer gap is waiting for it.
@@ -394,13 +392,14 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             const std::size_t g = std::size_t(tl.ranks[k].dpGroup);
             ss.dpStartLagNs = ss.dpStartNs - minStart[g];
             const std::int64_t a = dpAnchor[k * S + s];
-            if (minGap[g] > 0) busy[k].push_back({a, std::min(ss.dpStartNs, a + minGap[g]), a <= steps[s].startNs});
+            if (segments && minGap[g] > 0)
+                busy[k].push_back({a, std::min(ss.dpStartNs, a + minGap[g]), a <= steps[s].startNs});
         }
     }
     // A job-wide stall before a step (a pause, a checkpoint) shows as a long first op: beyond 1.5 times the
     // rank's usual first op, it is waiting, not compute. (In a job without PP traffic the first op is the
     // compute before the DP sync: a 70 s checkpoint read as 116 s of compute.)
-    for (std::size_t k = 0; k < R; ++k) {
+    for (std::size_t k = 0; k < R && segments; ++k) { // busy times are read by the segments alone
         std::vector<std::int64_t> leads;
         for (const Busy& b : busy[k])
             if (b.lead) leads.push_back(b.e - b.s);
