@@ -601,6 +601,10 @@ private:
         const std::size_t parts = cuts.size() - 1;
         std::vector<LoadDiagnostics> diags(parts);
         std::vector<std::unique_ptr<CsvReader>> readers;
+        // Rows like the first chunk's, 2% over. The first part goes on with the rows read so far, in room for
+        // every part's rows: the others are then appended to it, and only theirs are copied.
+        const double rowsPerByte = m_bytesSeen > 0 ? double(m_table.size()) / double(m_bytesSeen) : 0.0;
+        auto rowsIn = [&](std::uint64_t bytes) { return std::size_t(double(bytes) * rowsPerByte * 1.02) + 1024; };
         for (std::size_t k = 0; k < parts; ++k) {
             readers.push_back(std::make_unique<CsvReader>(m_path, m_options, diags[k]));
             CsvReader& r = *readers.back();
@@ -608,10 +612,13 @@ private:
             r.m_congestion = m_congestion;
             r.m_header = true;
             r.m_atStart = false;
-            if (m_congestion) r.m_table.enableCongestion();
-            if (m_table.size() > 0 && m_bytesSeen > 0) // rows like the first chunk's, 2% over
-                r.m_table.reserve(std::size_t(double(cuts[k + 1] - cuts[k]) * double(m_table.size()) /
-                                              double(m_bytesSeen) * 1.02) + 1024);
+            if (k == 0) {
+                r.m_table = std::move(m_table);
+                if (rowsPerByte > 0) r.m_table.reserve(r.m_table.size() + rowsIn(size - from));
+            } else {
+                if (m_congestion) r.m_table.enableCongestion();
+                if (rowsPerByte > 0) r.m_table.reserve(rowsIn(cuts[k + 1] - cuts[k]));
+            }
         }
         std::atomic<bool> cancel{false};
         const double before = double(from) / double(size);
@@ -626,7 +633,6 @@ private:
             }
         });
         std::vector<FlowTable> tables;
-        tables.push_back(std::move(m_table));
         for (std::size_t k = 0; k < parts; ++k) {
             mergePart(diags[k]);
             m_line += readers[k]->m_line;

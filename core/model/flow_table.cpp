@@ -132,22 +132,30 @@ void FlowTable::clearRecords() {
 }
 
 FlowTable FlowTable::concatenate(std::vector<FlowTable> parts) {
-    FlowTable out;
-    std::size_t total = 0;
-    std::vector<std::size_t> sizes; // (the columns go one by one)
+    if (parts.empty()) return {};
+    // The first part is the table: its columns grow in place and its endpoint ids stay (a reader that reserved
+    // room for the rows of every part copies only the others': on `large` half of the table copied, and half as
+    // many fresh pages, instead of all of it).
+    FlowTable out = std::move(parts[0]);
+    const std::size_t first = out.size();
+    const bool firstCongestion = out.m_congestion;
+    std::size_t total = first;
+    std::vector<std::size_t> sizes(parts.size(), 0); // (the columns go one by one)
     std::vector<std::vector<EndpointId>> id(parts.size());
-    for (std::size_t p = 0; p < parts.size(); ++p) {
-        sizes.push_back(parts[p].size());
+    for (std::size_t p = 1; p < parts.size(); ++p) {
+        sizes[p] = parts[p].size();
         total += parts[p].size();
         if (parts[p].hasCongestion()) out.m_congestion = true;
         for (EndpointId e = 0; e < parts[p].endpoints.size(); ++e)
             id[p].push_back(out.endpoints.intern(parts[p].endpoints.at(e)));
     }
-    // One column at a time: out's column grows to its size while the parts' copies are freed one by one.
+    if (out.m_congestion && !firstCongestion)
+        for (auto* v : {&out.retransmits, &out.cnps, &out.ecnCe}) v->assign(first, 0);
+    // One column at a time: the table's column grows to its size while the parts' copies are freed one by one.
     auto column = [&](auto member, bool congestion = false) {
         auto& to = out.*member;
         to.reserve(total);
-        for (std::size_t p = 0; p < parts.size(); ++p) {
+        for (std::size_t p = 1; p < parts.size(); ++p) {
             auto& from = parts[p].*member;
             if (congestion && !parts[p].m_congestion) to.resize(to.size() + sizes[p], 0);
             else to.insert(to.end(), from.begin(), from.end());
@@ -157,7 +165,7 @@ FlowTable FlowTable::concatenate(std::vector<FlowTable> parts) {
     auto endpoint = [&](std::vector<EndpointId> FlowTable::*member) {
         auto& to = out.*member;
         to.reserve(total);
-        for (std::size_t p = 0; p < parts.size(); ++p) {
+        for (std::size_t p = 1; p < parts.size(); ++p) {
             for (EndpointId e : parts[p].*member) to.push_back(id[p][e]);
             std::vector<EndpointId>().swap(parts[p].*member);
         }
@@ -172,9 +180,9 @@ FlowTable FlowTable::concatenate(std::vector<FlowTable> parts) {
     for (CountColumn FlowTable::*member : {&FlowTable::bytes, &FlowTable::packets}) {
         auto& to = out.*member;
         to.reserve(total);
-        for (FlowTable& part : parts) {
-            to.append(part.*member);
-            part.*member = CountColumn();
+        for (std::size_t p = 1; p < parts.size(); ++p) {
+            to.append(parts[p].*member);
+            parts[p].*member = CountColumn();
         }
     }
     if (out.m_congestion) {
