@@ -69,8 +69,7 @@ Database& ConnectionPool::get(unsigned worker) {
     auto& c = m_connections.at(worker);
     if (!c) {
         c = std::make_unique<Database>(m_path, Database::Mode::ReadOnly);
-        // Blobs are copied out of the page cache otherwise; a mapping saves one copy of every page.
-        c->exec("PRAGMA mmap_size = 4294967296");
+        c->exec("PRAGMA mmap_size = 0"); // as openSessionDatabase: read, not mapped
     }
     return *c;
 }
