@@ -103,7 +103,7 @@ void compareTimelines(const std::vector<JobAnalysis>& a, const std::vector<JobAn
             for (std::size_t s = 0; s < p.segments.size(); ++s) {
                 const Segment &u = p.segments[s], &v = q.segments[s];
                 if (u.startNs != v.startNs || u.endNs != v.endNs || u.kind != v.kind || u.microBatch != v.microBatch ||
-                    u.peer != v.peer || u.step != v.step || u.bytes != v.bytes)
+                    u.peer != v.peer || u.bytes != v.bytes)
                     QFAIL(qPrintable(QString("job %1 rank %2 segment %3 differs").arg(j).arg(r).arg(s)));
             }
             QCOMPARE(q.stepStats.size(), p.stepStats.size());
@@ -345,6 +345,44 @@ private slots:
         QCOMPARE(query(path, "SELECT count(DISTINCT chunk) FROM flow_chunks")[0][0], std::string("2"));
     }
 
+    // A segment's step is not held in memory (JobTimeline::stepAt), but a session stores it, as docs/FORMATS.md
+    // says: the step each segment starts in, plus one (0: none), read here as a user's script would.
+    void theStoredStepOfASegmentIsTheStepItStartsIn() {
+        const auto chunks = query(m_session, "SELECT job, first_rank, ranks, encoding, hex(data) FROM timeline_chunks "
+                                             "WHERE column = 'step' ORDER BY job, chunk");
+        QVERIFY(!chunks.empty());
+        std::size_t checked = 0, inSteps = 0;
+        for (const auto& row : chunks) {
+            QCOMPARE(row[3], std::string("plus1-u16"));
+            const JobTimeline& tl = m_anomalies.analysis.jobs.at(std::stoul(row[0])).timeline;
+            const std::string& hex = row[4];
+            std::size_t at = 0;
+            auto nextValue = [&] {
+                const unsigned v = unsigned(std::stoul(hex.substr(at, 2), nullptr, 16)) |
+                                   unsigned(std::stoul(hex.substr(at + 2, 2), nullptr, 16)) << 8;
+                at += 4;
+                return int(v) - 1;
+            };
+            const std::size_t first = std::stoul(row[1]), ranks = std::stoul(row[2]);
+            for (std::size_t r = first; r < first + ranks; ++r)
+                for (const Segment& s : tl.ranks.at(r).segments) {
+                    QVERIFY(at + 4 <= hex.size());
+                    const int stored = nextValue();
+                    if (stored != tl.stepAt(s.startNs))
+                        QFAIL(qPrintable(QString("rank %1: segment at %2 stored in step %3, starts in step %4")
+                                             .arg(r)
+                                             .arg(s.startNs)
+                                             .arg(stored)
+                                             .arg(tl.stepAt(s.startNs))));
+                    ++checked;
+                    inSteps += stored >= 0;
+                }
+            QCOMPARE(at, hex.size());
+        }
+        QVERIFY(checked > 1000);
+        QVERIFY(inSteps > checked / 2);
+    }
+
     void timelinesWithValuesAtTheirLimitsRoundTrip() {
         // One hand-made job whose timeline has a step index beyond 16 bits (the column falls back to varints),
         // "none" everywhere it is allowed, extreme times and the "no time" marker in the step stats.
@@ -365,17 +403,26 @@ private slots:
         JobTimeline t;
         t.startNs = INT64_MIN;
         t.endNs = INT64_MAX;
+        // A segment's step is the step it starts in: the second segments start in step 70,000 (past 16 bits).
+        for (int k = 0; k <= 70'000; ++k) {
+            StepInfo step;
+            step.index = k;
+            step.startNs = k - 70'000;
+            step.endNs = k - 69'999;
+            t.steps.push_back(step);
+        }
         for (EndpointId e : {0u, 1u}) {
             RankTimeline r;
             r.nic = e;
             r.ip = info.gpus[e];
             r.label = r.ip;
-            r.segments.push_back({INT64_MIN, -1, SegmentKind::Wait, kNoMicroBatch, kNoIndex, 70'000, UINT64_MAX});
-            r.segments.push_back({0, INT64_MAX, SegmentKind::PpSend, 0xFFFE, 1 - e, kNoIndex, 0});
+            r.segments.push_back({INT64_MIN, -1, SegmentKind::Wait, kNoMicroBatch, kNoIndex, UINT64_MAX});
+            r.segments.push_back({0, INT64_MAX, SegmentKind::PpSend, 0xFFFE, 1 - e, 0});
             RankStepStats st;
             st.computeNs = INT64_MAX;
             st.ppSends = UINT32_MAX;
-            r.stepStats = {st, RankStepStats{}};
+            r.stepStats.assign(t.steps.size(), RankStepStats{});
+            r.stepStats.front() = st;
             t.ranks.push_back(r);
         }
         a.jobs.back().timeline = t;

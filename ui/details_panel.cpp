@@ -240,7 +240,8 @@ QString DetailsPanel::segmentHtml(const JobData& d, int rank, int segment) const
         t.row(tr("Bytes"), formatBytesQ(s.bytes));
         t.row(tr("Throughput"), formatRate(s.bytes, s.endNs - s.startNs));
     }
-    if (s.step < d.steps().size()) t.row(tr("Step"), QString::number(d.steps()[s.step].index));
+    if (const int st = d.timeline().stepAt(s.startNs); st >= 0 && std::size_t(st) < d.steps().size())
+        t.row(tr("Step"), QString::number(d.steps()[std::size_t(st)].index));
     return heading(QString::fromUtf8(segmentKindName(s.kind))) + t.html() + "<hr>" + rankHtml(d, rank);
 }
 

@@ -515,7 +515,8 @@ QString TimelineView::describeAt(const QPoint& pos) const {
     if (s.bytes) t += tr("<br>%1 at %2").arg(formatBytesQ(s.bytes), formatRate(s.bytes, s.endNs - s.startNs));
     t += tr("<br>at %1 from job start")
              .arg(formatNsAtStep(s.startNs - jobStart(), std::max<std::int64_t>(1, (s.endNs - s.startNs) / 10)));
-    if (s.step < st.size()) t += tr(" · step %1").arg(st[s.step].index);
+    if (const int k = m_data->timeline().stepAt(s.startNs); k >= 0 && std::size_t(k) < st.size())
+        t += tr(" · step %1").arg(st[std::size_t(k)].index);
     return t;
 }
 

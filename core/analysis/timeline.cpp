@@ -434,8 +434,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 if (!out.empty() && out.back().kind == kind && out.back().endNs == s &&
                     !std::binary_search(bounds.begin(), bounds.end(), s))
                     out.back().endNs = cut;
-                else
-                    out.push_back({s, cut, kind, kNoMicroBatch, kNoIndex, kNoIndex, 0});
+                else out.push_back({s, cut, kind, kNoMicroBatch, kNoIndex, 0});
                 s = cut;
             }
         };
@@ -466,14 +465,13 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             }
             const std::int64_t s = std::max(t.s, cursor);
             if (s > cursor) gapTo(cursor, s);
-            out.push_back({s, t.e, t.kind, t.microBatch, t.peer, kNoIndex, t.bytes});
+            out.push_back({s, t.e, t.kind, t.microBatch, t.peer, t.bytes});
             cursor = t.e;
         }
         std::size_t walk = 0; // segments and steps are both sorted: walk instead of searching
         for (Segment& seg : out) {
             while (walk < S && seg.startNs >= steps[walk].endNs) ++walk;
             const int st = walk < S && seg.startNs >= steps[walk].startNs ? int(walk) : -1;
-            seg.step = st < 0 ? kNoIndex : std::uint32_t(st);
             rt.maxSegmentNs = std::max(rt.maxSegmentNs, seg.endNs - seg.startNs);
             if (st < 0) continue;
             RankStepStats& ss = rt.stepStats[std::size_t(st)];

@@ -41,9 +41,10 @@ struct Segment {
     SegmentKind kind = SegmentKind::Compute;
     std::uint16_t microBatch = kNoMicroBatch; // PP: n-th transfer of this kind with this peer in the step
     std::uint32_t peer = kNoIndex;            // index of the peer rank in JobTimeline::ranks, or none
-    std::uint32_t step = kNoIndex;            // index into JobTimeline::steps, or none
     std::uint64_t bytes = 0;
+    // (Its step is JobTimeline::stepAt(startNs): not held, a timeline holds millions of segments.)
 };
+static_assert(sizeof(Segment) == 32);
 
 // One rank in one step. Times in ns; "none" is kNoTime.
 struct RankStepStats {

@@ -110,14 +110,30 @@ private:
     bool m_ok = true;
 };
 
+// The step of each segment of a rank in turn (they come by start): JobTimeline::stepAt, walked.
+class StepWalk {
+public:
+    explicit StepWalk(const std::vector<StepInfo>& steps) : m_steps(steps) {}
+    std::uint32_t next(std::int64_t startNs) {
+        while (m_at < m_steps.size() && startNs >= m_steps[m_at].endNs) ++m_at;
+        return m_at < m_steps.size() && startNs >= m_steps[m_at].startNs ? std::uint32_t(m_at) : kNoIndex;
+    }
+
+private:
+    const std::vector<StepInfo>& m_steps;
+    std::size_t m_at = 0;
+};
+
 // The encodings of one job's chunks: peer and step are 16-bit unless a value does not fit.
 Encodings encodingsFor(const JobTimeline& t) {
     std::uint32_t maxPeer = 0, maxStep = 0;
-    for (const RankTimeline& r : t.ranks)
+    for (const RankTimeline& r : t.ranks) {
+        StepWalk step(t.steps);
         for (const Segment& s : r.segments) {
             maxPeer = std::max(maxPeer, std::uint32_t(s.peer + 1)); // none (all ones) counts as 0
-            maxStep = std::max(maxStep, std::uint32_t(s.step + 1));
+            maxStep = std::max(maxStep, std::uint32_t(step.next(s.startNs) + 1));
         }
+    }
     Encodings e;
     for (int c = 0; c < kSegColumns; ++c) e[std::size_t(c)] = kSegEncodings[c];
     if (maxPeer > 0xFFFF) e[int(SegColumn::Peer)] = "plus1-varint";
@@ -126,8 +142,9 @@ Encodings encodingsFor(const JobTimeline& t) {
 }
 
 // Encodes the segments of ranks [r0, r1) into the seven columns in one pass over them.
-void encodeChunk(const std::vector<RankTimeline>& ranks, std::size_t r0, std::size_t r1, std::size_t n,
-                 const Encodings& enc, std::array<std::string, kSegColumns>& cols) {
+void encodeChunk(const JobTimeline& t, std::size_t r0, std::size_t r1, std::size_t n, const Encodings& enc,
+                 std::array<std::string, kSegColumns>& cols) {
+    const std::vector<RankTimeline>& ranks = t.ranks;
     for (auto& c : cols) c.clear();
     std::string& kinds = cols[int(SegColumn::Kind)];
     kinds.reserve(n);
@@ -139,7 +156,8 @@ void encodeChunk(const std::vector<RankTimeline>& ranks, std::size_t r0, std::si
             peer(cols[int(SegColumn::Peer)], n, fixed(SegColumn::Peer)),
             step(cols[int(SegColumn::Step)], n, fixed(SegColumn::Step));
         std::uint64_t prev = 0;
-        for (std::size_t r = r0; r < r1; ++r)
+        for (std::size_t r = r0; r < r1; ++r) {
+            StepWalk stepOf(t.steps);
             for (const Segment& s : ranks[r].segments) {
                 start.putSigned(std::int64_t(std::uint64_t(s.startNs) - prev));
                 prev = std::uint64_t(s.startNs);
@@ -147,9 +165,10 @@ void encodeChunk(const std::vector<RankTimeline>& ranks, std::size_t r0, std::si
                 kinds.push_back(char(s.kind));
                 micro.put(std::uint16_t(s.microBatch + 1));
                 peer.put(std::uint32_t(s.peer + 1));
-                step.put(std::uint32_t(s.step + 1));
+                step.put(std::uint32_t(stepOf.next(s.startNs) + 1));
                 bytes.put(s.bytes);
             }
+        }
     }
 }
 
@@ -188,7 +207,6 @@ std::string decodeChunk(const std::array<std::string_view, kSegColumns>& cols,
             s.kind = SegmentKind(kind);
             s.microBatch = std::uint16_t(m - 1);
             s.peer = std::uint32_t(p - 1);
-            s.step = std::uint32_t(st - 1);
             out.push_back(s);
         }
     }
@@ -256,7 +274,7 @@ void writeTimelines(Database& db, const std::vector<JobAnalysis>& jobs, const st
         const std::size_t nb = std::min<std::size_t>(threads, plans.size() - p0);
         parallelFor(nb, threads, [&](std::size_t b, unsigned) {
             const Plan& p = plans[p0 + b];
-            encodeChunk(jobs[p.job].timeline.ranks, p.r0, p.r1, p.segments, p.encodings, encoded[b]);
+            encodeChunk(jobs[p.job].timeline, p.r0, p.r1, p.segments, p.encodings, encoded[b]);
         });
         for (std::size_t b = 0; b < nb; ++b) {
             const Plan& p = plans[p0 + b];
