@@ -510,23 +510,24 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
     passes.endConnections();
     if (progress && !progress(0.2)) throw Cancelled();
     // Pass 2: each endpoint's activity falls into its epochs (an (endpoint, epoch) is a node); join the two
-    // nodes of each RoCE record, gather per node what the clusters need. Per record its sender node is kept.
-    std::vector<std::uint32_t> senderNode(n);
+    // nodes of each RoCE record, gather per node what the clusters need. A record's sender node is looked up
+    // again where a later pass needs it (an epoch search, mostly none), not kept: 4 bytes a record, the peak of
+    // a report's analysis once the columns read by recognition alone are let go (analyzeCaptureReleasing).
     for (std::size_t i = 0; i < n; ++i) {
-        senderNode[i] = flows.isRoce(i) ? passes.record(flows.src[i], flows.dst[i], flows.startNs[i], flows.endNs[i],
-                                                        flows.bytes[i])
-                                        : kNone;
+        if (flows.isRoce(i))
+            passes.record(flows.src[i], flows.dst[i], flows.startNs[i], flows.endNs[i], flows.bytes[i]);
         if (progress && (i & 0xFFFFF) == 0 && !progress(0.2 + 0.2 * double(i) / double(n))) throw Cancelled();
     }
     if (progress && !progress(0.5)) throw Cancelled();
     // Pass 3, when clusters may merge: their traffic series.
     if (passes.endGraph(flows.endpoints))
         for (std::size_t i = 0; i < n; ++i)
-            if (senderNode[i] != kNone) passes.series(senderNode[i], flows.startNs[i], flows.bytes[i]);
+            if (flows.isRoce(i))
+                passes.series(passes.senderNode(flows.src[i], flows.startNs[i]), flows.startNs[i], flows.bytes[i]);
     if (progress && !progress(0.7)) throw Cancelled();
     std::vector<std::uint32_t> jobOfNode;
     RecognitionResult result = passes.result(flows.endpoints, &jobOfNode);
-    // The records of each job, in start order: one pass over the sender nodes, into lists sized beforehand.
+    // The records of each job, in start order: one pass, into lists sized beforehand.
     std::vector<std::uint32_t*> fill(result.jobs.size());
     for (std::size_t j = 0; j < result.jobs.size(); ++j) {
         result.jobs[j].records.resize(result.jobs[j].recordCount);
@@ -535,12 +536,11 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
     if (result.jobs.size() == 1) {
         std::uint32_t* out = fill[0];
         for (std::size_t i = 0; i < n; ++i)
-            if (senderNode[i] != kNone) *out++ = std::uint32_t(i);
+            if (flows.isRoce(i)) *out++ = std::uint32_t(i);
     } else {
-        for (std::size_t i = 0; i < n; ++i) {
-            const std::uint32_t v = senderNode[i];
-            if (v != kNone) *fill[jobOfNode[v]]++ = std::uint32_t(i);
-        }
+        for (std::size_t i = 0; i < n; ++i)
+            if (flows.isRoce(i))
+                *fill[jobOfNode[passes.senderNode(flows.src[i], flows.startNs[i])]]++ = std::uint32_t(i);
     }
     if (progress && !progress(1.0)) throw Cancelled();
     return result;
