@@ -36,6 +36,22 @@ class TestEngine : public QObject {
     Q_OBJECT
 
 private slots:
+private slots:
+    // llmprism-cli analyze lets go of the columns that recognition and the summary alone read once they are done:
+    // the same report, and those columns empty.
+    void aReportAloneIsTheSameWhenTheColumnsRecognitionAloneReadsAreLetGo() {
+        for (const char* preset : {"two-jobs", "moe", "anomalies", "shared-nics", "pure-pp"}) {
+            const Capture full = captureOf(sim::simulate(presetConfig(preset, 1)));
+            Capture released = full;
+            const Report a = analyzeCapture(full);
+            const Report b = analyzeCaptureReleasing(released);
+            QVERIFY2(reportToJson(b).dump() == reportToJson(a).dump(), preset);
+            QVERIFY(!a.jobs.empty());
+            QVERIFY(released.flows.dstPort.empty() && released.flows.proto.empty() && released.flows.packets.empty());
+            QCOMPARE(released.flows.size(), full.flows.size());
+        }
+    }
+
     void everyPresetIsRecognizedExactly_data() {
         QTest::addColumn<QString>("preset");
         QTest::addColumn<int>("seed");

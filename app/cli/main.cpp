@@ -469,7 +469,7 @@ struct Analyze {
                 prism::LoadOptions whole = lo; // a .gz that inflates far beyond its size stops before memory does
                 whole.maxRecords = prism::maxRecordsInMemory();
                 capture = prism::loadCapture(inputs, whole);
-                report = prism::analyzeCapture(capture);
+                report = prism::analyzeCaptureReleasing(capture); // only the report is wanted of it
             }
         }
         if (!source.quiet) printSummary(report, capture);

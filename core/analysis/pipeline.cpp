@@ -83,7 +83,7 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const Recognize
 namespace {
 
 // reportOnly: the timelines are not kept, so only the statistics diagnosis needs are built.
-Analysis run(const Capture& capture, const AnalysisOptions& options, bool reportOnly) {
+Analysis run(const Capture& capture, const AnalysisOptions& options, bool reportOnly, FlowTable* release = nullptr) {
     Analysis out;
     Report& report = out.report;
     const FlowTable& flows = capture.flows;
@@ -102,6 +102,11 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
     });
     out.recognition = recognizeJobs(flows, topo, options.recognition, stage(0.0, 0.6));
     summarise.wait();
+    if (release) { // read by recognition and the summary alone
+        std::vector<std::uint16_t>().swap(release->dstPort);
+        std::vector<std::uint8_t>().swap(release->proto);
+        release->packets = CountColumn();
+    }
     report.capture = std::move(summary);
     report.notes = out.recognition.notes;
     const auto& jobs = out.recognition.jobs;
@@ -123,6 +128,10 @@ Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options) { r
 
 Report analyzeCapture(const Capture& capture, const AnalysisOptions& options) {
     return run(capture, options, true).report;
+}
+
+Report analyzeCaptureReleasing(Capture& capture, const AnalysisOptions& options) {
+    return run(capture, options, true, &capture.flows).report;
 }
 
 } // namespace prism

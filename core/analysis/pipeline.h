@@ -52,5 +52,10 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topology, const Recog
 Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options = {});
 // Runs every stage on a loaded capture. The report always carries the capture summary.
 Report analyzeCapture(const Capture& capture, const AnalysisOptions& options = {});
+// The same report, for a caller that needs the report alone (llmprism-cli analyze): once recognition and the
+// summary have read the records, the columns only they read are freed — destination ports, protocols and
+// packet counts, 7 of the table's 37 bytes a record (docs/ENGINE.md). The table is left with those columns
+// empty: only its metadata (source, paths, diagnostics) and the columns the stages read remain of use.
+Report analyzeCaptureReleasing(Capture& capture, const AnalysisOptions& options = {});
 
 } // namespace prism
