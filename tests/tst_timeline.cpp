@@ -77,7 +77,14 @@ private slots:
     // The statistics a report needs, built rank block by rank block (each pass finding its records from a byte
     // a record and end), are those of the whole timeline (one block, segments and all): `large`'s two jobs of
     // 1,024 and 256 ranks (8 and 4 blocks), cut to 3 steps.
+    // On any number of threads: each block's passes are looked up in a byte a record (up to 16 passes, 4 bits each),
+    // two bytes (up to 254) or not at all.
+    void statisticsByBlocksOfRanksAreTheWholeTimelines_data() {
+        QTest::addColumn<unsigned>("threads");
+        for (unsigned t : {0u, 1u, 3u, 8u, 40u}) QTest::newRow(qPrintable(QString("%1 threads").arg(t))) << t;
+    }
     void statisticsByBlocksOfRanksAreTheWholeTimelines() {
+        QFETCH(unsigned, threads);
         sim::SimConfig config = presetConfig("large", 1);
         for (auto& j : config.jobs) j.steps = 3;
         const Capture c = captureOf(sim::simulate(config));
@@ -86,7 +93,8 @@ private slots:
         for (std::size_t j = 0; j < a.jobs.size(); ++j) {
             const RecognizedJob& rj = a.recognition.jobs[j];
             const StepDivision& d = *a.jobs[j].division;
-            const JobTimeline stats = buildTimelineStats(c.flows, c.topology, rj, a.jobs[j].parallelism, d);
+            const JobTimeline stats =
+                buildTimelineStats(c.flows, c.topology, rj, a.jobs[j].parallelism, d, nullptr, threads);
             const JobTimeline& whole = a.jobs[j].timeline;
             QVERIFY(whole.ranks.size() > 128);
             QCOMPARE(stats.ranks.size(), whole.ranks.size());

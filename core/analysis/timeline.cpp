@@ -36,7 +36,7 @@ struct Busy {
 JobTimeline build(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                   const ParallelismResult& par, const std::vector<StepInfo>& steps,
                   const std::vector<std::int64_t>& offsets, bool segments, const JobIndex* index,
-                  const StepDivision* division) {
+                  const StepDivision* division, unsigned threadsWanted = 0) {
     JobTimeline tl;
     tl.steps = steps;
     tl.startNs = job.startNs;
@@ -91,13 +91,11 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         std::size_t index;
         bool exchange;
     };
-    const unsigned threads = threadCount(0);
+    const unsigned threads = threadCount(threadsWanted);
     // Eighths (at least 64 ranks): on `large` 22 MB less at the peak than quarters for the same time; sixteenths
-    // saved 4 MB more for 10% more CPU (docs/BENCHMARKS.md). A record's two passes are held in a byte (below): at
-    // most 16 passes, blocks times threads. (Blocks that take whole DP groups, dealt out so that each holds every
-    // stage, held 5 MB less on `large` but took 6% more CPU: not kept.)
-    const std::size_t block =
-        segments ? std::max<std::size_t>(R, 1) : std::max({std::size_t(64), (R + 7) / 8, (R * threads + 15) / 16});
+    // saved 4 MB more for 10% more CPU (docs/BENCHMARKS.md). (Blocks that take whole DP groups, dealt out so that
+    // each holds every stage, held 5 MB less on `large` but took 6% more CPU: not kept.)
+    const std::size_t block = segments ? std::max<std::size_t>(R, 1) : std::max<std::size_t>(64, (R + 7) / 8);
     std::vector<std::vector<Transfer>> transfers(std::min(R, block));
     std::vector<std::vector<Open>> open(transfers.size());
     // The transfers of ranks [lo, hi) (at transfers[k - lo]); thread w takes the ranks k with k % threads == w,
@@ -112,17 +110,26 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         passOfEndpoint[e] = std::uint32_t((k / block) * threads + k % threads);
     }
     // With several blocks of ranks, every pass reads the whole job: each record's two passes are looked up once,
-    // four bits each in a byte in the job's record order (a byte a record beside the table), and a pass reads
-    // those alone to find its records (on `large` half of the statistics' time went to reading every record's
-    // ends). A record with an end not the job's has 15 in both halves: that pass reads and drops it.
+    // in the job's record order, and a pass reads those alone to find its records (on `large` half of the
+    // statistics' time went to reading every record's ends). Up to 16 passes (8 blocks on 2 cores) they are 4 bits
+    // each, a byte a record; with more threads a byte each. A record with an end not the job's has the last pass
+    // (15, or 255 that no pass has) for both ends: that pass reads and drops it.
+    const std::size_t passCount = (R + block - 1) / block * threads;
+    const bool nibbles = passCount <= 16;
     std::vector<std::uint8_t> passes;
-    if (R > block && (R + block - 1) / block * threads <= 16) {
-        passes.resize(job.records.size());
+    if (R > block && passCount < 0xFF) {
+        passes.resize(job.records.size() * (nibbles ? 1 : 2));
         for (std::size_t q = 0; q < job.records.size(); ++q) {
             const EndpointId ea = flows.src[job.records[q]], eb = flows.dst[job.records[q]];
             const bool both =
                 ea < endpoints && eb < endpoints && rankOfEndpoint[ea] != kNoIndex && rankOfEndpoint[eb] != kNoIndex;
-            passes[q] = both ? std::uint8_t(passOfEndpoint[ea] | passOfEndpoint[eb] << 4) : std::uint8_t(0xFF);
+            const std::uint32_t pa = both ? passOfEndpoint[ea] : 0xFF, pb = both ? passOfEndpoint[eb] : 0xFF;
+            if (nibbles) {
+                passes[q] = std::uint8_t((pa & 0xF) | (pb & 0xF) << 4);
+            } else {
+                passes[2 * q] = std::uint8_t(pa);
+                passes[2 * q + 1] = std::uint8_t(pb);
+            }
         }
     }
     auto transfersOf = [&](std::size_t lo, std::size_t hi) {
@@ -159,8 +166,13 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             for (std::size_t q = 0; q < job.records.size(); ++q) {
                 bool mineA, mineB;
                 if (looked) {
-                    mineA = (passes[q] & 0xF) == me;
-                    mineB = passes[q] >> 4 == me;
+                    if (nibbles) {
+                        mineA = (passes[q] & 0xF) == me;
+                        mineB = passes[q] >> 4 == me;
+                    } else {
+                        mineA = passes[2 * q] == me;
+                        mineB = passes[2 * q + 1] == me;
+                    }
                     if (!mineA && !mineB) continue;
                 }
                 const std::uint32_t r = job.records[q];
@@ -565,8 +577,9 @@ JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, cons
 
 JobTimeline buildTimelineStats(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                                const ParallelismResult& parallelism, const StepDivision& division,
-                               const JobIndex* index) {
-    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, false, index, &division);
+                               const JobIndex* index, unsigned threads) {
+    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, false, index, &division,
+                 threads);
 }
 
 } // namespace prism

@@ -100,9 +100,10 @@ JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, cons
                           const ParallelismResult& parallelism, const StepDivision& division,
                           const JobIndex* index = nullptr);
 // The ranks and their step statistics without segments (compute, waiting and the per-kind times are 0): what
-// diagnosis needs, for a report-only analysis, at a fraction of the time and memory.
+// diagnosis needs, for a report-only analysis, at a fraction of the time and memory. `threads`: 0 for one per
+// core (at most 8); the statistics are the same for any count.
 JobTimeline buildTimelineStats(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                                const ParallelismResult& parallelism, const StepDivision& division,
-                               const JobIndex* index = nullptr);
+                               const JobIndex* index = nullptr, unsigned threads = 0);
 
 } // namespace prism
