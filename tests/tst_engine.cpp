@@ -36,7 +36,6 @@ class TestEngine : public QObject {
     Q_OBJECT
 
 private slots:
-private slots:
     // llmprism-cli analyze lets go of the columns that recognition and the summary alone read once they are done:
     // the same report, and those columns empty.
     void aReportAloneIsTheSameWhenTheColumnsRecognitionAloneReadsAreLetGo() {

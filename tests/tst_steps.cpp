@@ -928,6 +928,74 @@ private slots:
         QVERIFY2(stepScore(a.report, sim.truth).exact(), qPrintable(preset));
     }
 
+    // Expert all-to-all between DP peers and no gradient sync beside it: every DP record is an exchange, the steps
+    // follow the pipeline as they would without the DP records, and no exchange joins a PP burst. (`moe` with
+    // its ring's records taken out: 16 DP groups, so the exchanges of every group are tried.)
+    void expertExchangesWithoutARingLeaveThePipelineRhythm() {
+        const sim::SimResult sim = sim::simulate(presetConfig("moe", 1));
+        const Capture full = captureOf(sim);
+        const Analysis a = runAnalysis(full);
+        const StepDivision& d = *a.jobs[0].division;
+        QVERIFY(!d.expertPairs.empty());
+        const JobIndex ix(full.flows, full.topology, a.recognition.jobs[0], a.jobs[0].parallelism);
+        auto ring = [&](std::size_t i) { // a DP record of the job that is no exchange
+            const int x = ix.local(full.flows.src[i]), y = ix.local(full.flows.dst[i]);
+            return x >= 0 && y >= 0 && ix.kind(x, y) == PairKind::DP && ix.dpGroup(x) >= 0 &&
+                   ix.dpGroup(x) == ix.dpGroup(y) &&
+                   !d.isExchange(full.flows.src[i], full.flows.dst[i],
+                                 full.flows.startNs[i] - d.offsetOf(full.flows.src[i]));
+        };
+        FlowTable kept, noDp;
+        kept.endpoints = noDp.endpoints = full.flows.endpoints;
+        std::size_t rings = 0;
+        for (std::size_t i = 0; i < full.flows.size(); ++i) {
+            const FlowTable& f = full.flows;
+            if (ring(i)) {
+                ++rings;
+                continue;
+            }
+            kept.append(f.startNs[i], f.endNs[i], f.src[i], f.dst[i], f.srcPort[i], f.dstPort[i], f.proto[i],
+                        f.bytes[i], f.packets[i]);
+        }
+        QVERIFY(rings > 100);
+        const Capture c = captureOf(kept, sim.topology);
+        const Analysis b = runAnalysis(c);
+        QCOMPARE(b.jobs.size(), std::size_t(1));
+        const RecognizedJob& job = b.recognition.jobs[0];
+        // Without the ring the peers form no DP groups of their own: the full capture's parallelism is given.
+        const ParallelismResult& par = a.jobs[0].parallelism;
+        QCOMPARE(par.dpGroups.size(), std::size_t(16));
+        const std::int64_t first = c.flows.startNs.front();
+        const StepDivision e = divideSteps(c.flows, c.topology, job, par, {}, first);
+        QCOMPARE(e.source, StepSource::Pipeline);
+        QVERIFY(!e.expertPairs.empty());
+        // Every DP record of the job is an exchange.
+        const JobIndex jx(c.flows, c.topology, job, par);
+        RecognizedJob ppOnly = job;
+        ppOnly.records.clear();
+        std::size_t dpRecords = 0;
+        for (std::uint32_t r : job.records) {
+            const int x = jx.local(c.flows.src[r]), y = jx.local(c.flows.dst[r]);
+            const bool dp = x >= 0 && y >= 0 && jx.kind(x, y) == PairKind::DP && jx.dpGroup(x) == jx.dpGroup(y);
+            if (!dp) {
+                ppOnly.records.push_back(r);
+                continue;
+            }
+            ++dpRecords;
+            QVERIFY(e.isExchange(c.flows.src[r], c.flows.dst[r], c.flows.startNs[r] - e.offsetOf(c.flows.src[r])));
+        }
+        QVERIFY(dpRecords > 100);
+        // The steps are those of the PP records alone.
+        const StepDivision p = divideSteps(c.flows, c.topology, ppOnly, par, {}, first);
+        QCOMPARE(p.source, StepSource::Pipeline);
+        QVERIFY(e.steps.size() >= 4);
+        QCOMPARE(e.steps.size(), p.steps.size());
+        for (std::size_t k = 0; k < e.steps.size(); ++k) { // (step 0 starts at the job's first record, of any kind)
+            if (k) QCOMPARE(e.steps[k].startNs, p.steps[k].startNs);
+            QCOMPARE(e.steps[k].endNs, p.steps[k].endNs);
+        }
+    }
+
     void aJobWithoutRecordsHasNoSteps() {
         sim::SimResult sim = sim::simulate(presetConfig("tiny", 1));
         Capture c = captureOf(sim);

@@ -54,8 +54,9 @@ Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options = {}
 Report analyzeCapture(const Capture& capture, const AnalysisOptions& options = {});
 // The same report, for a caller that needs the report alone (llmprism-cli analyze): once recognition and the
 // summary have read the records, the columns only they read are freed — destination ports, protocols and
-// packet counts, 7 of the table's 37 bytes a record (docs/ENGINE.md). The table is left with those columns
-// empty: only its metadata (source, paths, diagnostics) and the columns the stages read remain of use.
+// packet counts, 7 of the table's 37 bytes a record (11 where packet counts are wide; docs/ENGINE.md). The table is
+// left with those columns empty: only its metadata (source, paths, diagnostics) and the columns the stages read remain
+// of use.
 Report analyzeCaptureReleasing(Capture& capture, const AnalysisOptions& options = {});
 
 } // namespace prism

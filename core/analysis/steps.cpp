@@ -68,7 +68,8 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     const std::size_t nics = ix.size();
 
     // The series the steps are cut from: the DP sync records, one DP group at a time (where the stages sync one
-    // after another, below) or as one series; without DP sync, the PP records as one. Never held whole: a
+    // after another, below) or as one series; without DP sync, the PP records as one. Never held whole (but for
+    // records that do not come by start, gathered and sorted below): a
     // report's analysis peaked on it (32 bytes a DP record, 84 MB for the 2.6M of `large`'s job-0). A group's
     // records are gathered when its turn comes (their positions in the job, grouped, 4 bytes each), a series of
     // the whole job is read from the job's records as they come (twice: its pieces, then each record's burst),
@@ -281,7 +282,9 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             sortByStart(all, true);
             cutSeries(0, eachOf(all));
         }
-        for (SyncRec& r : exchanges) r.group = 0;
+        // One series of the ring's syncs: its exchanges are of it too.
+        if (dp)
+            for (SyncRec& r : exchanges) r.group = 0;
     }
     std::vector<std::uint32_t>().swap(grouped);
     std::vector<bool>().swap(isExchange);
@@ -289,8 +292,9 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     // Records of expert pairs that start inside a sync burst of their group, give or take a boundary gap (for
     // clock skew, and for the next active-timeout piece of a hop whose own record on a one-way pair was lost),
     // are the ring's hops on those pairs: they rejoin their burst, and may end it. They are taken by start, so
-    // a hop's pieces extend the burst one after the other.
-    if (!exchanges.empty()) {
+    // a hop's pieces extend the burst one after the other. (Steps cut from the PP rhythm have no ring: there every
+    // DP record is an exchange, and none joins a PP burst.)
+    if (!exchanges.empty() && dp) {
         std::stable_sort(exchanges.begin(), exchanges.end(), [](const SyncRec& x, const SyncRec& y) {
             return std::pair(x.group, x.s) < std::pair(y.group, y.s);
         });
@@ -489,7 +493,8 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         }
     }
 
-    // The ring's sync bursts of the groups whose expert exchanges left the series, aligned, for isExchange.
+    // The ring's sync bursts of the groups whose expert exchanges left the series, aligned, for isExchange (none
+    // without a ring: every record of an expert pair is an exchange).
     if (!exchanges.empty()) {
         std::vector<Piece> window(allBursts.size(), {kNever, std::numeric_limits<std::int64_t>::min()});
         for (const BurstSend& x : allSends) {
@@ -511,12 +516,15 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         out.syncWindowsNs.resize(slot.size());
         for (std::size_t id = 0; id < allBursts.size(); ++id) {
             auto it = slot.find(allBursts[id].group);
-            if (it != slot.end() && window[id].first != kNever) out.syncWindowsNs[it->second].push_back(window[id]);
+            if (dp && it != slot.end() && window[id].first != kNever)
+                out.syncWindowsNs[it->second].push_back(window[id]);
         }
         for (auto& w : out.syncWindowsNs) std::sort(w.begin(), w.end());
-        out.notes.push_back("expert all-to-all between DP peers is told from the gradient sync (a ring's hops go one "
-                            "way, to one peer at a time; exchanges go both ways, to several peers at once): steps "
-                            "end with the ring's sync");
+        out.notes.push_back(dp ? "expert all-to-all between DP peers is told from the gradient sync (a ring's hops go "
+                                 "one way, to one peer at a time; exchanges go both ways, to several peers at once): "
+                                 "steps end with the ring's sync"
+                               : "the traffic between DP peers is expert all-to-all alone (no gradient sync on the "
+                                 "network): steps follow the pipeline");
     }
 
     // 4. Step ends: the latest aligned sync end of each round (and its first sync start), by end.

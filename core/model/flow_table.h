@@ -138,9 +138,9 @@ public:
                 std::uint16_t dport, std::uint8_t pr, std::uint64_t by, std::uint64_t pk, std::uint32_t retrans,
                 std::uint32_t cnp, std::uint32_t ce);
     FlowRecord record(std::size_t i) const;
-    // Every record of `parts`, in their order, as one table (endpoints interned anew, congestion counts kept,
-    // zeros where a part has none). Each part's column is freed once copied: the peak is the records plus one
-    // column.
+    // Every record of `parts`, in their order, as one table: the first part grown in place (its endpoint ids
+    // kept, the others' interned after them), congestion counts kept, zeros where a part has none. Each other
+    // part's column is freed once copied: the peak is the records plus one column.
     static FlowTable concatenate(std::vector<FlowTable> parts);
 
     bool hasCongestion() const { return m_congestion; }

@@ -180,9 +180,9 @@ std::unique_ptr<Database> openSessionDatabase(const std::string& path, bool writ
     checkHeader(path);
     try {
         auto db = std::make_unique<Database>(path, writable ? Database::Mode::ReadWrite : Database::Mode::ReadOnly);
-        // Read through SQLite's page cache, not a mapping: the mapped pages of a whole session count as the process's
-        // resident memory while it is open (the GUI opening large's session peaked at 895 MB mapped, 736 MB not)
-        // and the mapping was no faster (0.39-0.40 s either way; docs/BENCHMARKS.md).
+        // Read through SQLite's page cache, not a mapping: every mapped page read counts as the process's resident
+        // memory while the session is open (clean file pages the kernel could drop, but counted: the GUI opening
+        // large's session peaked at 895 MB mapped, 736 MB not) and the mapping was no faster (0.39-0.40 s).
         db->exec("PRAGMA mmap_size = 0");
         if (!db->hasTable("meta"))
             throw inputError(path, "is an SQLite database but not an LLMPrism session (no meta table)");
