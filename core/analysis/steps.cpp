@@ -171,8 +171,10 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     } else {
         // No DP sync (or every DP record an exchange): the PP rhythm.
         out.source = StepSource::Pipeline;
-        bool any = false;
-        eachRecord(false, [&](std::size_t, std::uint32_t, int, int) { any = true; });
+        const bool any = std::any_of(job.records.begin(), job.records.end(), [&](std::uint32_t r) {
+            const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+            return a >= 0 && b >= 0 && !dpSync(a, b);
+        });
         if (!any) return out;
         std::unordered_map<std::uint64_t, std::uint32_t> linkOf;
         for (std::uint32_t r : job.records) {
@@ -245,19 +247,12 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             for (const SyncRec& x : v) f(x.s, x.e, x.src);
         };
     };
-    auto sortByStart = [](std::vector<SyncRec>& v, bool stable) {
-        auto byS = [](const SyncRec& x, const SyncRec& y) { return x.s < y.s; };
-        if (std::is_sorted(v.begin(), v.end(), byS)) return;
-        if (stable) std::stable_sort(v.begin(), v.end(), byS);
-        else std::sort(v.begin(), v.end(), byS);
-    };
     const bool dp = out.source == StepSource::DataParallel;
     if (dp && !onePhase) {
         // With a pipeline the stages sync one after another (the last stage first), so each ring is cut on its
         // own.
-        for (std::size_t g = 0; g < groupEnd.size(); ++g) {
+        for (std::size_t g = 0; g < groupEnd.size(); ++g) { // (each group's positions are by start)
             gather(g, skip);
-            sortByStart(buffer, false);
             cutSeries(int(g), eachOf(buffer));
         }
         std::vector<SyncRec>().swap(buffer);
@@ -279,7 +274,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             eachRecord(dp, [&](std::size_t p, std::uint32_t r, int a, int b) {
                 if (!skip || !(*skip)[p]) all.push_back(record(r, a, b, 0));
             });
-            sortByStart(all, true);
+            std::stable_sort(all.begin(), all.end(), [](const SyncRec& x, const SyncRec& y) { return x.s < y.s; });
             cutSeries(0, eachOf(all));
         }
         // One series of the ring's syncs: its exchanges are of it too.
