@@ -480,12 +480,11 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             out.push_back({s, t.e, t.kind, t.microBatch, t.peer, t.bytes});
             cursor = t.e;
         }
-        std::size_t walk = 0; // segments and steps are both sorted: walk instead of searching
+        StepWalk stepOf(steps); // segments and steps are both sorted
         for (Segment& seg : out) {
-            while (walk < S && seg.startNs >= steps[walk].endNs) ++walk;
-            const int st = walk < S && seg.startNs >= steps[walk].startNs ? int(walk) : -1;
+            const std::uint32_t st = stepOf.next(seg.startNs);
             rt.maxSegmentNs = std::max(rt.maxSegmentNs, seg.endNs - seg.startNs);
-            if (st < 0) continue;
+            if (st == kNoIndex) continue;
             RankStepStats& ss = rt.stepStats[std::size_t(st)];
             const std::int64_t d = seg.endNs - seg.startNs;
             switch (seg.kind) {

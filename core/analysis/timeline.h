@@ -73,6 +73,21 @@ struct RankTimeline {
     std::vector<RankStepStats> stepStats; // one per JobTimeline::steps entry
 };
 
+// The step of each segment of a rank in turn, the segments by start: JobTimeline::stepAt, walked instead of
+// searched (the timeline's statistics, a session's step column).
+class StepWalk {
+public:
+    explicit StepWalk(const std::vector<StepInfo>& steps) : m_steps(steps) {}
+    std::uint32_t next(std::int64_t startNs) { // index into `steps`, or kNoIndex
+        while (m_at < m_steps.size() && startNs >= m_steps[m_at].endNs) ++m_at;
+        return m_at < m_steps.size() && startNs >= m_steps[m_at].startNs ? std::uint32_t(m_at) : kNoIndex;
+    }
+
+private:
+    const std::vector<StepInfo>& m_steps;
+    std::size_t m_at = 0;
+};
+
 struct JobTimeline {
     std::vector<RankTimeline> ranks; // ordered by PP stage, then DP group, then NIC order
     std::vector<StepInfo> steps;

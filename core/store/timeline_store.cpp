@@ -110,20 +110,6 @@ private:
     bool m_ok = true;
 };
 
-// The step of each segment of a rank in turn (they come by start): JobTimeline::stepAt, walked.
-class StepWalk {
-public:
-    explicit StepWalk(const std::vector<StepInfo>& steps) : m_steps(steps) {}
-    std::uint32_t next(std::int64_t startNs) {
-        while (m_at < m_steps.size() && startNs >= m_steps[m_at].endNs) ++m_at;
-        return m_at < m_steps.size() && startNs >= m_steps[m_at].startNs ? std::uint32_t(m_at) : kNoIndex;
-    }
-
-private:
-    const std::vector<StepInfo>& m_steps;
-    std::size_t m_at = 0;
-};
-
 // The encodings of one job's chunks: peer and step are 16-bit unless a value does not fit.
 Encodings encodingsFor(const JobTimeline& t) {
     std::uint32_t maxPeer = 0, maxStep = 0;
