@@ -215,11 +215,23 @@ private slots:
         QCOMPARE(int(readNotes(copy.toStdString()).size()), 3);
     }
 
+    // Sessions and captures alike hold their timelines packed (docs/ENGINE.md "Segments in memory").
+    static bool packed(const AnalysisSession& s) {
+        std::size_t n = 0;
+        for (const JobAnalysis& j : s.analysis.jobs)
+            for (const RankTimeline& r : j.timeline.ranks) {
+                if (!r.segments.empty()) return false;
+                n += r.packed.size();
+            }
+        return n > 0;
+    }
+
     void anotherJobOfAnOpenedSessionIsIndexedWhenShown() {
         const QString prism = m_dir.filePath("jobs.prism");
         {
             MainWindow w;
             QVERIFY(openAndWait(w, m_capture));
+            QVERIFY(packed(*w.session()));
             QString error;
             QVERIFY2(w.saveSessionAs(prism, &error), qPrintable(error));
         }
@@ -227,6 +239,7 @@ private slots:
         w.resize(1200, 800);
         w.show();
         QVERIFY(openAndWait(w, prism));
+        QVERIFY(packed(*w.session()));
         const auto& lod = w.session()->lod;
         QVERIFY(!lod.empty() && lod[0]); // the job shown first is indexed by the loader
         if (lod.size() < 2) QSKIP("the capture has one job");

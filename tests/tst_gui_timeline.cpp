@@ -74,6 +74,8 @@ private slots:
         QVERIFY(m_session);
         QVERIFY(!m_session->report().jobs.empty());
         QCOMPARE(m_session->lod.size(), m_session->analysis.jobs.size());
+        QVERIFY(m_session->analysis.jobs[0].timeline.ranks.at(0).segments.empty()); // packed, as the views hold it
+        QVERIFY(!m_session->analysis.jobs[0].timeline.ranks.at(0).packed.empty());
     }
 
     void aJobShowsOneRowPerRankFittedToTheJobSpan() {
@@ -187,7 +189,7 @@ private slots:
         click(&f.view, QPoint(x, y));
         QCOMPARE(int(f.state.selection().kind), int(Selection::Kind::Segment));
         QCOMPARE(f.state.selection().rank, 0);
-        const Segment& seg = f.data().timeline().ranks[0].segments.at(std::size_t(f.state.selection().segment));
+        const Segment seg = f.data().timeline().ranks[0].segment(std::size_t(f.state.selection().segment));
         QVERIFY(seg.startNs - pixelNs(f.view) * 3 <= f.view.timeAtX(x) &&
                 f.view.timeAtX(x) <= seg.endNs + pixelNs(f.view) * 3);
         // Its tooltip names it.

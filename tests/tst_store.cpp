@@ -245,6 +245,41 @@ private slots:
         QCOMPARE(s.notes, sampleNotes(m_anomalies.analysis.report));
     }
 
+    // The GUI's timelines are packed (read so, or analysed so): unpacked they are the stored ones, and a session
+    // saved from packed timelines holds the same rows as one saved from unpacked.
+    void packedTimelinesReadAndSaveAsTheUnpacked() {
+        OpenOptions packed;
+        packed.packSegments = true;
+        Session s = openSession(m_session, packed);
+        std::size_t segments = 0;
+        for (JobAnalysis& j : s.analysis.jobs)
+            for (RankTimeline& r : j.timeline.ranks) {
+                QVERIFY(r.segments.empty());
+                segments += r.packed.size();
+                r.packed.unpack(r.segments);
+                r.packed.clear();
+            }
+        QVERIFY(segments > 1000);
+        compareAnalysis(m_anomalies.analysis, s.analysis);
+
+        AnalysisOptions options;
+        options.packSegments = true;
+        const Analysis a = runAnalysis(m_anomalies.capture, options);
+        QVERIFY(a.jobs.at(0).timeline.ranks.at(0).segments.empty());
+        QVERIFY(!a.jobs.at(0).timeline.ranks.at(0).packed.empty());
+        const std::string fromPacked = tmp("from-packed.prism"), fromPlain = tmp("from-plain.prism");
+        saveSession(fromPacked, m_anomalies.capture, a, {});
+        saveSession(fromPlain, m_anomalies.capture, m_anomalies.analysis, {});
+        for (const char* q : {"SELECT job, segments, hex(stats) FROM timelines ORDER BY job",
+                              "SELECT * FROM timeline_ranks ORDER BY 1, 2",
+                              "SELECT job, chunk, column, segments, encoding, crc32c, hex(data) FROM timeline_chunks "
+                              "ORDER BY job, chunk, column"}) {
+            const auto x = query(fromPacked, q), y = query(fromPlain, q);
+            QVERIFY(!x.empty());
+            QVERIFY2(x == y, q);
+        }
+    }
+
     void theMetaTableRecordsTheSourceAndItsChecksum() {
         SessionMeta m = readSessionMeta(m_session);
         QCOMPARE(m.format, std::string("llmprism-session"));

@@ -8,12 +8,22 @@
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
 
 using namespace prism;
 using namespace prism::test;
+
+namespace {
+
+bool same(const Segment& a, const Segment& b) {
+    return a.startNs == b.startNs && a.endNs == b.endNs && a.kind == b.kind && a.microBatch == b.microBatch &&
+           a.peer == b.peer && a.bytes == b.bytes;
+}
+
+} // namespace
 
 class TestTimeline : public QObject {
     Q_OBJECT
@@ -119,6 +129,34 @@ private slots:
         }
     }
 
+    // A timeline with segments is made in blocks that end between DP groups only (the compute before a sync is
+    // the whole group's): with groups of 6 ranks a block of 64 would split one. Its per-rank lag behind the group's
+    // first sync start is the one the statistics, made over all ranks at once, find.
+    void segmentBlocksKeepDpGroupsWhole() {
+        sim::SimConfig config = presetConfig("large", 2);
+        config.jobs.resize(1);
+        sim::JobSpec& job = config.jobs[0];
+        job.tp = 8;
+        job.pp = 2;
+        job.dp = 6;
+        job.hosts.resize(12);
+        job.steps = 3;
+        const Capture c = captureOf(sim::simulate(config));
+        const Analysis a = runAnalysis(c);
+        QCOMPARE(a.jobs.size(), std::size_t(1));
+        const JobTimeline& whole = a.jobs[0].timeline;
+        QCOMPARE(whole.ranks.size(), std::size_t(96));
+        const JobTimeline stats =
+            buildTimelineStats(c.flows, c.topology, a.recognition.jobs[0], a.jobs[0].parallelism, *a.jobs[0].division);
+        std::size_t lagging = 0;
+        for (std::size_t r = 0; r < whole.ranks.size(); ++r)
+            for (std::size_t k = 0; k < whole.steps.size(); ++k) {
+                QCOMPARE(whole.ranks[r].stepStats[k].dpStartLagNs, stats.ranks[r].stepStats[k].dpStartLagNs);
+                lagging += stats.ranks[r].stepStats[k].dpStartLagNs > 0;
+            }
+        QVERIFY(lagging > 0);
+    }
+
     void perRankStepStatsAddUpToTheStep() {
         sim::SimResult sim = sim::simulate(presetConfig("tiny", 4));
         Analysis a = runAnalysis(captureOf(sim));
@@ -212,6 +250,108 @@ private slots:
         QCOMPARE(tl.visible(tl.ranks.size(), 0, 1), std::make_pair(std::size_t(0), std::size_t(0)));
         QCOMPARE(tl.rankOf(tl.ranks[3].ip), 3);
         QCOMPARE(tl.rankOf("192.0.2.1"), -1);
+    }
+
+    // The GUI's timelines hold their segments packed: every segment, the random access to one, and the visible
+    // range of any window come back as the unpacked timeline has them, and the statistics are the same.
+    void packedSegmentsAreTheSegments_data() {
+        QTest::addColumn<QString>("preset");
+        for (const char* p : {"two-jobs", "anomalies", "interleaved", "moe"}) QTest::newRow(p) << QString(p);
+    }
+    void packedSegmentsAreTheSegments() {
+        QFETCH(QString, preset);
+        const Capture c = captureOf(sim::simulate(presetConfig(qPrintable(preset), 2)));
+        AnalysisOptions packedOptions;
+        packedOptions.packSegments = true;
+        const Analysis plain = runAnalysis(c), packed = runAnalysis(c, packedOptions);
+        QCOMPARE(packed.report.jobs.size(), plain.report.jobs.size());
+        QVERIFY(!plain.jobs.empty());
+        std::size_t checked = 0, bytes = 0;
+        std::vector<Segment> scratch, all;
+        for (std::size_t j = 0; j < plain.jobs.size(); ++j) {
+            const JobTimeline &a = plain.jobs[j].timeline, &b = packed.jobs[j].timeline;
+            QCOMPARE(b.ranks.size(), a.ranks.size());
+            QCOMPARE(b.segmentCount(), a.segmentCount());
+            const std::int64_t span = a.endNs - a.startNs;
+            for (std::size_t r = 0; r < a.ranks.size(); ++r) {
+                const RankTimeline &x = a.ranks[r], &y = b.ranks[r];
+                QVERIFY(x.packed.empty());
+                QVERIFY(y.segments.empty());
+                QCOMPARE(y.packed.size(), x.segments.size());
+                QCOMPARE(y.maxSegmentNs, x.maxSegmentNs);
+                for (std::size_t k = 0; k < x.stepStats.size(); ++k) {
+                    QCOMPARE(y.stepStats[k].computeNs, x.stepStats[k].computeNs);
+                    QCOMPARE(y.stepStats[k].waitNs, x.stepStats[k].waitNs);
+                    QCOMPARE(y.stepStats[k].dpSyncNs, x.stepStats[k].dpSyncNs);
+                }
+                const auto every = y.allSegments(all);
+                QCOMPARE(every.size(), x.segments.size());
+                for (std::size_t i = 0; i < x.segments.size(); ++i) {
+                    QVERIFY(same(every[i], x.segments[i]));
+                    if (i % 7 == 0) QVERIFY(same(y.segment(i), x.segments[i]));
+                }
+                bytes += y.packed.memoryBytes();
+                // Windows across the job, some empty, some before and after it.
+                for (int w = -1; w <= 40; ++w) {
+                    const std::int64_t t0 = a.startNs + span * w / 40 - 7'919, t1 = t0 + span / (w % 3 ? 53 : 9);
+                    const auto [first, last] = a.visible(r, t0, t1);
+                    std::size_t at = 12345;
+                    const auto seen = y.visibleSegments(t0, t1, scratch, &at);
+                    QCOMPARE(seen.size(), last - first);
+                    if (last > first) QCOMPARE(at, first);
+                    for (std::size_t i = 0; i < seen.size(); ++i) QVERIFY(same(seen[i], x.segments[first + i]));
+                    std::size_t at2 = 0;
+                    const auto direct = x.visibleSegments(t0, t1, scratch, &at2);
+                    QCOMPARE(direct.size(), last - first);
+                    if (last > first) QCOMPARE(at2, first);
+                    ++checked;
+                }
+            }
+            // Packed, a segment takes well under half of its 32 bytes.
+            QVERIFY2(bytes * 2 < a.segmentCount() * sizeof(Segment),
+                     qPrintable(QString("%1 bytes for %2 segments").arg(bytes).arg(a.segmentCount())));
+            bytes = 0;
+        }
+        QVERIFY(checked > 100);
+    }
+
+    // Any segment packs and unpacks as it was: extremes of every field, out of order and overlapping ones, kinds
+    // no build makes, and block boundaries.
+    void anySegmentPacksAsItWas() {
+        std::vector<Segment> segs;
+        const std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+        segs.push_back({lo, hi, SegmentKind::Wait, 0, 0, 0});
+        segs.push_back({hi, lo, SegmentKind(6), kNoMicroBatch - 1, kNoIndex - 1, ~std::uint64_t(0)});
+        segs.push_back({0, 0, SegmentKind(255), kNoMicroBatch, kNoIndex, 1});
+        segs.push_back({-5, -1, SegmentKind::PpSend, 3, 7, 1u << 31});
+        segs.push_back({-10, 1'000'000'000'000, SegmentKind::DpSync, kNoMicroBatch, 2, 0}); // before the previous
+        std::uint64_t x = 0x9E3779B97F4A7C15ull;
+        auto next = [&] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17; };
+        std::int64_t t = 1'700'000'000'000'000'000;
+        for (int i = 0; i < 1000; ++i) {
+            Segment s;
+            s.startNs = next() % 5 ? t : t + std::int64_t(next() % 100'000);
+            s.endNs = s.startNs + std::int64_t(next() % (i % 97 ? 10'000 : 100'000'000'000));
+            s.kind = SegmentKind(next() % 6);
+            s.microBatch = next() % 2 ? std::uint16_t(next()) : kNoMicroBatch;
+            s.peer = next() % 2 ? std::uint32_t(next()) : kNoIndex;
+            s.bytes = next() % 2 ? next() >> (next() % 64) : 0;
+            segs.push_back(s);
+            t = s.endNs;
+        }
+        for (std::size_t n :
+             {std::size_t(0), std::size_t(1), PackedSegments::kBlock, PackedSegments::kBlock + 1, segs.size()}) {
+            const std::vector<Segment> part(segs.begin(), segs.begin() + std::ptrdiff_t(n));
+            const PackedSegments p(part);
+            QCOMPARE(p.size(), n);
+            std::vector<Segment> back{Segment{}};
+            p.unpack(back);
+            QCOMPARE(back.size(), n);
+            for (std::size_t i = 0; i < n; ++i) {
+                QVERIFY2(same(back[i], part[i]), qPrintable(QString("segment %1 of %2").arg(i).arg(n)));
+                QVERIFY(same(p.at(i), part[i]));
+            }
+        }
     }
 
     // A slow stage makes the rest of its pipeline wait: their waiting grows while their compute does not.

@@ -103,6 +103,7 @@ static std::shared_ptr<AnalysisSession> makeWindow(const std::shared_ptr<StagedC
     } reset{*staged->store};
     AnalysisOptions ao;
     ao.progress = progress;
+    ao.packSegments = true; // held as long as the window is shown
     JobWindow w = analyzeJobWindow(*staged->store, staged->topology, staged->report, staged->jobs, std::size_t(job),
                                    first, last, ao, staged->budget);
     auto session = std::make_shared<AnalysisSession>();
@@ -194,7 +195,9 @@ SessionPtr CaptureLoader::loadNow(const QStringList& paths, bool strict) {
         return window;
     }
     session->capture = loadCapture(all, lo);
-    session->analysis = runAnalysis(session->capture);
+    AnalysisOptions ao;
+    ao.packSegments = true; // the views hold every job's segments as long as the session is open
+    session->analysis = runAnalysis(session->capture, ao);
     session->buildLod(std::vector<int>{0}); // the job shown first; the others when they are shown
     return session;
 }
@@ -284,6 +287,7 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
         session->capture = loadCapture(all, lo);
         AnalysisOptions ao;
         ao.progress = [report](double f) { return report(0.8 + 0.17 * f, "Analysing"); };
+        ao.packSegments = true; // the views hold every job's segments as long as the session is open
         session->analysis = runAnalysis(session->capture, ao);
         // The job shown first only, as for a session: the others are indexed when first shown.
         session->buildLod(std::vector<int>{0}, [report](double f) { return report(0.97 + 0.03 * f, "Indexing"); });

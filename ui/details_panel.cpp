@@ -204,7 +204,7 @@ QString DetailsPanel::rankHtml(const JobData& d, int rank) const {
             if (it + 1 != chain.end()) t.row(tr("Next stage"), esc(label(*(it + 1))));
         }
     }
-    t.row(tr("Segments"), QString::number(rt.segments.size()));
+    t.row(tr("Segments"), QString::number(rt.segmentCount()));
     t.row(tr("Traffic"), formatBytesQ(d.bytesOfRank(rank)));
     Table s;
     splitRows(s, d.jobSplit(rank));
@@ -223,9 +223,9 @@ QString DetailsPanel::rankHtml(const JobData& d, int rank) const {
 
 QString DetailsPanel::segmentHtml(const JobData& d, int rank, int segment) const {
     if (rank < 0 || rank >= d.rankCount()) return {};
-    const auto& segs = d.timeline().ranks[std::size_t(rank)].segments;
-    if (segment < 0 || segment >= int(segs.size())) return rankHtml(d, rank);
-    const Segment& s = segs[std::size_t(segment)];
+    const RankTimeline& rt = d.timeline().ranks[std::size_t(rank)];
+    if (segment < 0 || std::size_t(segment) >= rt.segmentCount()) return rankHtml(d, rank);
+    const Segment s = rt.segment(std::size_t(segment));
     Table t;
     t.row(tr("Rank"), esc(d.rankLabel(rank)));
     if (s.peer < std::uint32_t(d.rankCount()))

@@ -54,8 +54,9 @@ JobData::JobData(SessionPtr session, int job) : m_session(std::move(session)), m
         m_medianStepNs = upperMedian(std::move(d));
     }
     m_jobSplit.assign(std::size_t(n), {});
+    std::vector<Segment> scratch;
     for (int r = 0; r < n; ++r)
-        for (const Segment& s : tl.ranks[std::size_t(r)].segments)
+        for (const Segment& s : tl.ranks[std::size_t(r)].allSegments(scratch))
             addClipped(m_jobSplit[std::size_t(r)], s, s.startNs, s.endNs);
 
     // Bytes per rank from the job's flow records (sent plus received).
@@ -163,9 +164,8 @@ TimeSplit JobData::split(int rank, std::int64_t t0, std::int64_t t1) const {
     TimeSplit out;
     if (rank < 0 || rank >= rankCount() || t1 <= t0) return out;
     const JobTimeline& tl = timeline();
-    auto [a, b] = tl.visible(std::size_t(rank), t0, t1);
-    const auto& segs = tl.ranks[std::size_t(rank)].segments;
-    for (std::size_t i = a; i < b; ++i) addClipped(out, segs[i], t0, t1);
+    std::vector<Segment> scratch;
+    for (const Segment& s : tl.ranks[std::size_t(rank)].visibleSegments(t0, t1, scratch)) addClipped(out, s, t0, t1);
     return out;
 }
 

@@ -21,10 +21,10 @@ RankChart::RankChart(ViewState* state, QWidget* parent) : QWidget(parent), m_sta
         int step = m_step;
         if (s.kind == Selection::Kind::Step) step = s.step;
         if (s.kind == Selection::Kind::Segment && m_state->jobData()) {
-            const auto& segs = m_state->jobData()->timeline().ranks.at(std::size_t(s.rank)).segments;
-            if (s.segment >= 0 && s.segment < int(segs.size()))
-                if (const int st = m_state->jobData()->timeline().stepAt(segs[std::size_t(s.segment)].startNs); st >= 0)
-                    step = st;
+            const JobTimeline& tl = m_state->jobData()->timeline();
+            const RankTimeline& rt = tl.ranks.at(std::size_t(s.rank));
+            if (s.segment >= 0 && std::size_t(s.segment) < rt.segmentCount())
+                if (const int st = tl.stepAt(rt.segment(std::size_t(s.segment)).startNs); st >= 0) step = st;
         }
         if (s.kind == Selection::Kind::None) step = -1;
         if (step != m_step) {

@@ -22,6 +22,7 @@ bool isSessionFile(const QString& path) {
 std::shared_ptr<AnalysisSession> readSessionFile(const QString& path, const std::function<bool(double)>& progress) {
     OpenOptions options;
     options.progress = progress;
+    options.packSegments = true; // the views hold them as long as the session is open
     Session stored = openSession(path.toStdString(), options);
     auto session = std::make_shared<AnalysisSession>();
     session->source = path;

@@ -29,8 +29,9 @@ void TimelineIndex::columnsFromSegments(std::size_t rank, std::int64_t t0, doubl
     if (!m_timeline || width <= 0 || nsPerPx <= 0) return;
     const JobTimeline& tl = *m_timeline;
     const std::int64_t t1 = t0 + std::int64_t(std::ceil(nsPerPx * width));
-    auto [first, last] = tl.visible(rank, t0, t1);
-    const auto& segs = tl.ranks[rank].segments;
+    thread_local std::vector<Segment> scratch; // a packed rank's visible segments (the build's threads: one each)
+    const auto segs =
+        rank < tl.ranks.size() ? tl.ranks[rank].visibleSegments(t0, t1, scratch) : std::span<const Segment>();
     const double inv = 1.0 / nsPerPx;
     const double w = double(width);
 
@@ -59,8 +60,7 @@ void TimelineIndex::columnsFromSegments(std::size_t rank, std::int64_t t0, doubl
             best = kind;
         }
     };
-    for (std::size_t i = first; i < last; ++i) {
-        const Segment& s = segs[i];
+    for (const Segment& s : segs) {
         const double xs = std::max(double(s.startNs - t0) * inv, 0.0);
         const double xe = std::min(double(s.endNs - t0) * inv, w);
         if (xe <= xs) continue;

@@ -237,16 +237,17 @@ void TimelineView::paintSegmentText(QPainter& p, const Frame& f) const {
     p.setFont(small);
     QFontMetrics fm(small);
     int drawn = 0;
+    std::vector<Segment> scratch; // a packed rank's visible segments
     for (std::size_t i = f.firstRow; i < f.lastRow && drawn < 4000; ++i) {
         const Row& row = m_rows[i];
         if (row.type != Row::Rank) continue;
         const RankTimeline& rt = tl.ranks[std::size_t(row.first)];
         if (double(rt.maxSegmentNs) < f.nsPerPx * minPx) continue; // nothing this wide in the row
-        auto [a, b] = tl.visible(std::size_t(row.first), f.t0, f.t1);
+        const auto visible = rt.visibleSegments(f.t0, f.t1, scratch);
         const int y = f.plot.top() + row.y - f.scrollY + gapTop(row.h);
         const int h = row.h - gapTop(row.h) - gapBottom(row.h);
-        for (std::size_t s = a; s < b && drawn < 4000; ++s) {
-            const Segment& seg = rt.segments[s];
+        for (std::size_t s = 0; s < visible.size() && drawn < 4000; ++s) {
+            const Segment& seg = visible[s];
             const double x0 = std::max(double(f.plot.left()), f.plot.left() + double(seg.startNs - f.t0) / f.nsPerPx);
             const double x1 =
                 std::min(double(f.plot.right() + 1), f.plot.left() + double(seg.endNs - f.t0) / f.nsPerPx);
@@ -350,7 +351,9 @@ void TimelineView::paintSelection(QPainter& p, const Frame& f) const {
     auto segRect = [&](int rank, int seg) -> QRectF {
         QRectF rr = rowRect(rank);
         if (rr.isEmpty() || seg < 0) return {};
-        const Segment& s = m_data->timeline().ranks[std::size_t(rank)].segments[std::size_t(seg)];
+        const RankTimeline& rt = m_data->timeline().ranks[std::size_t(rank)];
+        if (std::size_t(seg) >= rt.segmentCount()) return {};
+        const Segment s = rt.segment(std::size_t(seg));
         const int g0 = gapTop(int(rr.height())), g1 = gapBottom(int(rr.height()));
         const double a = xOf(s.startNs), b = std::max(xOf(s.endNs), a + 1);
         return QRectF(a, rr.top() + g0, b - a, rr.height() - g0 - g1);

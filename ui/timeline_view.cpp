@@ -369,9 +369,9 @@ void TimelineView::onSelectionChanged(const Selection& s, bool reveal) {
     case Selection::Kind::Rank: revealRank(s.rank); break;
     case Selection::Kind::Segment: {
         revealRank(s.rank);
-        const auto& segs = m_data->timeline().ranks.at(std::size_t(s.rank)).segments;
-        if (s.segment >= 0 && s.segment < int(segs.size())) {
-            const Segment& seg = segs[std::size_t(s.segment)];
+        const RankTimeline& rt = m_data->timeline().ranks.at(std::size_t(s.rank));
+        if (s.segment >= 0 && std::size_t(s.segment) < rt.segmentCount()) {
+            const Segment seg = rt.segment(std::size_t(s.segment));
             if (seg.endNs < rangeStart() || seg.startNs > rangeEnd()) {
                 const std::int64_t span = m_zoom->span(), mid = seg.startNs + (seg.endNs - seg.startNs) / 2;
                 setRange(mid - span / 2, mid + span / 2, true);
@@ -402,13 +402,15 @@ int TimelineView::hitSegment(int rank, double x, int* segmentOut) const {
     const double nsPerPx = double(m_zoom->span()) / std::max(1, plotRect().width());
     const std::int64_t t = timeAtX(x);
     const std::int64_t slack = std::int64_t(nsPerPx * 2);
-    auto [a, b] = tl.visible(std::size_t(rank), t - slack, t + slack + 1);
-    const auto& segs = tl.ranks[std::size_t(rank)].segments;
+    if (std::size_t(rank) >= tl.ranks.size()) return -1;
+    std::vector<Segment> scratch;
+    std::size_t a = 0;
+    const auto segs = tl.ranks[std::size_t(rank)].visibleSegments(t - slack, t + slack + 1, scratch, &a);
     // Prefer the segment under the cursor; among sub-pixel ones, the nearest, preferring communication.
     int best = -1;
     double bestScore = 1e300;
-    for (std::size_t i = a; i < b; ++i) {
-        const Segment& s = segs[i];
+    for (std::size_t i = a; i < a + segs.size(); ++i) {
+        const Segment& s = segs[i - a];
         double dist = t < s.startNs ? double(s.startNs - t) : t >= s.endNs ? double(t - s.endNs) : 0.0;
         double score = dist + (s.kind == SegmentKind::Compute ? nsPerPx * 0.5 : 0.0);
         if (score < bestScore) {
@@ -505,7 +507,7 @@ QString TimelineView::describeAt(const QPoint& pos) const {
     int seg = -1;
     hitSegment(rank, pos.x(), &seg);
     if (seg < 0) return head;
-    const Segment& s = rt.segments[std::size_t(seg)];
+    const Segment s = rt.segment(std::size_t(seg));
     QString t = head + tr("<br><b>%1</b> %2").arg(segmentKindName(s.kind), formatNs(s.endNs - s.startNs));
     if (s.peer < std::uint32_t(m_data->rankCount()))
         t += tr(" %1 %2").arg(s.kind == SegmentKind::PpRecv       ? "←"

@@ -44,9 +44,9 @@ std::vector<int> ViewState::highlightedRanks() const {
     case Selection::Kind::Rank: out.push_back(m_selection.rank); break;
     case Selection::Kind::Segment: {
         out.push_back(m_selection.rank);
-        const auto& segs = d.timeline().ranks.at(std::size_t(m_selection.rank)).segments;
-        if (m_selection.segment >= 0 && m_selection.segment < int(segs.size())) {
-            std::uint32_t peer = segs[std::size_t(m_selection.segment)].peer;
+        const RankTimeline& rt = d.timeline().ranks.at(std::size_t(m_selection.rank));
+        if (m_selection.segment >= 0 && std::size_t(m_selection.segment) < rt.segmentCount()) {
+            std::uint32_t peer = rt.segment(std::size_t(m_selection.segment)).peer;
             if (peer < std::uint32_t(d.rankCount())) out.push_back(int(peer));
         }
         break;

@@ -63,7 +63,7 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const Recognize
     Aside findLinks([&] { links = findSlowLinks(flows, topo, rj, par, division, options.diagnosis, &index); },
                     reportOnly);
     JobTimeline timeline = reportOnly ? buildTimelineStats(flows, topo, rj, par, division, &index)
-                                      : buildTimeline(flows, topo, rj, par, division, &index);
+                                      : buildTimeline(flows, topo, rj, par, division, &index, options.packSegments);
     findLinks.wait();
     if (progress && !progress(0.7)) throw Cancelled();
     Diagnosis diagnosis = diagnose(flows, topo, rj, par, division, timeline, options.diagnosis, &index, &links);

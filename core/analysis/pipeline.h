@@ -23,6 +23,9 @@ struct AnalysisOptions {
     DiagnosisParams diagnosis;
     // Called with a fraction in [0,1]; return false to cancel (the analysis throws Cancelled).
     std::function<bool(double)> progress;
+    // The timelines' segments packed as they are made (RankTimeline::packed): what a view that holds them for as
+    // long as a job is open wants (the GUI: about a quarter of the memory). Reports are the same either way.
+    bool packSegments = false;
 };
 
 // What stages 2-4 produced for one recognized job, beside its entry in the report.

@@ -36,7 +36,7 @@ struct Busy {
 JobTimeline build(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                   const ParallelismResult& par, const std::vector<StepInfo>& steps,
                   const std::vector<std::int64_t>& offsets, bool segments, const JobIndex* index,
-                  const StepDivision* division, unsigned threadsWanted = 0) {
+                  const StepDivision* division, unsigned threadsWanted = 0, bool pack = false) {
     JobTimeline tl;
     tl.steps = steps;
     tl.startNs = job.startNs;
@@ -83,8 +83,8 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     // Transfers per rank, merged online: records come by start time, and within one (kind, peer) the clock
     // offset is the same, so a record either extends the last transfer of its (kind, peer) or starts one.
     // A rank's DP sync is one activity whichever ring neighbour a record is with: one stream for all peers.
-    // A report needs a rank's transfers only while its statistics are made: the ranks go in blocks, the records
-    // read once per block, so only a block's transfers are held (the GUI's segments keep them all: one block).
+    // A rank's transfers are needed only while its statistics and segments are made: the ranks go in blocks, the
+    // records read once per block, so only a block's transfers are held.
     struct Open {
         SegmentKind kind;
         std::uint32_t peer;
@@ -95,29 +95,53 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     // Eighths (at least 64 ranks): on `large` 22 MB less at the peak than quarters for the same time; sixteenths
     // saved 4 MB more for 10% more CPU (docs/BENCHMARKS.md). (Blocks that take whole DP groups, dealt out so that
     // each holds every stage, held 5 MB less on `large` but took 6% more CPU: not kept.)
-    const std::size_t block = segments ? std::max<std::size_t>(R, 1) : std::max<std::size_t>(64, (R + 7) / 8);
-    std::vector<std::vector<Transfer>> transfers(std::min(R, block));
+    // Segments need the compute before a DP sync, which its whole DP group sets (below): there the blocks end
+    // only between groups (ranks go by stage, then DP group, so a group's ranks are side by side; where they are
+    // not, one block), and each block's segments are made before the next block's transfers.
+    const std::size_t block = std::max<std::size_t>(64, (R + 7) / 8);
+    std::vector<std::size_t> cuts{0}; // blocks [cuts[b], cuts[b + 1])
+    if (segments) {
+        std::vector<std::size_t> lastOfGroup;
+        for (std::size_t k = 0; k < R; ++k) {
+            const auto g = std::size_t(tl.ranks[k].dpGroup);
+            if (g >= lastOfGroup.size()) lastOfGroup.resize(g + 1, 0);
+            lastOfGroup[g] = k;
+        }
+        std::size_t reach = 0; // the last rank of any group met so far
+        for (std::size_t k = 0; k < R; ++k) {
+            reach = std::max(reach, lastOfGroup[std::size_t(tl.ranks[k].dpGroup)]);
+            if (reach == k && k + 1 - cuts.back() >= block && k + 1 < R) cuts.push_back(k + 1);
+        }
+    } else {
+        for (std::size_t k = block; k < R; k += block) cuts.push_back(k);
+    }
+    cuts.push_back(R);
+    const std::size_t blocks = cuts.size() - 1;
+    std::size_t widest = 0;
+    for (std::size_t b = 0; b < blocks; ++b) widest = std::max(widest, cuts[b + 1] - cuts[b]);
+    std::vector<std::vector<Transfer>> transfers(widest);
     std::vector<std::vector<Open>> open(transfers.size());
     // The transfers of ranks [lo, hi) (at transfers[k - lo]); thread w takes the ranks k with k % threads == w,
     // each reading every record in order. Per endpoint its rank and the pass (block and thread) that takes it:
     // a record end is one load and compare per pass, for a job's records read by every pass.
     const std::size_t endpoints = flows.endpoints.size();
     std::vector<std::uint32_t> rankOfEndpoint(endpoints, kNoIndex), passOfEndpoint(endpoints, kNoIndex);
-    for (std::size_t k = 0; k < R; ++k) {
-        const EndpointId e = tl.ranks[k].nic;
-        if (e >= endpoints) continue;
-        rankOfEndpoint[e] = std::uint32_t(k);
-        passOfEndpoint[e] = std::uint32_t((k / block) * threads + k % threads);
-    }
+    for (std::size_t b = 0; b < blocks; ++b)
+        for (std::size_t k = cuts[b]; k < cuts[b + 1]; ++k) {
+            const EndpointId e = tl.ranks[k].nic;
+            if (e >= endpoints) continue;
+            rankOfEndpoint[e] = std::uint32_t(k);
+            passOfEndpoint[e] = std::uint32_t(b * threads + k % threads);
+        }
     // With several blocks of ranks, every pass reads the whole job: each record's two passes are looked up once,
     // in the job's record order, and a pass reads those alone to find its records (on `large` half of the
     // statistics' time went to reading every record's ends). Up to 16 passes (8 blocks on 2 cores) they are 4 bits
     // each, a byte a record; with more threads a byte each. A record with an end not the job's has the last pass
     // (15, or 255 that no pass has) for both ends: that pass reads and drops it.
-    const std::size_t passCount = (R + block - 1) / block * threads;
+    const std::size_t passCount = blocks * threads;
     const bool nibbles = passCount <= 16;
     std::vector<std::uint8_t> passes;
-    if (R > block && passCount < 0xFF) {
+    if (blocks > 1 && passCount < 0xFF) {
         passes.resize(job.records.size() * (nibbles ? 1 : 2));
         for (std::size_t q = 0; q < job.records.size(); ++q) {
             const EndpointId ea = flows.src[job.records[q]], eb = flows.dst[job.records[q]];
@@ -132,7 +156,8 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             }
         }
     }
-    auto transfersOf = [&](std::size_t lo, std::size_t hi) {
+    auto transfersOf = [&](std::size_t b) {
+        const std::size_t lo = cuts[b], hi = cuts[b + 1];
         for (std::size_t k = lo; k < hi; ++k) {
             transfers[k - lo].clear();
             open[k - lo].clear();
@@ -158,7 +183,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 open[rank - lo].push_back({kind, peer, list.size(), exchange});
                 list.push_back({s, e, bytes, peer, kind, exchange});
             };
-            const std::uint32_t me = std::uint32_t((lo / block) * threads + w);
+            const std::uint32_t me = std::uint32_t(b * threads + w);
             const EndpointId* const src = flows.src.data();
             const EndpointId* const dst = flows.dst.data();
             const std::uint32_t* const passOf = passOfEndpoint.data();
@@ -321,7 +346,8 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 // A lead (the first op after the step start or a sync): not anchored at an input, a send or an
                 // expert exchange of this step.
                 const std::int64_t anchor = std::max({stepStart, ppAnchor, lastDpEnd, lastExchangeEnd});
-                if (segments && anchor < t.s) busy[k].push_back({anchor, t.s, std::max(ppAnchor, lastExchangeEnd) < anchor});
+                if (segments && anchor < t.s)
+                    busy[k].push_back({anchor, t.s, std::max(ppAnchor, lastExchangeEnd) < anchor});
                 // A compute sample only when the op's start is known from PP events of this step. On the ends
                 // of a ring (interleaved stages) inputs cannot be matched to ops once the chunks interleave, and
                 // the ends receive inputs for ops that send nothing (stage 0's first chunk backward, the last
@@ -375,54 +401,34 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             for (std::int64_t v : bwd[s]) ss.backwardComputeNs += v;
         }
     };
-    for (std::size_t lo = 0; lo < R; lo += block) {
-        const std::size_t hi = std::min(R, lo + block);
-        transfersOf(lo, hi);
-        parallelFor(hi - lo, threads, [&](std::size_t kk, unsigned worker) {
-            rankStats(lo + kk, transfers[kk], fwdOf[worker], bwdOf[worker]);
-        });
-    }
-    std::vector<std::uint8_t>().swap(passes);
-
     // Before a DP sync: the group member with the shortest gap was the last one ready; that gap is compute
-    // for every member, the rest of a longer gap is waiting for it.
+    // for every member, the rest of a longer gap is waiting for it. Over ranks [k0, k1) that hold whole groups.
     int groups = 0;
     for (const RankTimeline& r : tl.ranks) groups = std::max(groups, r.dpGroup + 1);
-    for (std::size_t s = 0; s < S; ++s) {
-        std::vector<std::int64_t> minGap(std::size_t(groups), std::numeric_limits<std::int64_t>::max());
-        std::vector<std::int64_t> minStart(std::size_t(groups), std::numeric_limits<std::int64_t>::max());
-        for (std::size_t k = 0; k < R; ++k) {
-            const RankStepStats& ss = tl.ranks[k].stepStats[s];
-            if (ss.dpStartNs == RankStepStats::kNoTime) continue;
-            const std::size_t g = std::size_t(tl.ranks[k].dpGroup);
-            minGap[g] = std::min(minGap[g], ss.dpStartNs - dpAnchor[k * S + s]);
-            minStart[g] = std::min(minStart[g], ss.dpStartNs);
+    std::vector<std::int64_t> minGap(static_cast<std::size_t>(groups)), minStart(minGap.size());
+    auto settle = [&](std::size_t k0, std::size_t k1) {
+        for (std::size_t s = 0; s < S; ++s) {
+            std::fill(minGap.begin(), minGap.end(), std::numeric_limits<std::int64_t>::max());
+            std::fill(minStart.begin(), minStart.end(), std::numeric_limits<std::int64_t>::max());
+            for (std::size_t k = k0; k < k1; ++k) {
+                const RankStepStats& ss = tl.ranks[k].stepStats[s];
+                if (ss.dpStartNs == RankStepStats::kNoTime) continue;
+                const std::size_t g = std::size_t(tl.ranks[k].dpGroup);
+                minGap[g] = std::min(minGap[g], ss.dpStartNs - dpAnchor[k * S + s]);
+                minStart[g] = std::min(minStart[g], ss.dpStartNs);
+            }
+            for (std::size_t k = k0; k < k1; ++k) {
+                RankStepStats& ss = tl.ranks[k].stepStats[s];
+                if (ss.dpStartNs == RankStepStats::kNoTime) continue;
+                const std::size_t g = std::size_t(tl.ranks[k].dpGroup);
+                ss.dpStartLagNs = ss.dpStartNs - minStart[g];
+                const std::int64_t a = dpAnchor[k * S + s];
+                if (segments && minGap[g] > 0)
+                    busy[k].push_back({a, std::min(ss.dpStartNs, a + minGap[g]), a <= steps[s].startNs});
+            }
         }
-        for (std::size_t k = 0; k < R; ++k) {
-            RankStepStats& ss = tl.ranks[k].stepStats[s];
-            if (ss.dpStartNs == RankStepStats::kNoTime) continue;
-            const std::size_t g = std::size_t(tl.ranks[k].dpGroup);
-            ss.dpStartLagNs = ss.dpStartNs - minStart[g];
-            const std::int64_t a = dpAnchor[k * S + s];
-            if (segments && minGap[g] > 0)
-                busy[k].push_back({a, std::min(ss.dpStartNs, a + minGap[g]), a <= steps[s].startNs});
-        }
-    }
-    // A job-wide stall before a step (a pause, a checkpoint) shows as a long first op: beyond 1.5 times the
-    // rank's usual first op, it is waiting, not compute. (In a job without PP traffic the first op is the
-    // compute before the DP sync: a 70 s checkpoint read as 116 s of compute.)
-    for (std::size_t k = 0; k < R && segments; ++k) { // busy times are read by the segments alone
-        std::vector<std::int64_t> leads;
-        for (const Busy& b : busy[k])
-            if (b.lead) leads.push_back(b.e - b.s);
-        if (leads.size() >= 3) {
-            const std::int64_t usual = upperMedian(leads);
-            for (Busy& b : busy[k])
-                if (b.lead && b.e - b.s > usual + usual / 2) b.s = b.e - usual;
-        }
-    }
+    };
 
-    if (!segments) return tl;
     std::vector<std::int64_t> bounds;
     if (S) bounds.push_back(steps.front().startNs);
     for (const StepInfo& st : steps) bounds.push_back(st.endNs);
@@ -430,14 +436,27 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
 
     // Non-overlapping segments: a transfer extends the previous segment of the same kind (and peer, for PP);
     // otherwise it starts where the previous one ended. Gaps are compute where the rank was busy, else wait.
-    parallelFor(R, threads, [&](std::size_t k, unsigned) { // ranks side by side, each its own segments
+    auto makeSegments = [&](std::size_t k, std::vector<Transfer>& list) {
+        // A job-wide stall before a step (a pause, a checkpoint) shows as a long first op: beyond 1.5 times the
+        // rank's usual first op, it is waiting, not compute. (In a job without PP traffic the first op is the
+        // compute before the DP sync: a 70 s checkpoint read as 116 s of compute.)
+        {
+            std::vector<std::int64_t> leads;
+            for (const Busy& b : busy[k])
+                if (b.lead) leads.push_back(b.e - b.s);
+            if (leads.size() >= 3) {
+                const std::int64_t usual = upperMedian(leads);
+                for (Busy& b : busy[k])
+                    if (b.lead && b.e - b.s > usual + usual / 2) b.s = b.e - usual;
+            }
+        }
         RankTimeline& rt = tl.ranks[k];
         auto& bz = busy[k];
         auto busyOrder = [](const Busy& x, const Busy& y) { return x.s < y.s; };
         if (!std::is_sorted(bz.begin(), bz.end(), busyOrder)) std::sort(bz.begin(), bz.end(), busyOrder);
         std::size_t bi = 0;
         std::vector<Segment>& out = rt.segments;
-        out.reserve(transfers[k].size() * 2 + 1);
+        out.reserve(list.size() * 2 + 1);
         // Gap segments are cut at step boundaries, so that each belongs to one step.
         auto push = [&](std::int64_t s, std::int64_t e, SegmentKind kind) {
             while (s < e) {
@@ -463,7 +482,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             push(c, g1, SegmentKind::Wait);
         };
         std::int64_t cursor = tl.startNs;
-        for (const Transfer& t : transfers[k]) {
+        for (const Transfer& t : list) {
             if (!out.empty() && out.back().kind == t.kind && t.s <= out.back().endNs &&
                 (t.kind == SegmentKind::DpSync || out.back().peer == t.peer)) {
                 out.back().endNs = std::max(out.back().endNs, t.e);
@@ -497,11 +516,32 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             }
         }
         // The reservation above is a bound (gaps cut at step ends can pass it and double the vector): the views
-        // keep the segments of every rank as long as the job is open, so they are held at their size.
-        out.shrink_to_fit();
-        std::vector<Transfer>().swap(transfers[k]);
+        // keep the segments of every rank as long as the job is open, so they are held at their size, or packed.
+        if (pack) {
+            rt.packed.pack(out);
+            std::vector<Segment>().swap(out);
+        } else {
+            out.shrink_to_fit();
+        }
+        std::vector<Transfer>().swap(list);
         std::vector<Busy>().swap(bz);
-    });
+    };
+
+    for (std::size_t b = 0; b < blocks; ++b) {
+        const std::size_t lo = cuts[b], hi = cuts[b + 1];
+        transfersOf(b);
+        parallelFor(hi - lo, threads, [&](std::size_t kk, unsigned worker) {
+            rankStats(lo + kk, transfers[kk], fwdOf[worker], bwdOf[worker]);
+        });
+        if (!segments) continue;
+        settle(lo, hi); // whole groups
+        parallelFor(hi - lo, threads, [&](std::size_t kk, unsigned) { makeSegments(lo + kk, transfers[kk]); });
+    }
+    std::vector<std::uint8_t>().swap(passes);
+    if (!segments) {
+        settle(0, R); // blocks of any ranks: the groups once all are done
+        return tl;
+    }
     releaseFreedMemory();
     return tl;
 }
@@ -520,17 +560,43 @@ const char* segmentKindName(SegmentKind kind) {
     return "?";
 }
 
-std::pair<std::size_t, std::size_t> JobTimeline::visible(std::size_t rank, std::int64_t t0, std::int64_t t1) const {
-    if (rank >= ranks.size() || t1 <= t0) return {0, 0};
-    const RankTimeline& r = ranks[rank];
-    const auto& s = r.segments;
+namespace {
+
+std::pair<std::size_t, std::size_t> visibleRange(const std::vector<Segment>& s, std::int64_t maxSegmentNs,
+                                                 std::int64_t t0, std::int64_t t1) {
+    if (t1 <= t0) return {0, 0};
     // Segments are sorted by start and do not overlap, so the first visible one starts after t0 - longest.
-    auto first = std::lower_bound(s.begin(), s.end(), t0 - r.maxSegmentNs,
+    auto first = std::lower_bound(s.begin(), s.end(), t0 - maxSegmentNs,
                                   [](const Segment& seg, std::int64_t t) { return seg.startNs < t; });
     while (first != s.end() && first->endNs <= t0) ++first;
     auto last =
         std::lower_bound(first, s.end(), t1, [](const Segment& seg, std::int64_t t) { return seg.startNs < t; });
     return {std::size_t(first - s.begin()), std::size_t(last - s.begin())};
+}
+
+} // namespace
+
+std::pair<std::size_t, std::size_t> JobTimeline::visible(std::size_t rank, std::int64_t t0, std::int64_t t1) const {
+    if (rank >= ranks.size()) return {0, 0};
+    return visibleRange(ranks[rank].segments, ranks[rank].maxSegmentNs, t0, t1);
+}
+
+std::span<const Segment> RankTimeline::allSegments(std::vector<Segment>& scratch) const {
+    if (packed.empty()) return segments;
+    packed.unpack(scratch);
+    return scratch;
+}
+
+std::span<const Segment> RankTimeline::visibleSegments(std::int64_t t0, std::int64_t t1, std::vector<Segment>& scratch,
+                                                       std::size_t* first) const {
+    if (!packed.empty()) {
+        const std::size_t f = packed.visible(t0, t1, maxSegmentNs, scratch);
+        if (first) *first = f;
+        return scratch;
+    }
+    const auto [a, b] = visibleRange(segments, maxSegmentNs, t0, t1);
+    if (first) *first = a;
+    return std::span<const Segment>(segments).subspan(a, b - a);
 }
 
 int JobTimeline::stepAt(std::int64_t t) const {
@@ -548,7 +614,7 @@ int JobTimeline::stageCount() const {
 
 std::size_t JobTimeline::segmentCount() const {
     std::size_t n = 0;
-    for (const auto& r : ranks) n += r.segments.size();
+    for (const auto& r : ranks) n += r.segmentCount();
     return n;
 }
 
@@ -569,9 +635,10 @@ JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, cons
 }
 
 JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
-                          const ParallelismResult& parallelism, const StepDivision& division,
-                          const JobIndex* index) {
-    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, true, index, &division);
+                          const ParallelismResult& parallelism, const StepDivision& division, const JobIndex* index,
+                          bool pack) {
+    return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, true, index, &division, 0,
+                 pack);
 }
 
 JobTimeline buildTimelineStats(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,

@@ -8,11 +8,14 @@
 // there (the later of its previous output and its last receive) until it sends the result; the rest of a
 // gap is waiting. Before a DP sync, the member of the DP group with the shortest gap sets the compute time
 // (a ring starts when its last member is ready); the others waited for it.
+#include "analysis/packed_segments.h"
 #include "analysis/parallelism.h"
 #include "analysis/recognition.h"
+#include "analysis/segment.h"
 #include "model/report.h"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,30 +24,6 @@ namespace prism {
 
 struct StepDivision;
 class JobIndex;
-
-enum class SegmentKind : std::uint8_t {
-    Compute, // between transfers: the GPU computes
-    PpSend,  // pipeline transfer sent to the peer rank (activation forward or gradient backward)
-    PpRecv,  // pipeline transfer received from the peer rank
-    DpSync,  // data-parallel gradient synchronization
-    Wait,    // idle: waiting for a peer (the rank is ready, its peer is not)
-    Other,   // RoCE traffic of the job that is neither DP nor PP
-};
-const char* segmentKindName(SegmentKind kind);
-
-inline constexpr std::uint32_t kNoIndex = 0xFFFFFFFFu;
-inline constexpr std::uint16_t kNoMicroBatch = 0xFFFFu;
-
-struct Segment {
-    std::int64_t startNs = 0;
-    std::int64_t endNs = 0;
-    SegmentKind kind = SegmentKind::Compute;
-    std::uint16_t microBatch = kNoMicroBatch; // PP: n-th transfer of this kind with this peer in the step
-    std::uint32_t peer = kNoIndex;            // index of the peer rank in JobTimeline::ranks, or none
-    std::uint64_t bytes = 0;
-    // (Its step is JobTimeline::stepAt(startNs): not held, a timeline holds millions of segments.)
-};
-static_assert(sizeof(Segment) == 32);
 
 // One rank in one step. Times in ns; "none" is kNoTime.
 struct RankStepStats {
@@ -68,9 +47,20 @@ struct RankTimeline {
     int stage = 0;     // PP stage (0 when pp = 1)
     int dpGroup = 0;   // index into ParallelismResult::dpGroups
     int host = -1;     // topology host index, -1 when unknown
-    std::vector<Segment> segments; // sorted by start, non-overlapping within one rank
+    std::vector<Segment> segments; // sorted by start, non-overlapping within one rank (empty when packed)
+    PackedSegments packed;         // or the same packed (AnalysisOptions::packSegments, the GUI's): one of the two
     std::int64_t maxSegmentNs = 0; // longest segment: bounds the backward search of a range query
     std::vector<RankStepStats> stepStats; // one per JobTimeline::steps entry
+
+    // The segments whichever way they are held.
+    std::size_t segmentCount() const { return segments.size() + packed.size(); }
+    Segment segment(std::size_t i) const { return packed.empty() ? segments.at(i) : packed.at(i); }
+    // Every segment: `segments` itself, or the packed ones unpacked into `scratch`.
+    std::span<const Segment> allSegments(std::vector<Segment>& scratch) const;
+    // The segments that intersect [t0, t1) (JobTimeline::visible), from `segments` or decoded into `scratch`; the
+    // index of the first in `*first` when asked.
+    std::span<const Segment> visibleSegments(std::int64_t t0, std::int64_t t1, std::vector<Segment>& scratch,
+                                             std::size_t* first = nullptr) const;
 };
 
 // The step of each segment of a rank in turn, the segments by start: JobTimeline::stepAt, walked instead of
@@ -94,7 +84,8 @@ struct JobTimeline {
     std::int64_t startNs = 0;
     std::int64_t endNs = 0;
 
-    // Indices [first, last) of the segments of `rank` that intersect [t0, t1).
+    // Indices [first, last) of the segments of `rank` that intersect [t0, t1) (of RankTimeline::segments: a packed
+    // rank's are found by RankTimeline::visibleSegments).
     std::pair<std::size_t, std::size_t> visible(std::size_t rank, std::int64_t t0, std::int64_t t1) const;
     // Index of the step containing t, or -1.
     int stepAt(std::int64_t t) const;
@@ -110,10 +101,11 @@ struct JobTimeline {
 // Times as recorded (no clock alignment).
 JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                           const ParallelismResult& parallelism, const std::vector<StepInfo>& steps);
-// In the aligned time of a step division (its steps and clock offsets).
+// In the aligned time of a step division (its steps and clock offsets). `pack`: each rank's segments packed as
+// they are made (RankTimeline::packed), never all held at 32 bytes each.
 JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                           const ParallelismResult& parallelism, const StepDivision& division,
-                          const JobIndex* index = nullptr);
+                          const JobIndex* index = nullptr, bool pack = false);
 // The ranks and their step statistics without segments (compute, waiting and the per-kind times are 0): what
 // diagnosis needs, for a report-only analysis, at a fraction of the time and memory. `threads`: 0 for one per
 // core (at most 8); the statistics are the same for any count.

@@ -59,6 +59,9 @@ struct OpenOptions {
     // Read the stored per-rank timelines (half the file and half the open time on a large capture); a
     // caller that only needs the report (the CLI) skips them.
     bool timelines = true;
+    // The timelines' segments packed chunk by chunk as they are read (RankTimeline::packed): a view that holds
+    // them (the GUI) never holds them all unpacked.
+    bool packSegments = false;
     unsigned threads = 0; // decoding threads; 0: one per core
 };
 

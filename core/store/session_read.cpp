@@ -465,7 +465,8 @@ Session openSession(const std::string& path, const OpenOptions& options) {
         if (options.timelines) {
             std::vector<JobTimeline> timelines = store::readTimelines(
                 *db, path, out.analysis.report.jobs.size(), c.flows.endpoints.size(), threadCount(options.threads),
-                [&](std::size_t done, std::size_t total) { report(0.6 + 0.4 * double(done) / double(total)); });
+                [&](std::size_t done, std::size_t total) { report(0.6 + 0.4 * double(done) / double(total)); },
+                options.packSegments);
             for (std::size_t j = 0; j < timelines.size(); ++j) out.analysis.jobs[j].timeline = std::move(timelines[j]);
         }
         report(1.0);

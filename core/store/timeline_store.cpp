@@ -113,9 +113,10 @@ private:
 // The encodings of one job's chunks: peer and step are 16-bit unless a value does not fit.
 Encodings encodingsFor(const JobTimeline& t) {
     std::uint32_t maxPeer = 0, maxStep = 0;
+    std::vector<Segment> scratch; // a packed rank's segments (the GUI's)
     for (const RankTimeline& r : t.ranks) {
         StepWalk step(t.steps);
-        for (const Segment& s : r.segments) {
+        for (const Segment& s : r.allSegments(scratch)) {
             maxPeer = std::max(maxPeer, std::uint32_t(s.peer + 1)); // none (all ones) counts as 0
             maxStep = std::max(maxStep, std::uint32_t(step.next(s.startNs) + 1));
         }
@@ -142,9 +143,10 @@ void encodeChunk(const JobTimeline& t, std::size_t r0, std::size_t r1, std::size
             peer(cols[int(SegColumn::Peer)], n, fixed(SegColumn::Peer)),
             step(cols[int(SegColumn::Step)], n, fixed(SegColumn::Step));
         std::uint64_t prev = 0;
+        std::vector<Segment> scratch; // a packed rank's segments (the GUI's)
         for (std::size_t r = r0; r < r1; ++r) {
             StepWalk stepOf(t.steps);
-            for (const Segment& s : ranks[r].segments) {
+            for (const Segment& s : ranks[r].allSegments(scratch)) {
                 start.putSigned(std::int64_t(std::uint64_t(s.startNs) - prev));
                 prev = std::uint64_t(s.startNs);
                 duration.putSigned(std::int64_t(std::uint64_t(s.endNs) - std::uint64_t(s.startNs)));
@@ -239,7 +241,7 @@ void writeTimelines(Database& db, const std::vector<JobAnalysis>& jobs, const st
         for (std::size_t r = 0; r < t.ranks.size(); ++r) {
             const RankTimeline& x = t.ranks[r];
             rk.bind(1, jid).bind(2, std::int64_t(r)).bind(3, x.nic).bind(4, x.ip).bind(5, x.label).bind(6, x.stage);
-            rk.bind(7, x.dpGroup).bind(8, x.host).bind(9, x.maxSegmentNs).bind(10, std::int64_t(x.segments.size()));
+            rk.bind(7, x.dpGroup).bind(8, x.host).bind(9, x.maxSegmentNs).bind(10, std::int64_t(x.segmentCount()));
             rk.bind(11, std::int64_t(x.stepStats.size())).run();
         }
         // Chunks of whole ranks, about kSegmentsPerChunk segments each.
@@ -247,8 +249,8 @@ void writeTimelines(Database& db, const std::vector<JobAnalysis>& jobs, const st
         std::int64_t chunk = 0;
         for (std::size_t r0 = 0; r0 < t.ranks.size();) {
             std::size_t r1 = r0, n = 0;
-            while (r1 < t.ranks.size() && (r1 == r0 || n + t.ranks[r1].segments.size() <= kSegmentsPerChunk))
-                n += t.ranks[r1++].segments.size();
+            while (r1 < t.ranks.size() && (r1 == r0 || n + t.ranks[r1].segmentCount() <= kSegmentsPerChunk))
+                n += t.ranks[r1++].segmentCount();
             plans.push_back({j, chunk++, r0, r1, n, encodings});
             r0 = r1;
         }
@@ -275,9 +277,9 @@ void writeTimelines(Database& db, const std::vector<JobAnalysis>& jobs, const st
     }
 }
 
-std::vector<JobTimeline> readTimelines(Database& db, const std::string& path, std::size_t jobs,
-                                       std::size_t endpoints, unsigned threads,
-                                       const std::function<void(std::size_t, std::size_t)>& progress) {
+std::vector<JobTimeline> readTimelines(Database& db, const std::string& path, std::size_t jobs, std::size_t endpoints,
+                                       unsigned threads, const std::function<void(std::size_t, std::size_t)>& progress,
+                                       bool pack) {
     std::vector<JobTimeline> out(jobs);
     auto jobIndex = [&](std::int64_t v) {
         if (v < 0 || std::uint64_t(v) >= jobs) damaged(path, "a timeline row refers to a missing job");
@@ -414,6 +416,12 @@ std::vector<JobTimeline> readTimelines(Database& db, const std::string& path, st
             std::string err =
                 decodeChunk(cols, c.encodings, out[c.job].ranks, c.firstRank, c.firstRank + c.ranks, segCount[c.job]);
             if (!err.empty()) damaged(path, where + ": " + err);
+            if (pack)
+                for (std::size_t r = c.firstRank; r < c.firstRank + c.ranks; ++r) {
+                    RankTimeline& rt = out[c.job].ranks[r];
+                    rt.packed.pack(rt.segments);
+                    std::vector<Segment>().swap(rt.segments);
+                }
         },
         [&](std::size_t done) {
             if (progress) progress(done, chunks.size());

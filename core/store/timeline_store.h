@@ -16,9 +16,10 @@ namespace prism::store {
 // The timeline of each of `jobs`.
 void writeTimelines(Database& db, const std::vector<JobAnalysis>& jobs, const std::vector<std::string>& jobIds);
 
-// `progress(done, total)` runs on the calling thread after each of its chunks and may throw to cancel.
-std::vector<JobTimeline> readTimelines(Database& db, const std::string& path, std::size_t jobs,
-                                       std::size_t endpoints, unsigned threads,
-                                       const std::function<void(std::size_t, std::size_t)>& progress);
+// `progress(done, total)` runs on the calling thread after each of its chunks and may throw to cancel. `pack`:
+// each chunk's segments packed once read (OpenOptions::packSegments).
+std::vector<JobTimeline> readTimelines(Database& db, const std::string& path, std::size_t jobs, std::size_t endpoints,
+                                       unsigned threads, const std::function<void(std::size_t, std::size_t)>& progress,
+                                       bool pack = false);
 
 } // namespace prism::store

@@ -1,0 +1,147 @@
+#include "analysis/packed_segments.h"
+
+#include <algorithm>
+
+namespace prism {
+
+namespace {
+
+// The flags byte: the kind in the low 3 bits (7: the kind in the next byte), then what follows.
+constexpr std::uint8_t kKindEscape = 7;
+constexpr std::uint8_t kGap = 1 << 3;   // starts after the previous segment's end (else right at it)
+constexpr std::uint8_t kMicro = 1 << 4; // has a micro-batch
+constexpr std::uint8_t kPeer = 1 << 5;  // has a peer
+constexpr std::uint8_t kBytes = 1 << 6; // carries bytes
+
+std::uint64_t zigzag(std::uint64_t v) { // of the difference taken modulo 2^64
+    return (v << 1) ^ (0 - (v >> 63));
+}
+std::uint64_t unzigzag(std::uint64_t v) { return (v >> 1) ^ (0 - (v & 1)); }
+
+void put(std::vector<std::uint8_t>& out, std::uint64_t v) {
+    while (v >= 0x80) {
+        out.push_back(std::uint8_t(v) | 0x80);
+        v >>= 7;
+    }
+    out.push_back(std::uint8_t(v));
+}
+
+// Written by pack() alone: no bounds to check.
+std::uint64_t get(const std::uint8_t*& p) {
+    std::uint64_t v = *p & 0x7f;
+    for (int shift = 7; *p++ & 0x80; shift += 7) v |= std::uint64_t(*p & 0x7f) << shift;
+    return v;
+}
+
+} // namespace
+
+void PackedSegments::clear() {
+    std::vector<std::uint8_t>().swap(m_data);
+    std::vector<Anchor>().swap(m_anchors);
+    m_count = 0;
+}
+
+void PackedSegments::pack(const std::vector<Segment>& segments) {
+    clear();
+    m_count = segments.size();
+    if (segments.empty()) return;
+    m_anchors.reserve((segments.size() + kBlock - 1) / kBlock);
+    m_data.reserve(segments.size() * 8);
+    std::uint64_t prevEnd = 0;
+    for (std::size_t i = 0; i < segments.size(); ++i) {
+        const Segment& s = segments[i];
+        if (i % kBlock == 0) {
+            m_anchors.push_back({s.startNs, m_data.size()});
+            prevEnd = std::uint64_t(s.startNs);
+        }
+        const std::uint64_t start = std::uint64_t(s.startNs), end = std::uint64_t(s.endNs);
+        const auto kind = std::uint8_t(s.kind);
+        std::uint8_t flags = kind < kKindEscape ? kind : kKindEscape;
+        if (start != prevEnd) flags |= kGap;
+        if (s.microBatch != kNoMicroBatch) flags |= kMicro;
+        if (s.peer != kNoIndex) flags |= kPeer;
+        if (s.bytes != 0) flags |= kBytes;
+        m_data.push_back(flags);
+        if (kind >= kKindEscape) m_data.push_back(kind);
+        if (flags & kGap) put(m_data, zigzag(start - prevEnd));
+        put(m_data, zigzag(end - start));
+        if (flags & kMicro) put(m_data, s.microBatch);
+        if (flags & kPeer) put(m_data, s.peer);
+        if (flags & kBytes) put(m_data, s.bytes);
+        prevEnd = end;
+    }
+    m_data.shrink_to_fit(); // held as long as the job is shown
+}
+
+std::size_t PackedSegments::memoryBytes() const { return m_data.capacity() + m_anchors.capacity() * sizeof(Anchor); }
+
+template <typename Fn>
+void PackedSegments::decode(std::size_t b, Fn&& fn) const {
+    const std::uint8_t* p = m_data.data() + m_anchors[b].offset;
+    std::uint64_t prevEnd = std::uint64_t(m_anchors[b].startNs);
+    const std::size_t last = std::min(m_count, (b + 1) * kBlock);
+    for (std::size_t i = b * kBlock; i < last; ++i) {
+        const std::uint8_t flags = *p++;
+        Segment s;
+        s.kind = SegmentKind((flags & 7) == kKindEscape ? *p++ : flags & 7);
+        const std::uint64_t start = flags & kGap ? prevEnd + unzigzag(get(p)) : prevEnd;
+        const std::uint64_t end = start + unzigzag(get(p));
+        s.startNs = std::int64_t(start);
+        s.endNs = std::int64_t(end);
+        if (flags & kMicro) s.microBatch = std::uint16_t(get(p));
+        if (flags & kPeer) s.peer = std::uint32_t(get(p));
+        if (flags & kBytes) s.bytes = get(p);
+        prevEnd = end;
+        if (!fn(i, s)) return;
+    }
+}
+
+Segment PackedSegments::at(std::size_t i) const {
+    Segment out;
+    decode(i / kBlock, [&](std::size_t k, const Segment& s) {
+        if (k < i) return true;
+        out = s;
+        return false;
+    });
+    return out;
+}
+
+void PackedSegments::unpack(std::vector<Segment>& out) const {
+    out.clear();
+    out.reserve(m_count);
+    for (std::size_t b = 0; b < m_anchors.size(); ++b)
+        decode(b, [&](std::size_t, const Segment& s) {
+            out.push_back(s);
+            return true;
+        });
+}
+
+std::size_t PackedSegments::visible(std::int64_t t0, std::int64_t t1, std::int64_t maxSegmentNs,
+                                    std::vector<Segment>& out) const {
+    out.clear();
+    if (m_count == 0 || t1 <= t0) return 0;
+    // As JobTimeline::visible: the first segment starting at or after t0 - longest, past those ending by t0, up to
+    // the first starting at or after t1. The block holding the first: the last whose first segment starts before.
+    const std::int64_t from = t0 - maxSegmentNs;
+    auto it = std::lower_bound(m_anchors.begin(), m_anchors.end(), from,
+                               [](const Anchor& a, std::int64_t t) { return a.startNs < t; });
+    std::size_t b = it == m_anchors.begin() ? 0 : std::size_t(it - m_anchors.begin()) - 1;
+    std::size_t first = m_count;
+    bool done = false;
+    for (; b < m_anchors.size() && !done; ++b)
+        decode(b, [&](std::size_t i, const Segment& s) {
+            if (first == m_count) {
+                if (s.startNs < from || s.endNs <= t0) return true;
+                first = i;
+            }
+            if (s.startNs >= t1) {
+                done = true;
+                return false;
+            }
+            out.push_back(s);
+            return true;
+        });
+    return first == m_count ? m_count : first;
+}
+
+} // namespace prism
