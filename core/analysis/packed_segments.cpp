@@ -1,6 +1,7 @@
 #include "analysis/packed_segments.h"
 
 #include <algorithm>
+#include <memory>
 
 namespace prism {
 
@@ -18,12 +19,13 @@ std::uint64_t zigzag(std::uint64_t v) { // of the difference taken modulo 2^64
 }
 std::uint64_t unzigzag(std::uint64_t v) { return (v >> 1) ^ (0 - (v & 1)); }
 
-void put(std::vector<std::uint8_t>& out, std::uint64_t v) {
+std::uint8_t* put(std::uint8_t* p, std::uint64_t v) {
     while (v >= 0x80) {
-        out.push_back(std::uint8_t(v) | 0x80);
+        *p++ = std::uint8_t(v) | 0x80;
         v >>= 7;
     }
-    out.push_back(std::uint8_t(v));
+    *p++ = std::uint8_t(v);
+    return p;
 }
 
 // Written by pack() alone: no bounds to check.
@@ -46,12 +48,22 @@ void PackedSegments::pack(const std::vector<Segment>& segments) {
     m_count = segments.size();
     if (segments.empty()) return;
     m_anchors.reserve((segments.size() + kBlock - 1) / kBlock);
-    m_data.reserve(segments.size() * 8);
+    // Written through a pointer into a buffer with room for the longest encoding (flags, kind, five varints of
+    // up to 10 bytes), then copied once at its size: byte by byte into a vector costs more than the encoding.
+    constexpr std::size_t kMost = 2 + 5 * 10;
+    thread_local std::unique_ptr<std::uint8_t[]> buffer;
+    thread_local std::size_t room = 0;
+    if (room < segments.size() * kMost) {
+        room = segments.size() * kMost;
+        buffer = std::make_unique_for_overwrite<std::uint8_t[]>(room);
+    }
+    std::uint8_t* const begin = buffer.get();
+    std::uint8_t* p = begin;
     std::uint64_t prevEnd = 0;
     for (std::size_t i = 0; i < segments.size(); ++i) {
         const Segment& s = segments[i];
         if (i % kBlock == 0) {
-            m_anchors.push_back({s.startNs, m_data.size()});
+            m_anchors.push_back({s.startNs, std::uint64_t(p - begin)});
             prevEnd = std::uint64_t(s.startNs);
         }
         const std::uint64_t start = std::uint64_t(s.startNs), end = std::uint64_t(s.endNs);
@@ -61,16 +73,20 @@ void PackedSegments::pack(const std::vector<Segment>& segments) {
         if (s.microBatch != kNoMicroBatch) flags |= kMicro;
         if (s.peer != kNoIndex) flags |= kPeer;
         if (s.bytes != 0) flags |= kBytes;
-        m_data.push_back(flags);
-        if (kind >= kKindEscape) m_data.push_back(kind);
-        if (flags & kGap) put(m_data, zigzag(start - prevEnd));
-        put(m_data, zigzag(end - start));
-        if (flags & kMicro) put(m_data, s.microBatch);
-        if (flags & kPeer) put(m_data, s.peer);
-        if (flags & kBytes) put(m_data, s.bytes);
+        *p++ = flags;
+        if (kind >= kKindEscape) *p++ = kind;
+        if (flags & kGap) p = put(p, zigzag(start - prevEnd));
+        p = put(p, zigzag(end - start));
+        if (flags & kMicro) p = put(p, s.microBatch);
+        if (flags & kPeer) p = put(p, s.peer);
+        if (flags & kBytes) p = put(p, s.bytes);
         prevEnd = end;
     }
-    m_data.shrink_to_fit(); // held as long as the job is shown
+    m_data.assign(begin, p); // at its size: held as long as the job is shown
+    if (room > (std::size_t(16) << 20)) { // a rank of more than some 300,000 segments: not kept for the next
+        buffer.reset();
+        room = 0;
+    }
 }
 
 std::size_t PackedSegments::memoryBytes() const { return m_data.capacity() + m_anchors.capacity() * sizeof(Anchor); }
