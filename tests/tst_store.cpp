@@ -280,6 +280,34 @@ private slots:
         }
     }
 
+    // `analyze S.prism` reads the report and what is beside it, not the flows: the same report and timelines,
+    // the endpoints, no records. A session whose report lacks the capture summary still gets it made.
+    void aSessionOpensWithoutItsFlows() {
+        OpenOptions lean;
+        lean.flows = false;
+        const Session full = openSession(m_session), s = openSession(m_session, lean);
+        QCOMPARE(s.capture.flows.size(), std::size_t(0));
+        QVERIFY(full.capture.flows.size() > 1000);
+        QCOMPARE(s.capture.flows.endpoints.size(), full.capture.flows.endpoints.size());
+        QCOMPARE(reportToJson(s.analysis.report).dump(), reportToJson(full.analysis.report).dump());
+        QCOMPARE(s.analysis.jobs.size(), full.analysis.jobs.size());
+        for (std::size_t j = 0; j < s.analysis.jobs.size(); ++j) {
+            QVERIFY(s.analysis.recognition.jobs[j].records.empty());
+            QCOMPARE(s.analysis.recognition.jobs[j].nics, full.analysis.recognition.jobs[j].nics);
+            QCOMPARE(s.analysis.jobs[j].timeline.segmentCount(), full.analysis.jobs[j].timeline.segmentCount());
+        }
+        QCOMPARE(s.notes, full.notes);
+
+        Analysis bare = m_anomalies.analysis;
+        bare.report.capture.reset();
+        const std::string noSummary = tmp("no-summary.prism");
+        saveSession(noSummary, m_anomalies.capture, bare, {});
+        QVERIFY(query(noSummary, "SELECT json FROM report").at(0).at(0).find("\"capture\"") == std::string::npos);
+        const Session again = openSession(noSummary, lean);
+        QVERIFY(again.analysis.report.capture.has_value());
+        QCOMPARE(reportToJson(again.analysis.report).dump(), reportToJson(m_anomalies.analysis.report).dump());
+    }
+
     void theMetaTableRecordsTheSourceAndItsChecksum() {
         SessionMeta m = readSessionMeta(m_session);
         QCOMPARE(m.format, std::string("llmprism-session"));

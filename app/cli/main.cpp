@@ -441,6 +441,7 @@ struct Analyze {
         if (looksLikeSession(inputs.front())) {
             prism::OpenOptions oo;
             oo.timelines = false; // the report is all analyze prints
+            oo.flows = false;
             prism::Session session = prism::openSession(inputs.front(), oo);
             capture = std::move(session.capture);
             report = std::move(session.analysis.report);

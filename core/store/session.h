@@ -59,6 +59,11 @@ struct OpenOptions {
     // Read the stored per-rank timelines (half the file and half the open time on a large capture); a
     // caller that only needs the report (the CLI) skips them.
     bool timelines = true;
+    // Read the flow records and each job's list of them (most of the file). A caller that needs only what is
+    // stored beside them (the report, the timelines: `llmprism-cli analyze S.prism`) skips them: the capture then
+    // holds its metadata and endpoints, no records, and the recognized jobs no record lists. (A session whose
+    // report lacks the capture summary has its flows read anyway: the summary is made from them.)
+    bool flows = true;
     // The timelines' segments packed chunk by chunk as they are read (RankTimeline::packed): a view that holds
     // them (the GUI) never holds them all unpacked.
     bool packSegments = false;

@@ -284,7 +284,7 @@ std::vector<std::string> jsonStrings(const std::string& text) {
     return json::parse(text).get<std::vector<std::string>>();
 }
 
-void readAnalysis(Database& db, const std::string& path, const MetaMap& meta, const FlowTable& flows,
+void readAnalysis(Database& db, const std::string& path, const MetaMap& meta, const FlowTable& flows, bool withRecords,
                   Analysis& a) {
     {
         Statement s(db, "SELECT json, crc32c FROM report");
@@ -343,7 +343,7 @@ void readAnalysis(Database& db, const std::string& path, const MetaMap& meta, co
         Statement s(db, "SELECT job, host FROM job_hosts ORDER BY job, position");
         while (s.step()) a.recognition.jobs[jobIndex(s.integer(0))].hosts.push_back(int(s.integer(1)));
     }
-    {
+    if (withRecords) { // else the flows were not read (OpenOptions::flows)
         Statement s(db, "SELECT job, records, encoding, crc32c, data FROM job_records ORDER BY job");
         while (s.step()) {
             std::size_t j = jobIndex(s.integer(0));
@@ -456,10 +456,13 @@ Session openSession(const std::string& path, const OpenOptions& options) {
         c.topology = readTopology(*db, path);
         readEndpoints(*db, path, meta.number("endpoints"), c.flows);
         report(0.05);
-        readFlows(*db, path, out.meta.records, options, c.flows);
-        readAnalysis(*db, path, meta, c.flows, out.analysis);
+        if (options.flows) readFlows(*db, path, out.meta.records, options, c.flows);
+        readAnalysis(*db, path, meta, c.flows, options.flows, out.analysis);
         // A report saved without its capture summary: it is a pure function of the capture.
-        if (!out.analysis.report.capture) out.analysis.report.capture = summarize(c);
+        if (!out.analysis.report.capture) {
+            if (!options.flows) readFlows(*db, path, out.meta.records, options, c.flows);
+            out.analysis.report.capture = summarize(c);
+        }
         out.notes = store::selectNotes(*db, path);
         report(0.6);
         if (options.timelines) {
