@@ -11,8 +11,8 @@
 #include "view_state.h"
 
 #include <QApplication>
-#include <nlohmann/json.hpp>
 #include <QCryptographicHash>
+#include <QDir>
 #include <QFile>
 #include <QMessageBox>
 #include <QProcess>
@@ -20,6 +20,7 @@
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QtTest>
+#include <nlohmann/json.hpp>
 
 using namespace prism;
 using namespace prism::ui;
@@ -247,6 +248,53 @@ private slots:
         w.viewState()->setJob(1);
         QVERIFY(lod[1]); // built when shown, and kept
         QVERIFY(!w.timeline()->grab().toImage().isNull());
+    }
+
+    // A capture analysed whole is held without the columns only the analysis read; Save Session reads the files
+    // again: the session is the one `llmprism-cli import` writes of them. Files changed since they were opened are
+    // refused by name, and nothing is written.
+    void aCaptureIsSavedFromItsFilesReadAgain() {
+        const QString cap = m_dir.filePath("again");
+        QVERIFY(QDir().mkpath(cap));
+        for (const QString f : {"flows.csv", "topology.json"}) QVERIFY(QFile::copy(m_capture + "/" + f, cap + "/" + f));
+        MainWindow w;
+        QVERIFY(openAndWait(w, cap));
+        QVERIFY(w.session()->flowsPartial);
+        QVERIFY(w.session()->capture.flows.dstPort.empty());
+        QVERIFY(!w.session()->capture.flows.startNs.empty());
+        const QString saved = m_dir.filePath("again.prism"), imported = m_dir.filePath("again-cli.prism");
+        QString error;
+        QVERIFY2(w.saveSessionAs(saved, &error), qPrintable(error));
+        QProcess imp;
+        imp.start(LLMPRISM_CLI, {"import", cap, "--out", imported, "--quiet"});
+        QVERIFY(imp.waitForFinished(180000));
+        QCOMPARE(imp.exitCode(), 0);
+        const Session a = openSession(saved.toStdString()), b = openSession(imported.toStdString());
+        QCOMPARE(reportToJson(a.analysis.report).dump(), reportToJson(b.analysis.report).dump());
+        const FlowTable &x = a.capture.flows, &y = b.capture.flows;
+        QCOMPARE(x.size(), y.size());
+        QVERIFY(x.startNs == y.startNs && x.endNs == y.endNs && x.src == y.src && x.dst == y.dst);
+        QVERIFY(x.srcPort == y.srcPort && x.dstPort == y.dstPort && x.proto == y.proto);
+        for (std::size_t i = 0; i < x.size(); ++i)
+            if (x.bytes[i] != y.bytes[i] || x.packets[i] != y.packets[i]) QFAIL("bytes or packets differ");
+        QCOMPARE(a.capture.source, b.capture.source);
+        QCOMPARE(a.meta.flows.sha256, b.meta.flows.sha256);
+        for (std::size_t j = 0; j < a.analysis.jobs.size(); ++j)
+            QCOMPARE(a.analysis.recognition.jobs[j].records, b.analysis.recognition.jobs[j].records);
+
+        // The capture changes: one more record.
+        {
+            QFile f(cap + "/flows.csv");
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QList<QByteArray> lines = f.readAll().split('\n');
+            f.close();
+            QVERIFY(f.open(QIODevice::Append));
+            f.write(lines.at(1) + "\n");
+        }
+        const QString refused = m_dir.filePath("changed.prism");
+        QVERIFY(!w.saveSessionAs(refused, &error));
+        QVERIFY2(error.contains("changed since it was opened") && error.contains("flows.csv"), qPrintable(error));
+        QVERIFY(!QFile::exists(refused));
     }
 
     void aForeignOrDamagedSessionShowsAClearErrorAndIsLeftAlone() {

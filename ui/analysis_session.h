@@ -39,6 +39,12 @@ struct AnalysisSession {
     QString source;      // what was opened (the first of `sources` when several files were)
     QStringList sources; // every file or folder opened together (flow files of several kinds, a topology)
     Capture capture;
+    // A capture analysed whole holds its flow records without the columns only the analysis read (destination
+    // ports, protocols, packet counts: runAnalysisReleasing): saving it as a session reads the files again with
+    // these options and checks they are the ones analysed (docs/GUI.md "Memory").
+    bool flowsPartial = false;
+    std::vector<std::string> capturePaths;
+    LoadOptions loadOptions;
     Analysis analysis; // analysis.report is what the CLI would write
     // Set when the session was read from a .prism file: that file, and the notes stored in it.
     QString sessionPath;

@@ -171,6 +171,15 @@ static std::shared_ptr<AnalysisSession> firstWindow(const std::shared_ptr<Staged
     return makeWindow(staged, int(job), first, last, progress, cancelled);
 }
 
+// What reading the capture again takes (AnalysisSession::flowsPartial): its files and the options, not the
+// progress callback of this load.
+static void keepHowToReadAgain(AnalysisSession& session, const std::vector<std::string>& paths, const LoadOptions& lo) {
+    session.flowsPartial = true;
+    session.capturePaths = paths;
+    session.loadOptions = lo;
+    session.loadOptions.progress = {};
+}
+
 SessionPtr CaptureLoader::loadNow(const QString& path, bool strict) { return loadNow(QStringList{path}, strict); }
 
 SessionPtr CaptureLoader::loadNow(const QStringList& paths, bool strict) {
@@ -197,7 +206,8 @@ SessionPtr CaptureLoader::loadNow(const QStringList& paths, bool strict) {
     session->capture = loadCapture(all, lo);
     AnalysisOptions ao;
     ao.packSegments = true; // the views hold every job's segments as long as the session is open
-    session->analysis = runAnalysis(session->capture, ao);
+    session->analysis = runAnalysisReleasing(session->capture, ao);
+    keepHowToReadAgain(*session, all, lo);
     session->buildLod(std::vector<int>{0}); // the job shown first; the others when they are shown
     return session;
 }
@@ -285,10 +295,11 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
         session->source = path;
         session->sources = paths;
         session->capture = loadCapture(all, lo);
+        keepHowToReadAgain(*session, all, lo);
         AnalysisOptions ao;
         ao.progress = [report](double f) { return report(0.8 + 0.17 * f, "Analysing"); };
         ao.packSegments = true; // the views hold every job's segments as long as the session is open
-        session->analysis = runAnalysis(session->capture, ao);
+        session->analysis = runAnalysisReleasing(session->capture, ao);
         // The job shown first only, as for a session: the others are indexed when first shown.
         session->buildLod(std::vector<int>{0}, [report](double f) { return report(0.97 + 0.03 * f, "Indexing"); });
         return session;

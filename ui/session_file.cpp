@@ -1,7 +1,11 @@
 #include "session_file.h"
 
+#include "io/capture.h"
+#include "model/capture.h"
 #include "model/diagnostics.h"
 #include "store/session.h"
+
+#include <stdexcept>
 
 #include <QFile>
 #include <QFileInfo>
@@ -42,7 +46,34 @@ void writeSessionFile(const QString& path, const AnalysisSession& session, const
         options.flowsChecksum = session.meta->flows;
         options.topologyChecksum = session.meta->topology;
     }
-    saveSession(path.toStdString(), session.capture, session.analysis, notes, options);
+    if (!session.flowsPartial) {
+        saveSession(path.toStdString(), session.capture, session.analysis, notes, options);
+        return;
+    }
+    // The views hold the records without the columns only the analysis read: the files are read again, and must
+    // be the ones analysed (a session holds its capture's records and their analysis together).
+    LoadOptions lo = session.loadOptions;
+    if (progress) {
+        lo.progress = [progress](double f) { return progress(0.3 * f); };
+        options.progress = [progress](double f) { return progress(0.3 + 0.7 * f); };
+    }
+    Capture again = loadCapture(session.capturePaths, lo);
+    const CaptureSummary now = summarize(again);
+    const CaptureSummary& then = *session.analysis.report.capture;
+    if (now.records != then.records || now.roceRecords != then.roceRecords || now.roceBytes != then.roceBytes ||
+        now.otherBytes != then.otherBytes || now.firstNs != then.firstNs || now.lastNs != then.lastNs ||
+        again.flows.endpoints.size() != session.capture.flows.endpoints.size())
+        throw std::runtime_error(
+            (again.flowsPaths.empty()
+                 ? again.flowsPath.empty() ? again.source : again.flowsPath
+                 : again.flowsPaths.front() + (again.flowsPaths.size() > 1
+                                                   ? " (and " + std::to_string(again.flowsPaths.size() - 1) + " more)"
+                                                   : "")) +
+            ": the capture changed since it was opened (" + std::to_string(then.records) + " records then, " +
+            std::to_string(now.records) +
+            " now): open it again to analyse what it holds now, then save that as a session");
+    again.source = session.capture.source; // as it was named when opened
+    saveSession(path.toStdString(), again, session.analysis, notes, options);
 }
 
 } // namespace prism::ui

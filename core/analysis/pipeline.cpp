@@ -126,6 +126,10 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
 
 Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options) { return run(capture, options, false); }
 
+Analysis runAnalysisReleasing(Capture& capture, const AnalysisOptions& options) {
+    return run(capture, options, false, &capture.flows);
+}
+
 Report analyzeCapture(const Capture& capture, const AnalysisOptions& options) {
     return run(capture, options, true).report;
 }

@@ -53,6 +53,9 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topology, const Recog
                    bool reportOnly, JobAnalysis& analysed, const std::function<bool(double)>& progress = {});
 
 Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options = {});
+// The same analysis, letting go of the columns only recognition and the summary read (as analyzeCaptureReleasing
+// does) once they are done: for a caller that keeps the analysis and reads the flows again to save them (the GUI).
+Analysis runAnalysisReleasing(Capture& capture, const AnalysisOptions& options = {});
 // Runs every stage on a loaded capture. The report always carries the capture summary.
 Report analyzeCapture(const Capture& capture, const AnalysisOptions& options = {});
 // The same report, for a caller that needs the report alone (llmprism-cli analyze): once recognition and the
