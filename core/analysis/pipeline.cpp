@@ -54,14 +54,12 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const Recognize
     if (division.lastCutNote >= 0) analysed.lastCutNote = divisionNotes + division.lastCutNote;
     for (const std::string& n : division.notes) info.notes.push_back(n);
     if (progress && !progress(0.3)) throw Cancelled();
-    // Slow links need the steps, not the timeline: for a report they are found on a thread of their own while
-    // the timeline's statistics are built (its passes take both cores, but leave gaps between them; on `large`
-    // 0.1 s less for the job of 5M records). Not beside a timeline with segments (the GUI's): that holds all the
-    // job's transfers at once, its peak, and the two together were no faster (+20 MB). Where no thread can be
-    // started, found after the timeline.
+    // Slow links need the steps, not the timeline: they are found on a thread of their own while the timeline is
+    // built (its passes take both cores, but leave gaps between them; on `large` 0.1 s less for the job of 5M
+    // records, and 0.2 s less for the GUI's, whose timeline holds a block of ranks' transfers at a time: 4 MB more
+    // at its peak). Where no thread can be started, found after the timeline.
     std::vector<Finding> links;
-    Aside findLinks([&] { links = findSlowLinks(flows, topo, rj, par, division, options.diagnosis, &index); },
-                    reportOnly);
+    Aside findLinks([&] { links = findSlowLinks(flows, topo, rj, par, division, options.diagnosis, &index); });
     JobTimeline timeline = reportOnly ? buildTimelineStats(flows, topo, rj, par, division, &index)
                                       : buildTimeline(flows, topo, rj, par, division, &index, options.packSegments);
     findLinks.wait();
