@@ -290,6 +290,14 @@ private slots:
                     QVERIFY(same(every[i], x.segments[i]));
                     if (i % 7 == 0) QVERIFY(same(y.segment(i), x.segments[i]));
                 }
+                std::size_t k = 0;
+                bool inOrder = true;
+                y.forEachSegment([&](const Segment& seg) {
+                    inOrder = inOrder && k < x.segments.size() && same(seg, x.segments[k]);
+                    ++k;
+                });
+                QVERIFY(inOrder);
+                QCOMPARE(k, x.segments.size());
                 bytes += y.packed.memoryBytes();
                 // Windows across the job, some empty, some before and after it.
                 for (int w = -1; w <= 40; ++w) {

@@ -54,10 +54,9 @@ JobData::JobData(SessionPtr session, int job) : m_session(std::move(session)), m
         m_medianStepNs = upperMedian(std::move(d));
     }
     m_jobSplit.assign(std::size_t(n), {});
-    std::vector<Segment> scratch;
     for (int r = 0; r < n; ++r)
-        for (const Segment& s : tl.ranks[std::size_t(r)].allSegments(scratch))
-            addClipped(m_jobSplit[std::size_t(r)], s, s.startNs, s.endNs);
+        tl.ranks[std::size_t(r)].forEachSegment(
+            [&](const Segment& s) { addClipped(m_jobSplit[std::size_t(r)], s, s.startNs, s.endNs); });
 
     // Bytes per rank from the job's flow records (sent plus received).
     const auto& rec = m_session->analysis.recognition.jobs;

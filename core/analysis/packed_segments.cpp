@@ -7,17 +7,7 @@ namespace prism {
 
 namespace {
 
-// The flags byte: the kind in the low 3 bits (7: the kind in the next byte), then what follows.
-constexpr std::uint8_t kKindEscape = 7;
-constexpr std::uint8_t kGap = 1 << 3;   // starts after the previous segment's end (else right at it)
-constexpr std::uint8_t kMicro = 1 << 4; // has a micro-batch
-constexpr std::uint8_t kPeer = 1 << 5;  // has a peer
-constexpr std::uint8_t kBytes = 1 << 6; // carries bytes
-
-std::uint64_t zigzag(std::uint64_t v) { // of the difference taken modulo 2^64
-    return (v << 1) ^ (0 - (v >> 63));
-}
-std::uint64_t unzigzag(std::uint64_t v) { return (v >> 1) ^ (0 - (v & 1)); }
+using namespace packed;
 
 std::uint8_t* put(std::uint8_t* p, std::uint64_t v) {
     while (v >= 0x80) {
@@ -26,13 +16,6 @@ std::uint8_t* put(std::uint8_t* p, std::uint64_t v) {
     }
     *p++ = std::uint8_t(v);
     return p;
-}
-
-// Written by pack() alone: no bounds to check.
-std::uint64_t get(const std::uint8_t*& p) {
-    std::uint64_t v = *p & 0x7f;
-    for (int shift = 7; *p++ & 0x80; shift += 7) v |= std::uint64_t(*p & 0x7f) << shift;
-    return v;
 }
 
 } // namespace
@@ -90,27 +73,6 @@ void PackedSegments::pack(const std::vector<Segment>& segments) {
 }
 
 std::size_t PackedSegments::memoryBytes() const { return m_data.capacity() + m_anchors.capacity() * sizeof(Anchor); }
-
-template <typename Fn>
-void PackedSegments::decode(std::size_t b, Fn&& fn) const {
-    const std::uint8_t* p = m_data.data() + m_anchors[b].offset;
-    std::uint64_t prevEnd = std::uint64_t(m_anchors[b].startNs);
-    const std::size_t last = std::min(m_count, (b + 1) * kBlock);
-    for (std::size_t i = b * kBlock; i < last; ++i) {
-        const std::uint8_t flags = *p++;
-        Segment s;
-        s.kind = SegmentKind((flags & 7) == kKindEscape ? *p++ : flags & 7);
-        const std::uint64_t start = flags & kGap ? prevEnd + unzigzag(get(p)) : prevEnd;
-        const std::uint64_t end = start + unzigzag(get(p));
-        s.startNs = std::int64_t(start);
-        s.endNs = std::int64_t(end);
-        if (flags & kMicro) s.microBatch = std::uint16_t(get(p));
-        if (flags & kPeer) s.peer = std::uint32_t(get(p));
-        if (flags & kBytes) s.bytes = get(p);
-        prevEnd = end;
-        if (!fn(i, s)) return;
-    }
-}
 
 Segment PackedSegments::at(std::size_t i) const {
     Segment out;

@@ -55,6 +55,13 @@ struct RankTimeline {
     // The segments whichever way they are held.
     std::size_t segmentCount() const { return segments.size() + packed.size(); }
     Segment segment(std::size_t i) const { return packed.empty() ? segments.at(i) : packed.at(i); }
+    // fn(segment) for every segment in order, whichever way they are held (none unpacked at once).
+    template <typename Fn>
+    void forEachSegment(Fn&& fn) const {
+        if (packed.empty())
+            for (const Segment& s : segments) fn(s);
+        else packed.forEach(fn);
+    }
     // Every segment: `segments` itself, or the packed ones unpacked into `scratch`.
     std::span<const Segment> allSegments(std::vector<Segment>& scratch) const;
     // The segments that intersect [t0, t1) (JobTimeline::visible), from `segments` or decoded into `scratch`; the
