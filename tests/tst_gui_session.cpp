@@ -282,19 +282,41 @@ private slots:
         for (std::size_t j = 0; j < a.analysis.jobs.size(); ++j)
             QCOMPARE(a.analysis.recognition.jobs[j].records, b.analysis.recognition.jobs[j].records);
 
-        // The capture changes: one more record.
-        {
-            QFile f(cap + "/flows.csv");
-            QVERIFY(f.open(QIODevice::ReadOnly));
-            const QList<QByteArray> lines = f.readAll().split('\n');
-            f.close();
-            QVERIFY(f.open(QIODevice::Append));
-            f.write(lines.at(1) + "\n");
-        }
+        // The capture changes: a RoCE record's source port (counts, bytes and times stay), a host's name, one more
+        // record. Each is refused by name, and nothing is written.
+        auto readAll = [](const QString& file) {
+            QFile f(file);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        auto writeAll = [](const QString& file, const QByteArray& bytes) {
+            QFile f(file);
+            return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(bytes) == bytes.size();
+        };
+        const QByteArray flows = readAll(cap + "/flows.csv"), topology = readAll(cap + "/topology.json");
+        QList<QByteArray> lines = flows.split('\n');
+        int roce = -1;
+        for (int i = 1; i < lines.size() && roce < 0; ++i)
+            if (lines[i].split(',').value(5) == "4791") roce = i;
+        QVERIFY(roce > 0);
+        QList<QByteArray> fields = lines[roce].split(',');
+        fields[4] = QByteArray::number(fields[4].toInt() == 1 ? 2 : 1);
+        lines[roce] = fields.join(',');
+        QByteArray topologyRenamed = topology;
+        topologyRenamed.replace("\"node-0001\"", "\"node-0001-renamed\"");
+        QVERIFY(topologyRenamed != topology);
         const QString refused = m_dir.filePath("changed.prism");
-        QVERIFY(!w.saveSessionAs(refused, &error));
-        QVERIFY2(error.contains("changed since it was opened") && error.contains("flows.csv"), qPrintable(error));
-        QVERIFY(!QFile::exists(refused));
+        for (int change = 0; change < 3; ++change) {
+            QVERIFY(writeAll(cap + "/flows.csv", change == 0   ? lines.join('\n')
+                                                 : change == 2 ? flows + lines.at(1) + "\n"
+                                                               : flows));
+            QVERIFY(writeAll(cap + "/topology.json", change == 1 ? topologyRenamed : topology));
+            QVERIFY(!w.saveSessionAs(refused, &error));
+            QVERIFY2(error.contains("changed since it was opened") && error.contains("flows.csv"), qPrintable(error));
+            QVERIFY(!QFile::exists(refused));
+        }
+        // Back as it was: saved again.
+        QVERIFY(writeAll(cap + "/flows.csv", flows) && writeAll(cap + "/topology.json", topology));
+        QVERIFY2(w.saveSessionAs(refused, &error), qPrintable(error));
     }
 
     void aForeignOrDamagedSessionShowsAClearErrorAndIsLeftAlone() {

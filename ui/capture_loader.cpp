@@ -10,6 +10,7 @@
 #include <QCoreApplication>
 #include <QPointer>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 #include <cstdlib>
 
 namespace prism::ui {
@@ -171,9 +172,17 @@ static std::shared_ptr<AnalysisSession> firstWindow(const std::shared_ptr<Staged
     return makeWindow(staged, int(job), first, last, progress, cancelled);
 }
 
-// What reading the capture again takes (AnalysisSession::flowsPartial): its files and the options, not the
-// progress callback of this load.
-static void keepHowToReadAgain(AnalysisSession& session, const std::vector<std::string>& paths, const LoadOptions& lo) {
+// A capture analysed whole for the views, its segments packed. One from files lets go of the columns only the
+// analysis reads, and keeps what reading it again takes (AnalysisSession::flowsPartial: Save Session); a
+// ClickHouse table keeps them (a table may change under its reader).
+static void analyseWhole(AnalysisSession& session, const std::vector<std::string>& paths, const LoadOptions& lo,
+                         AnalysisOptions ao) {
+    ao.packSegments = true; // the views hold every job's segments as long as the session is open
+    if (std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return ClickHouseUrl::looksLikeUrl(p); })) {
+        session.analysis = runAnalysis(session.capture, ao);
+        return;
+    }
+    session.analysis = runAnalysisReleasing(session.capture, ao);
     session.flowsPartial = true;
     session.capturePaths = paths;
     session.loadOptions = lo;
@@ -204,10 +213,7 @@ SessionPtr CaptureLoader::loadNow(const QStringList& paths, bool strict) {
         return window;
     }
     session->capture = loadCapture(all, lo);
-    AnalysisOptions ao;
-    ao.packSegments = true; // the views hold every job's segments as long as the session is open
-    session->analysis = runAnalysisReleasing(session->capture, ao);
-    keepHowToReadAgain(*session, all, lo);
+    analyseWhole(*session, all, lo, {});
     session->buildLod(std::vector<int>{0}); // the job shown first; the others when they are shown
     return session;
 }
@@ -295,11 +301,9 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
         session->source = path;
         session->sources = paths;
         session->capture = loadCapture(all, lo);
-        keepHowToReadAgain(*session, all, lo);
         AnalysisOptions ao;
         ao.progress = [report](double f) { return report(0.8 + 0.17 * f, "Analysing"); };
-        ao.packSegments = true; // the views hold every job's segments as long as the session is open
-        session->analysis = runAnalysisReleasing(session->capture, ao);
+        analyseWhole(*session, all, lo, ao);
         // The job shown first only, as for a session: the others are indexed when first shown.
         session->buildLod(std::vector<int>{0}, [report](double f) { return report(0.97 + 0.03 * f, "Indexing"); });
         return session;
