@@ -24,12 +24,18 @@ std::size_t TimelineIndex::memoryBytes() const {
 
 void TimelineIndex::columnsFromSegments(std::size_t rank, std::int64_t t0, double nsPerPx, int width, std::uint8_t* out,
                                         std::uint8_t* coverage) const {
+    thread_local std::vector<Segment> scratch; // what a frame shows of a row: a packed rank's visible segments
+    columnsFromSegments(rank, t0, nsPerPx, width, out, coverage, scratch);
+    if (scratch.capacity() > (std::size_t(1) << 16)) std::vector<Segment>().swap(scratch); // not held past 2 MB
+}
+
+void TimelineIndex::columnsFromSegments(std::size_t rank, std::int64_t t0, double nsPerPx, int width, std::uint8_t* out,
+                                        std::uint8_t* coverage, std::vector<Segment>& scratch) const {
     std::memset(out, kEmpty, std::size_t(width));
     if (coverage) std::memset(coverage, 0, std::size_t(width));
     if (!m_timeline || width <= 0 || nsPerPx <= 0) return;
     const JobTimeline& tl = *m_timeline;
     const std::int64_t t1 = t0 + std::int64_t(std::ceil(nsPerPx * width));
-    thread_local std::vector<Segment> scratch; // a packed rank's visible segments (the build's threads: one each)
     const auto segs =
         rank < tl.ranks.size() ? tl.ranks[rank].visibleSegments(t0, t1, scratch) : std::span<const Segment>();
     const double inv = 1.0 / nsPerPx;
@@ -114,8 +120,9 @@ void TimelineIndex::build(const JobTimeline& tl, std::size_t budgetBytes) {
     // it stays in 0-255.
     auto buildRanks = [&](std::size_t r0, std::size_t r1) {
         std::vector<std::uint8_t> kinds(n0), cover(n0);
+        std::vector<Segment> scratch; // a packed rank's segments, each whole in turn
         for (std::size_t r = r0; r < r1; ++r) {
-            columnsFromSegments(r, m_origin, m_bucket0, int(n0), kinds.data(), cover.data());
+            columnsFromSegments(r, m_origin, m_bucket0, int(n0), kinds.data(), cover.data(), scratch);
             std::uint8_t* k0row = &levels[0][r * n0];
             for (std::size_t b = 0; b < n0; ++b) {
                 const std::uint8_t k = kinds[b];

@@ -33,6 +33,9 @@ public:
     // The same without the pyramid (always from segments): the reference the pyramid is tested against.
     void columnsFromSegments(std::size_t rank, std::int64_t t0, double nsPerPx, int width, std::uint8_t* out,
                              std::uint8_t* coverage = nullptr) const;
+    // The same, a packed rank's segments decoded into `scratch`.
+    void columnsFromSegments(std::size_t rank, std::int64_t t0, double nsPerPx, int width, std::uint8_t* out,
+                             std::uint8_t* coverage, std::vector<Segment>& scratch) const;
 
     double baseBucketNs() const { return m_bucket0; }
     int levels() const { return int(m_levels.size()); }
