@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 
 namespace prism {
 
@@ -75,6 +76,7 @@ void PackedSegments::pack(const std::vector<Segment>& segments) {
 std::size_t PackedSegments::memoryBytes() const { return m_data.capacity() + m_anchors.capacity() * sizeof(Anchor); }
 
 Segment PackedSegments::at(std::size_t i) const {
+    if (i >= m_count) throw std::out_of_range("PackedSegments::at");
     Segment out;
     decode(i / kBlock, [&](std::size_t k, const Segment& s) {
         if (k < i) return true;

@@ -54,7 +54,7 @@ public:
     bool empty() const { return m_count == 0; }
     std::size_t memoryBytes() const; // what it holds, capacity included
 
-    Segment at(std::size_t i) const;              // i < size()
+    Segment at(std::size_t i) const;              // std::out_of_range unless i < size(), as vector::at
     void unpack(std::vector<Segment>& out) const; // every segment, replacing `out`'s contents
     // The segments [first, last) that intersect [t0, t1) as JobTimeline::visible finds them (sorted, non-overlapping
     // segments whose longest lasts `maxSegmentNs`), decoded into `out` (replaced); returns `first`.

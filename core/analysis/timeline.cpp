@@ -412,8 +412,10 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     std::vector<std::int64_t> minGap(static_cast<std::size_t>(groups)), minStart(minGap.size());
     auto settle = [&](std::size_t k0, std::size_t k1) {
         for (std::size_t s = 0; s < S; ++s) {
-            std::fill(minGap.begin(), minGap.end(), std::numeric_limits<std::int64_t>::max());
-            std::fill(minStart.begin(), minStart.end(), std::numeric_limits<std::int64_t>::max());
+            for (std::size_t k = k0; k < k1; ++k) { // the groups of these ranks only (a block holds a few)
+                const std::size_t g = std::size_t(tl.ranks[k].dpGroup);
+                minGap[g] = minStart[g] = std::numeric_limits<std::int64_t>::max();
+            }
             for (std::size_t k = k0; k < k1; ++k) {
                 const RankStepStats& ss = tl.ranks[k].stepStats[s];
                 if (ss.dpStartNs == RankStepStats::kNoTime) continue;
