@@ -28,6 +28,33 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 }
             }
         }
+        // The GUI's open (segments packed as read) and the CLI's report-only open (no flows) of a file that opens
+        // whole: they open too, and the packed segments are the segments.
+        prism::OpenOptions lean = o;
+        lean.flows = false;
+        lean.packSegments = true;
+        prism::Session p;
+        try {
+            p = prism::openSession(path, lean);
+        } catch (const prism::InputError&) {
+            __builtin_trap(); // what opens whole opens without its flows too
+        }
+        if (p.analysis.jobs.size() != s.analysis.jobs.size()) __builtin_trap();
+        std::vector<prism::Segment> unpacked;
+        for (std::size_t j = 0; j < s.analysis.jobs.size(); ++j) {
+            const auto &a = s.analysis.jobs[j].timeline.ranks, &b = p.analysis.jobs[j].timeline.ranks;
+            if (a.size() != b.size()) __builtin_trap();
+            for (std::size_t r = 0; r < a.size(); ++r) {
+                const auto all = b[r].allSegments(unpacked);
+                if (all.size() != a[r].segments.size()) __builtin_trap();
+                for (std::size_t i = 0; i < all.size(); ++i) {
+                    const prism::Segment &x = all[i], &y = a[r].segments[i];
+                    if (x.startNs != y.startNs || x.endNs != y.endNs || x.kind != y.kind || x.peer != y.peer ||
+                        x.microBatch != y.microBatch || x.bytes != y.bytes)
+                        __builtin_trap();
+                }
+            }
+        }
     } catch (const prism::InputError& e) {
         fuzz::checkRefusal(e);
     }
