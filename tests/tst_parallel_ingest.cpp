@@ -200,6 +200,41 @@ private slots:
         QCOMPARE(t.ecnCe, (std::vector<std::uint32_t>{0, 0, 9, 0}));
     }
 
+    // A table's fingerprint is the same for the same records read again and changes with any field of any
+    // record or any endpoint address; releasing the records keeps the endpoints.
+    void aFingerprintTellsTheSameRecords() {
+        auto make = [] {
+            FlowTable t;
+            t.append({5, 6, *IpAddr::parse("10.0.0.1"), *IpAddr::parse("10.0.0.2"), 1, 4791, 17, 10, 1});
+            t.append({7, 9, *IpAddr::parse("10.0.0.2"), *IpAddr::parse("fd10::9"), 2, 4791, 17, 20, 2});
+            return t;
+        };
+        const FlowTable base = make();
+        QCOMPARE(make().fingerprint(), base.fingerprint());
+        std::vector<FlowTable> changed(11, make());
+        changed[0].startNs[1] += 1;
+        changed[1].endNs[0] += 1;
+        std::swap(changed[2].src[1], changed[2].dst[1]);
+        changed[3].srcPort[0] = 3;
+        changed[4].dstPort[1] = 53;
+        changed[5].proto[0] = 6;
+        changed[6].bytes = CountColumn();
+        for (std::uint64_t v : {std::uint64_t(10), std::uint64_t(21)}) changed[6].bytes.push_back(v);
+        changed[7].packets = CountColumn();
+        for (std::uint64_t v : {std::uint64_t(1), std::uint64_t(3)}) changed[7].packets.push_back(v);
+        changed[8].append({8, 9, *IpAddr::parse("10.0.0.1"), *IpAddr::parse("10.0.0.2"), 1, 4791, 17, 10, 1});
+        changed[9].endpoints.intern(*IpAddr::parse("10.0.0.7"));
+        changed[10].enableCongestion();
+        changed[10].ecnCe[1] = 1;
+        for (std::size_t k = 0; k < changed.size(); ++k)
+            QVERIFY2(changed[k].fingerprint() != base.fingerprint(), qPrintable(QString("change %1").arg(k)));
+        FlowTable released = make();
+        released.releaseRecords();
+        QCOMPARE(released.size(), std::size_t(0));
+        QCOMPARE(released.endpoints.size(), base.endpoints.size());
+        QCOMPARE(released.endpoints.find(*IpAddr::parse("fd10::9")), base.endpoints.find(*IpAddr::parse("fd10::9")));
+    }
+
     // Aside: the work beside the caller's is done by wait() (on its thread, or then on the caller's), and what it
     // threw comes out of every wait(); a destroyed Aside has waited.
     void asideWorkIsDoneByWaitAndItsErrorsComeOut() {

@@ -129,6 +129,11 @@ public:
     void keepStartsIn(std::int64_t from, std::int64_t to);
     // Drops the records, keeps the endpoint table (ids stay valid) and the columns' capacity.
     void clearRecords();
+    // Drops the records and frees their memory; keeps the endpoint table (ids stay valid).
+    void releaseRecords();
+    // A 64-bit digest of the records (times, endpoints, ports, protocols, counts) and of the endpoints' addresses:
+    // tells whether a table read again is the one read before, where that one is no longer held.
+    std::uint64_t fingerprint() const;
     void append(const FlowRecord& r);
     // Appends with already interned endpoints (the fast path of the readers).
     void append(std::int64_t start, std::int64_t end, EndpointId s, EndpointId d, std::uint16_t sport,
