@@ -197,6 +197,18 @@ private slots:
         QCOMPARE(w->pairCount(), 1);
         QCOMPARE(w->runB(), mw.session());
         QCOMPARE(w->currentJob()->differences.front().what, std::string("compute"));
+        // The baseline was opened whole and holds no records: its links were compared on its files read again,
+        // as a run that holds them compares.
+        QVERIFY(w->runA()->recordsReleased);
+        QCOMPARE(w->runA()->capture.flows.size(), std::size_t(0));
+        const Capture held = loadCapture(capture.toStdString());
+        const Analysis heldAnalysis = runAnalysis(held);
+        const Comparison direct =
+            compareRuns(RunData{w->runA()->source.toStdString(), &held, &heldAnalysis},
+                        RunData{mw.session()->source.toStdString(), &mw.session()->capture, &mw.session()->analysis});
+        QCOMPARE(comparisonToJson(w->comparison()).dump(), comparisonToJson(direct).dump());
+        QVERIFY(direct.jobs.at(0).linkResidual > 1.0); // the links were compared
+        QCOMPARE(w->comparison().jobs.at(0).linkResidual, direct.jobs.at(0).linkResidual);
         w->close();
 
         const QString text = m_dir.filePath("readme.txt");

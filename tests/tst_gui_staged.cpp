@@ -247,7 +247,8 @@ private slots:
         qputenv("LLMPRISM_MEMORY", "1G");
         s = CaptureLoader::loadNow(m_capture);
         QVERIFY(!s->staged);
-        QVERIFY(!s->capture.flows.empty());
+        QVERIFY(!s->report().jobs.empty() && !s->analysis.jobs.at(0).timeline.ranks.empty());
+        QVERIFY(s->recordsReleased); // analysed whole: the records are read again where they are needed
         qputenv("LLMPRISM_MEMORY", "lots");
         QVERIFY_THROWS_EXCEPTION(InputError, CaptureLoader::loadNow(m_capture));
         qputenv("LLMPRISM_MEMORY", "2M");

@@ -76,6 +76,31 @@ private slots:
         QCOMPARE(m_session->lod.size(), m_session->analysis.jobs.size());
         QVERIFY(m_session->analysis.jobs[0].timeline.ranks.at(0).segments.empty()); // packed, as the views hold it
         QVERIFY(!m_session->analysis.jobs[0].timeline.ranks.at(0).packed.empty());
+        QVERIFY(m_session->recordsReleased);
+    }
+
+    // A rank's traffic (the details panel) is what it sent and received with the job's other ranks: the bytes of
+    // the job's records that have it at one end and a rank at the other, counted from the files.
+    void aRanksTrafficIsItsRecordsWithTheJobsRanks() {
+        Fixture f(m_session);
+        const std::shared_ptr<const Capture> c = m_session->withRecords();
+        QVERIFY(c->flows.size() > 0);
+        const JobTimeline& tl = f.data().timeline();
+        std::vector<int> rankOf(c->flows.endpoints.size(), -1);
+        for (std::size_t r = 0; r < tl.ranks.size(); ++r) rankOf.at(tl.ranks[r].nic) = int(r);
+        std::vector<std::uint64_t> expect(tl.ranks.size(), 0);
+        for (std::uint32_t i : m_session->analysis.recognition.jobs.at(0).records) {
+            const int a = rankOf.at(c->flows.src[i]), b = rankOf.at(c->flows.dst[i]);
+            if (a < 0 || b < 0) continue;
+            expect[std::size_t(a)] += c->flows.bytes[i];
+            expect[std::size_t(b)] += c->flows.bytes[i];
+        }
+        std::uint64_t total = 0;
+        for (std::size_t r = 0; r < tl.ranks.size(); ++r) {
+            QCOMPARE(f.data().bytesOfRank(int(r)), expect[r]);
+            total += expect[r];
+        }
+        QVERIFY(total > 0);
     }
 
     void aJobShowsOneRowPerRankFittedToTheJobSpan() {

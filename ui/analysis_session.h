@@ -39,12 +39,19 @@ struct AnalysisSession {
     QString source;      // what was opened (the first of `sources` when several files were)
     QStringList sources; // every file or folder opened together (flow files of several kinds, a topology)
     Capture capture;
-    // A capture analysed whole holds its flow records without the columns only the analysis read (destination
-    // ports, protocols, packet counts: runAnalysisReleasing): saving it as a session reads the files again with
-    // these options and checks they are the ones analysed (docs/GUI.md "Memory").
-    bool flowsPartial = false;
+    // A capture analysed whole from files holds no flow records once analysed (its endpoints stay): the views
+    // read the analysis. Saving it as a session, or comparing its links, reads the files again with these
+    // options (readRecordsAgain) and checks they are the ones analysed: the same fingerprint (docs/GUI.md
+    // "Memory").
+    bool recordsReleased = false;
     std::vector<std::string> capturePaths;
     LoadOptions loadOptions;
+    std::uint64_t recordsFingerprint = 0; // FlowTable::fingerprint of the records analysed
+    // The capture with its records: this one's own when held, else read again and checked (throws
+    // std::runtime_error naming the flow file when it changed, or when it would not fit in the memory available;
+    // InputError when it cannot be read). `progress` as loadCapture's.
+    std::shared_ptr<const Capture> withRecords(const std::function<bool(double)>& progress = {}) const;
+    bool recordsHeld() const { return !recordsReleased; }
     Analysis analysis; // analysis.report is what the CLI would write
     // Set when the session was read from a .prism file: that file, and the notes stored in it.
     QString sessionPath;

@@ -173,8 +173,9 @@ static std::shared_ptr<AnalysisSession> firstWindow(const std::shared_ptr<Staged
 }
 
 // A capture analysed whole for the views, its segments packed. One from files lets go of the columns only the
-// analysis reads, and keeps what reading it again takes (AnalysisSession::flowsPartial: Save Session); a
-// ClickHouse table keeps them (a table may change under its reader).
+// analysis reads as soon as it is done with them, and of the records once analysed, keeping what reading them
+// again takes (AnalysisSession::recordsReleased: Save Session, Compare With); a ClickHouse table keeps them (a
+// table may change under its reader).
 static void analyseWhole(AnalysisSession& session, const std::vector<std::string>& paths, const LoadOptions& lo,
                          AnalysisOptions ao) {
     ao.packSegments = true; // the views hold every job's segments as long as the session is open
@@ -182,8 +183,10 @@ static void analyseWhole(AnalysisSession& session, const std::vector<std::string
         session.analysis = runAnalysis(session.capture, ao);
         return;
     }
+    session.recordsFingerprint = session.capture.flows.fingerprint();
     session.analysis = runAnalysisReleasing(session.capture, ao);
-    session.flowsPartial = true;
+    session.capture.flows.releaseRecords();
+    session.recordsReleased = true;
     session.capturePaths = paths;
     session.loadOptions = lo;
     session.loadOptions.progress = {};

@@ -7,6 +7,7 @@
 #include "view_state.h"
 #include "view_style.h"
 
+#include <QApplication>
 #include <QBoxLayout>
 #include <QComboBox>
 #include <QFileDialog>
@@ -170,9 +171,33 @@ void CompareWindow::setRuns(const SessionPtr& a, const SessionPtr& b) {
     m_a = a;
     m_b = b;
     if (!m_a || !m_b) return;
-    const RunData da{m_a->source.toStdString(), &m_a->capture, &m_a->analysis};
-    const RunData db{m_b->source.toStdString(), &m_b->capture, &m_b->analysis};
-    m_comparison = compareRuns(da, db);
+    // The links are compared on the flow records, which a capture opened whole no longer holds: read again for
+    // the comparison (and let go after it). Where they cannot be, the rest is compared without the links.
+    QStringList unread;
+    auto records = [&unread](const SessionPtr& s) {
+        try {
+            return s->withRecords();
+        } catch (const std::exception& e) {
+            unread << CaptureLoader::describeError(e);
+            return std::shared_ptr<const Capture>(std::shared_ptr<const Capture>(), &s->capture);
+        }
+    };
+    {
+        struct Busy { // a wait cursor while the files are read
+            bool on;
+            explicit Busy(bool b) : on(b) {
+                if (on) QApplication::setOverrideCursor(Qt::WaitCursor);
+            }
+            ~Busy() {
+                if (on) QApplication::restoreOverrideCursor();
+            }
+        } busy(!m_a->recordsHeld() || !m_b->recordsHeld());
+        const std::shared_ptr<const Capture> ca = records(m_a), cb = records(m_b);
+        const RunData da{m_a->source.toStdString(), ca.get(), &m_a->analysis};
+        const RunData db{m_b->source.toStdString(), cb.get(), &m_b->analysis};
+        m_comparison = compareRuns(da, db);
+    }
+    if (!unread.isEmpty()) statusBar()->showMessage(tr("Links not compared: %1").arg(unread.join("; ")));
     m_stateA->setSession(m_a);
     m_stateB->setSession(m_b);
     {

@@ -55,24 +55,13 @@ JobData::JobData(SessionPtr session, int job) : m_session(std::move(session)), m
     }
     m_jobSplit.assign(std::size_t(n), {});
     for (int r = 0; r < n; ++r)
-        tl.ranks[std::size_t(r)].forEachSegment(
-            [&](const Segment& s) { addClipped(m_jobSplit[std::size_t(r)], s, s.startNs, s.endNs); });
+        tl.ranks[std::size_t(r)].forEachSegment([&](const Segment& s) {
+            addClipped(m_jobSplit[std::size_t(r)], s, s.startNs, s.endNs);
+            m_bytes[std::size_t(r)] += s.bytes;
+        });
 
-    // Bytes per rank from the job's flow records (sent plus received).
-    const auto& rec = m_session->analysis.recognition.jobs;
-    const FlowTable& flows = m_session->capture.flows;
-    if (std::size_t(job) < rec.size()) {
-        // Endpoint ids are dense: a vector maps them to ranks without hashing (millions of records).
-        std::vector<int> rankOfNic(flows.endpoints.size(), -1);
-        for (int r = 0; r < n; ++r)
-            if (tl.ranks[std::size_t(r)].nic < rankOfNic.size()) rankOfNic[tl.ranks[std::size_t(r)].nic] = r;
-        for (std::uint32_t i : rec[std::size_t(job)].records) {
-            if (i >= flows.size()) continue;
-            const EndpointId s = flows.src[i], d = flows.dst[i];
-            if (s < rankOfNic.size() && rankOfNic[s] >= 0) m_bytes[std::size_t(rankOfNic[s])] += flows.bytes[i];
-            if (d < rankOfNic.size() && rankOfNic[d] >= 0) m_bytes[std::size_t(rankOfNic[d])] += flows.bytes[i];
-        }
-    }
+    // Bytes per rank (sent plus received) from its segments: its transfers with the job's other ranks (the
+    // views hold no flow records).
     placeFindings();
 }
 

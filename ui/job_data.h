@@ -70,7 +70,8 @@ public:
     // Whole-job split per rank (computed once).
     const TimeSplit& jobSplit(int rank) const { return m_jobSplit.at(std::size_t(rank)); }
 
-    // Total bytes a rank sent and received over the whole job (from the flow records).
+    // Total bytes a rank sent and received over the whole job: its transfers with the job's other ranks (the
+    // bytes of its segments).
     std::uint64_t bytesOfRank(int rank) const { return m_bytes.at(std::size_t(rank)); }
 
     // Short text for titles: "job-0 · 64 GPUs · TP 8 × PP 2 × DP 4".

@@ -277,6 +277,7 @@ LinkData linkData(const Side& side) {
     out.sent.resize(out.ips.size());
     out.received.resize(out.ips.size());
     for (std::uint32_t r : rj.records) {
+        if (r >= flows.size()) continue; // a capture without its records (a view that let them go)
         const auto ia = local.find(flows.src[r]), ib = local.find(flows.dst[r]);
         if (ia == local.end() || ib == local.end() || steps.empty()) continue;
         const std::int64_t off = division ? division->offsetOf(flows.src[r]) : 0;
