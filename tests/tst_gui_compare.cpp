@@ -3,6 +3,7 @@
 // differences, the topology coloured by difference, one exported image; opened from the main window, with a bad
 // file refused by name. LLMPRISM_COMPARE_SHOT=PATH also writes the exported image there (docs/screenshots).
 #include "analysis/compare.h"
+#include "capture_loader.h"
 #include "compare_views.h"
 #include "compare_window.h"
 #include "main_window.h"
@@ -12,9 +13,12 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QFile>
+#include <QLabel>
 #include <QMenuBar>
 #include <QSet>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -175,6 +179,45 @@ private slots:
 
     // From the main window: File ▸ Compare With… loads the baseline in the background and compares it with the
     // shown run; a file that is no run is refused by name.
+    // A run opened whole from files holds no records: its links are compared on the files read again, and when
+    // they changed meanwhile the rest is compared without the links, and the window says why, naming the file.
+    void linksOfAChangedCaptureAreNotComparedAndTheWindowSaysWhy() {
+        const QString capture = m_dir.filePath("changing");
+        sim::writeCapture(sim::simulate(test::presetConfig("tiny", 12)), capture.toStdString());
+        const SessionPtr b = CaptureLoader::loadNow(capture);
+        QVERIFY(b->recordsReleased);
+        const auto a = session("tiny", 11);
+        {
+            CompareWindow w;
+            showRuns(w, a, b);
+            QVERIFY(w.comparison().jobs.at(0).linkResidual > 1.0); // read again: the links were compared
+            QVERIFY(w.statusBar()->currentMessage().isEmpty());
+        }
+        {
+            QFile f(capture + "/flows.csv");
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray first = f.readAll().split('\n').at(1);
+            f.close();
+            QVERIFY(f.open(QIODevice::Append));
+            f.write(first + "\n");
+        }
+        CompareWindow w;
+        showRuns(w, a, b);
+        const QString message = w.statusBar()->currentMessage();
+        QVERIFY2(message.contains("Links not compared") && message.contains("flows.csv") &&
+                     message.contains("changed since it was opened"),
+                 qPrintable(message));
+        QCOMPARE(w.comparison().jobs.at(0).linkResidual, 1.0);
+        QVERIFY(QString::fromStdString(w.comparison().jobs.at(0).notes.back()).contains("Links not compared"));
+        bool headline = false; // the window's headline says it too (and so does its exported image)
+        for (const QLabel* l : w.findChildren<QLabel*>())
+            headline = headline || l->text().contains("Links not compared");
+        QVERIFY(headline);
+        w.swapRuns(); // still said, the other way round
+        QVERIFY(w.statusBar()->currentMessage().contains("Links not compared"));
+        QCOMPARE(QApplication::overrideCursor(), nullptr);
+    }
+
     void openedFromTheMainWindow() {
         const QString capture = m_dir.filePath("baseline");
         sim::writeCapture(sim::simulate([] {

@@ -172,18 +172,23 @@ void CompareWindow::setRuns(const SessionPtr& a, const SessionPtr& b) {
     m_b = b;
     if (!m_a || !m_b) return;
     // The links are compared on the flow records, which a capture opened whole no longer holds: read again for
-    // the comparison (and let go after it). Where they cannot be, the rest is compared without the links.
+    // this window (once a run: Swap reads nothing). Where they cannot be, the rest is compared without the links,
+    // and the headline says why.
     QStringList unread;
-    auto records = [&unread](const SessionPtr& s) {
+    auto records = [&](const SessionPtr& s) -> std::shared_ptr<const Capture> {
+        if (s->recordsHeld()) return s->withRecords();
+        if (auto it = m_records.find(s.get()); it != m_records.end()) return it->second;
         try {
-            return s->withRecords();
+            return m_records[s.get()] = s->withRecords();
         } catch (const std::exception& e) {
-            unread << CaptureLoader::describeError(e);
-            return std::shared_ptr<const Capture>(std::shared_ptr<const Capture>(), &s->capture);
+            unread << CaptureLoader::describeError(e).simplified();
+            return std::shared_ptr<const Capture>(s, &s->capture); // no records: no links
         }
     };
+    for (auto it = m_records.begin(); it != m_records.end();) // runs no longer shown
+        it = it->first == m_a.get() || it->first == m_b.get() ? std::next(it) : m_records.erase(it);
     {
-        struct Busy { // a wait cursor while the files are read
+        struct Busy { // a wait cursor while files are read
             bool on;
             explicit Busy(bool b) : on(b) {
                 if (on) QApplication::setOverrideCursor(Qt::WaitCursor);
@@ -191,13 +196,18 @@ void CompareWindow::setRuns(const SessionPtr& a, const SessionPtr& b) {
             ~Busy() {
                 if (on) QApplication::restoreOverrideCursor();
             }
-        } busy(!m_a->recordsHeld() || !m_b->recordsHeld());
+        } busy((!m_a->recordsHeld() && !m_records.count(m_a.get())) ||
+               (!m_b->recordsHeld() && !m_records.count(m_b.get())));
         const std::shared_ptr<const Capture> ca = records(m_a), cb = records(m_b);
         const RunData da{m_a->source.toStdString(), ca.get(), &m_a->analysis};
         const RunData db{m_b->source.toStdString(), cb.get(), &m_b->analysis};
         m_comparison = compareRuns(da, db);
     }
-    if (!unread.isEmpty()) statusBar()->showMessage(tr("Links not compared: %1").arg(unread.join("; ")));
+    m_linksUnread = unread.isEmpty() ? QString() : tr("Links not compared: %1").arg(unread.join("; "));
+    for (JobComparison& j : m_comparison.jobs)
+        if (!m_linksUnread.isEmpty()) j.notes.push_back(m_linksUnread.toStdString());
+    if (m_linksUnread.isEmpty()) statusBar()->clearMessage();
+    else statusBar()->showMessage(m_linksUnread);
     m_stateA->setSession(m_a);
     m_stateB->setSession(m_b);
     {
@@ -268,6 +278,8 @@ void CompareWindow::rebuild() {
     m_labelB->setText(runText(true));
     QString summary = summaryText().toHtmlEscaped();
     if (j && !j->differences.empty()) summary.replace(tr("Main difference:"), tr("<b>Main difference:</b>"));
+    if (!m_linksUnread.isEmpty())
+        summary += "<br><span style='color:#b35900'>" + m_linksUnread.toHtmlEscaped() + "</span>";
     m_summary->setText(summary);
     std::vector<double> a, b;
     if (j) {

@@ -8,6 +8,8 @@
 #include "analysis_session.h"
 
 #include <QMainWindow>
+#include <map>
+#include <memory>
 
 class QComboBox;
 class QLabel;
@@ -72,6 +74,10 @@ private:
 
     SessionPtr m_a, m_b;
     Comparison m_comparison;
+    // The runs' flow records for the links, read again once per run shown here (a capture opened whole holds
+    // none: AnalysisSession::withRecords), and why a run's could not be.
+    std::map<const AnalysisSession*, std::shared_ptr<const Capture>> m_records;
+    QString m_linksUnread;
     int m_pair = -1;
     bool m_following = false;
     CaptureLoader* m_loader = nullptr;
