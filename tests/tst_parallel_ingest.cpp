@@ -207,11 +207,12 @@ private slots:
             FlowTable t;
             t.append({5, 6, *IpAddr::parse("10.0.0.1"), *IpAddr::parse("10.0.0.2"), 1, 4791, 17, 10, 1});
             t.append({7, 9, *IpAddr::parse("10.0.0.2"), *IpAddr::parse("fd10::9"), 2, 4791, 17, 20, 2});
+            t.enableCongestion();
             return t;
         };
         const FlowTable base = make();
         QCOMPARE(make().fingerprint(), base.fingerprint());
-        std::vector<FlowTable> changed(11, make());
+        std::vector<FlowTable> changed(13, make());
         changed[0].startNs[1] += 1;
         changed[1].endNs[0] += 1;
         std::swap(changed[2].src[1], changed[2].dst[1]);
@@ -224,8 +225,9 @@ private slots:
         for (std::uint64_t v : {std::uint64_t(1), std::uint64_t(3)}) changed[7].packets.push_back(v);
         changed[8].append({8, 9, *IpAddr::parse("10.0.0.1"), *IpAddr::parse("10.0.0.2"), 1, 4791, 17, 10, 1});
         changed[9].endpoints.intern(*IpAddr::parse("10.0.0.7"));
-        changed[10].enableCongestion();
         changed[10].ecnCe[1] = 1;
+        changed[11].retransmits[0] = 1;
+        changed[12].cnps[1] = 1;
         for (std::size_t k = 0; k < changed.size(); ++k)
             QVERIFY2(changed[k].fingerprint() != base.fingerprint(), qPrintable(QString("change %1").arg(k)));
         FlowTable released = make();
