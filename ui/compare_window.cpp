@@ -16,11 +16,13 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QPainter>
+#include <QPointer>
 #include <QPushButton>
 #include <QSaveFile>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTableWidget>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -144,8 +146,11 @@ CompareWindow::CompareWindow(QWidget* parent) : QMainWindow(parent) {
             return;
         }
         statusBar()->clearMessage();
-        setRuns(session, m_b);
-        emit loaded();
+        // The links need both runs' records: read in the background where a run holds none, then compared.
+        readRecordsThen({session, m_b}, [this, session] {
+            setRuns(session, m_b);
+            emit loaded();
+        });
     });
     connect(m_loader, &CaptureLoader::failed, this, [this](int id, const QString& path, const QString& message) {
         if (id != m_loadId) return;
@@ -177,16 +182,22 @@ void CompareWindow::setRuns(const SessionPtr& a, const SessionPtr& b) {
     QStringList unread;
     auto records = [&](const SessionPtr& s) -> std::shared_ptr<const Capture> {
         if (s->recordsHeld()) return s->withRecords();
-        if (auto it = m_records.find(s.get()); it != m_records.end()) return it->second;
+        if (auto it = m_records.find(s); it != m_records.end()) return it->second;
+        if (auto it = m_unreadable.find(s); it != m_unreadable.end()) {
+            unread << it->second;
+            return std::shared_ptr<const Capture>(s, &s->capture); // no records: no links
+        }
         try {
-            return m_records[s.get()] = s->withRecords();
+            return m_records[s] = s->withRecords();
         } catch (const std::exception& e) {
             unread << CaptureLoader::describeError(e).simplified();
             return std::shared_ptr<const Capture>(s, &s->capture); // no records: no links
         }
     };
     for (auto it = m_records.begin(); it != m_records.end();) // runs no longer shown
-        it = it->first == m_a.get() || it->first == m_b.get() ? std::next(it) : m_records.erase(it);
+        it = it->first == m_a || it->first == m_b ? std::next(it) : m_records.erase(it);
+    for (auto it = m_unreadable.begin(); it != m_unreadable.end();)
+        it = it->first == m_a || it->first == m_b ? std::next(it) : m_unreadable.erase(it);
     {
         struct Busy { // a wait cursor while files are read
             bool on;
@@ -196,8 +207,8 @@ void CompareWindow::setRuns(const SessionPtr& a, const SessionPtr& b) {
             ~Busy() {
                 if (on) QApplication::restoreOverrideCursor();
             }
-        } busy((!m_a->recordsHeld() && !m_records.count(m_a.get())) ||
-               (!m_b->recordsHeld() && !m_records.count(m_b.get())));
+        } busy((!m_a->recordsHeld() && !m_records.count(m_a) && !m_unreadable.count(m_a)) ||
+               (!m_b->recordsHeld() && !m_records.count(m_b) && !m_unreadable.count(m_b)));
         const std::shared_ptr<const Capture> ca = records(m_a), cb = records(m_b);
         const RunData da{m_a->source.toStdString(), ca.get(), &m_a->analysis};
         const RunData db{m_b->source.toStdString(), cb.get(), &m_b->analysis};
@@ -221,6 +232,40 @@ void CompareWindow::setRuns(const SessionPtr& a, const SessionPtr& b) {
     setPair(m_comparison.jobs.empty() ? -1 : 0);
     setWindowTitle(tr("Compare %1 with %2 — LLMPrism")
                        .arg(QFileInfo(m_a->source).fileName(), QFileInfo(m_b->source).fileName()));
+}
+
+void CompareWindow::readRecordsThen(std::vector<SessionPtr> runs, std::function<void()> then) {
+    std::vector<SessionPtr> wanted;
+    for (const SessionPtr& s : runs)
+        if (s && !s->recordsHeld() && !m_records.count(s) && !m_unreadable.count(s)) wanted.push_back(s);
+    if (wanted.empty()) {
+        then();
+        return;
+    }
+    statusBar()->showMessage(tr("Reading the flow records for the links…"));
+    const int reading = ++m_reading;
+    QPointer<CompareWindow> self(this);
+    (void)QtConcurrent::run([self, reading, wanted, then] {
+        std::vector<std::pair<SessionPtr, std::shared_ptr<const Capture>>> read;
+        std::vector<std::pair<SessionPtr, QString>> failed;
+        for (const SessionPtr& s : wanted) {
+            try {
+                read.emplace_back(s, s->withRecords());
+            } catch (const std::exception& e) {
+                failed.emplace_back(s, CaptureLoader::describeError(e).simplified());
+            }
+        }
+        QMetaObject::invokeMethod( // to the application, which outlives the window (see CaptureLoader)
+            qApp,
+            [self, reading, read, failed, then] {
+                if (!self || self->m_reading != reading) return; // closed, or a newer read
+                for (const auto& [s, c] : read) self->m_records[s] = c;
+                for (const auto& [s, m] : failed) self->m_unreadable[s] = m;
+                self->statusBar()->clearMessage();
+                then();
+            },
+            Qt::QueuedConnection);
+    });
 }
 
 void CompareWindow::swapRuns() {

@@ -8,6 +8,7 @@
 #include "analysis_session.h"
 
 #include <QMainWindow>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -71,13 +72,18 @@ private:
     void follow(bool fromB); // the other timeline to the same steps as this one
     QString runText(bool b) const;
     void exportDialog();
+    // Reads the records of those of `runs` that hold none, on a worker thread (m_records, m_unreadable), then runs
+    // `then` on this window's thread; at once when none needs reading.
+    void readRecordsThen(std::vector<SessionPtr> runs, std::function<void()> then);
 
     SessionPtr m_a, m_b;
     Comparison m_comparison;
     // The runs' flow records for the links, read again once per run shown here (a capture opened whole holds
     // none: AnalysisSession::withRecords), and why a run's could not be.
-    std::map<const AnalysisSession*, std::shared_ptr<const Capture>> m_records;
+    std::map<SessionPtr, std::shared_ptr<const Capture>> m_records; // by run (kept alive while listed)
+    std::map<SessionPtr, QString> m_unreadable;
     QString m_linksUnread;
+    int m_reading = 0; // the read of records in the background that is current (a newer load makes one stale)
     int m_pair = -1;
     bool m_following = false;
     CaptureLoader* m_loader = nullptr;
