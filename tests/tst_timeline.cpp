@@ -284,7 +284,8 @@ private slots:
                     QCOMPARE(y.stepStats[k].waitNs, x.stepStats[k].waitNs);
                     QCOMPARE(y.stepStats[k].dpSyncNs, x.stepStats[k].dpSyncNs);
                 }
-                const auto every = y.allSegments(all);
+                y.packed.unpack(all);
+                const auto& every = all;
                 QCOMPARE(every.size(), x.segments.size());
                 for (std::size_t i = 0; i < x.segments.size(); ++i) {
                     QVERIFY(same(every[i], x.segments[i]));

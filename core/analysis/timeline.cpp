@@ -587,12 +587,6 @@ std::pair<std::size_t, std::size_t> JobTimeline::visible(std::size_t rank, std::
     return visibleRange(ranks[rank].segments, ranks[rank].maxSegmentNs, t0, t1);
 }
 
-std::span<const Segment> RankTimeline::allSegments(std::vector<Segment>& scratch) const {
-    if (packed.empty()) return segments;
-    packed.unpack(scratch);
-    return scratch;
-}
-
 std::span<const Segment> RankTimeline::visibleSegments(std::int64_t t0, std::int64_t t1, std::vector<Segment>& scratch,
                                                        std::size_t* first) const {
     if (!packed.empty()) {

@@ -62,8 +62,6 @@ struct RankTimeline {
             for (const Segment& s : segments) fn(s);
         else packed.forEach(fn);
     }
-    // Every segment: `segments` itself, or the packed ones unpacked into `scratch`.
-    std::span<const Segment> allSegments(std::vector<Segment>& scratch) const;
     // The segments that intersect [t0, t1) (JobTimeline::visible), from `segments` or decoded into `scratch`; the
     // index of the first in `*first` when asked.
     std::span<const Segment> visibleSegments(std::int64_t t0, std::int64_t t1, std::vector<Segment>& scratch,

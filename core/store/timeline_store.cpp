@@ -113,13 +113,12 @@ private:
 // The encodings of one job's chunks: peer and step are 16-bit unless a value does not fit.
 Encodings encodingsFor(const JobTimeline& t) {
     std::uint32_t maxPeer = 0, maxStep = 0;
-    std::vector<Segment> scratch; // a packed rank's segments (the GUI's)
     for (const RankTimeline& r : t.ranks) {
         StepWalk step(t.steps);
-        for (const Segment& s : r.allSegments(scratch)) {
+        r.forEachSegment([&](const Segment& s) {
             maxPeer = std::max(maxPeer, std::uint32_t(s.peer + 1)); // none (all ones) counts as 0
             maxStep = std::max(maxStep, std::uint32_t(step.next(s.startNs) + 1));
-        }
+        });
     }
     Encodings e;
     for (int c = 0; c < kSegColumns; ++c) e[std::size_t(c)] = kSegEncodings[c];
@@ -143,10 +142,9 @@ void encodeChunk(const JobTimeline& t, std::size_t r0, std::size_t r1, std::size
             peer(cols[int(SegColumn::Peer)], n, fixed(SegColumn::Peer)),
             step(cols[int(SegColumn::Step)], n, fixed(SegColumn::Step));
         std::uint64_t prev = 0;
-        std::vector<Segment> scratch; // a packed rank's segments (the GUI's)
         for (std::size_t r = r0; r < r1; ++r) {
             StepWalk stepOf(t.steps);
-            for (const Segment& s : ranks[r].allSegments(scratch)) {
+            ranks[r].forEachSegment([&](const Segment& s) {
                 start.putSigned(std::int64_t(std::uint64_t(s.startNs) - prev));
                 prev = std::uint64_t(s.startNs);
                 duration.putSigned(std::int64_t(std::uint64_t(s.endNs) - std::uint64_t(s.startNs)));
@@ -155,7 +153,7 @@ void encodeChunk(const JobTimeline& t, std::size_t r0, std::size_t r1, std::size
                 peer.put(std::uint32_t(s.peer + 1));
                 step.put(std::uint32_t(stepOf.next(s.startNs) + 1));
                 bytes.put(s.bytes);
-            }
+            });
         }
     }
 }

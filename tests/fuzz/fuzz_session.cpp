@@ -45,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             const auto &a = s.analysis.jobs[j].timeline.ranks, &b = p.analysis.jobs[j].timeline.ranks;
             if (a.size() != b.size()) __builtin_trap();
             for (std::size_t r = 0; r < a.size(); ++r) {
-                const auto all = b[r].allSegments(unpacked);
+                b[r].packed.unpack(unpacked);
+                const auto& all = unpacked;
                 if (all.size() != a[r].segments.size()) __builtin_trap();
                 for (std::size_t i = 0; i < all.size(); ++i) {
                     const prism::Segment &x = all[i], &y = a[r].segments[i];
