@@ -179,41 +179,25 @@ void CompareWindow::setRuns(const SessionPtr& a, const SessionPtr& b) {
     // The links are compared on the flow records, which a capture opened whole no longer holds: read again for
     // this window (once a run: Swap reads nothing). Where they cannot be, the rest is compared without the links,
     // and the headline says why.
-    QStringList unread;
-    auto records = [&](const SessionPtr& s) -> std::shared_ptr<const Capture> {
-        if (s->recordsHeld()) return s->withRecords();
-        if (auto it = m_records.find(s); it != m_records.end()) return it->second;
-        if (auto it = m_unreadable.find(s); it != m_unreadable.end()) {
-            unread << it->second;
-            return std::shared_ptr<const Capture>(s, &s->capture); // no records: no links
-        }
-        try {
-            return m_records[s] = s->withRecords();
-        } catch (const std::exception& e) {
-            unread << CaptureLoader::describeError(e).simplified();
-            return std::shared_ptr<const Capture>(s, &s->capture); // no records: no links
-        }
-    };
     for (auto it = m_records.begin(); it != m_records.end();) // runs no longer shown
         it = it->first == m_a || it->first == m_b ? std::next(it) : m_records.erase(it);
     for (auto it = m_unreadable.begin(); it != m_unreadable.end();)
         it = it->first == m_a || it->first == m_b ? std::next(it) : m_unreadable.erase(it);
-    {
-        struct Busy { // a wait cursor while files are read
-            bool on;
-            explicit Busy(bool b) : on(b) {
-                if (on) QApplication::setOverrideCursor(Qt::WaitCursor);
-            }
-            ~Busy() {
-                if (on) QApplication::restoreOverrideCursor();
-            }
-        } busy((!m_a->recordsHeld() && !m_records.count(m_a) && !m_unreadable.count(m_a)) ||
-               (!m_b->recordsHeld() && !m_records.count(m_b) && !m_unreadable.count(m_b)));
-        const std::shared_ptr<const Capture> ca = records(m_a), cb = records(m_b);
-        const RunData da{m_a->source.toStdString(), ca.get(), &m_a->analysis};
-        const RunData db{m_b->source.toStdString(), cb.get(), &m_b->analysis};
-        m_comparison = compareRuns(da, db);
+    if (const std::vector<SessionPtr> wanted = recordsWanted({m_a, m_b}); !wanted.empty()) {
+        QApplication::setOverrideCursor(Qt::WaitCursor); // (readRecords throws nothing)
+        keep(readRecords(wanted));
+        QApplication::restoreOverrideCursor();
     }
+    QStringList unread;
+    auto records = [&](const SessionPtr& s) -> std::shared_ptr<const Capture> {
+        if (s->recordsHeld()) return s->withRecords();
+        if (auto it = m_records.find(s); it != m_records.end()) return it->second;
+        unread << m_unreadable.at(s);
+        return std::shared_ptr<const Capture>(s, &s->capture); // no records: no links
+    };
+    const std::shared_ptr<const Capture> ca = records(m_a), cb = records(m_b);
+    m_comparison = compareRuns(RunData{m_a->source.toStdString(), ca.get(), &m_a->analysis},
+                               RunData{m_b->source.toStdString(), cb.get(), &m_b->analysis});
     m_linksUnread = unread.isEmpty() ? QString() : tr("Links not compared: %1").arg(unread.join("; "));
     for (JobComparison& j : m_comparison.jobs)
         if (!m_linksUnread.isEmpty()) j.notes.push_back(m_linksUnread.toStdString());
@@ -234,10 +218,34 @@ void CompareWindow::setRuns(const SessionPtr& a, const SessionPtr& b) {
                        .arg(QFileInfo(m_a->source).fileName(), QFileInfo(m_b->source).fileName()));
 }
 
-void CompareWindow::readRecordsThen(std::vector<SessionPtr> runs, std::function<void()> then) {
+std::vector<SessionPtr> CompareWindow::recordsWanted(const std::vector<SessionPtr>& runs) const {
     std::vector<SessionPtr> wanted;
     for (const SessionPtr& s : runs)
-        if (s && !s->recordsHeld() && !m_records.count(s) && !m_unreadable.count(s)) wanted.push_back(s);
+        if (s && !s->recordsHeld() && !m_records.count(s) && !m_unreadable.count(s) &&
+            std::find(wanted.begin(), wanted.end(), s) == wanted.end()) // (a run compared with itself: once)
+            wanted.push_back(s);
+    return wanted;
+}
+
+CompareWindow::RecordsRead CompareWindow::readRecords(const std::vector<SessionPtr>& runs) {
+    RecordsRead out;
+    for (const SessionPtr& s : runs) {
+        try {
+            out.read.emplace_back(s, s->withRecords());
+        } catch (const std::exception& e) {
+            out.failed.emplace_back(s, CaptureLoader::describeError(e).simplified());
+        }
+    }
+    return out;
+}
+
+void CompareWindow::keep(const RecordsRead& r) {
+    for (const auto& [s, c] : r.read) m_records[s] = c;
+    for (const auto& [s, m] : r.failed) m_unreadable[s] = m;
+}
+
+void CompareWindow::readRecordsThen(const std::vector<SessionPtr>& runs, std::function<void()> then) {
+    const std::vector<SessionPtr> wanted = recordsWanted(runs);
     if (wanted.empty()) {
         then();
         return;
@@ -246,21 +254,12 @@ void CompareWindow::readRecordsThen(std::vector<SessionPtr> runs, std::function<
     const int reading = ++m_reading;
     QPointer<CompareWindow> self(this);
     (void)QtConcurrent::run([self, reading, wanted, then] {
-        std::vector<std::pair<SessionPtr, std::shared_ptr<const Capture>>> read;
-        std::vector<std::pair<SessionPtr, QString>> failed;
-        for (const SessionPtr& s : wanted) {
-            try {
-                read.emplace_back(s, s->withRecords());
-            } catch (const std::exception& e) {
-                failed.emplace_back(s, CaptureLoader::describeError(e).simplified());
-            }
-        }
+        RecordsRead r = readRecords(wanted);
         QMetaObject::invokeMethod( // to the application, which outlives the window (see CaptureLoader)
             qApp,
-            [self, reading, read, failed, then] {
+            [self, reading, r = std::move(r), then] {
                 if (!self || self->m_reading != reading) return; // closed, or a newer read
-                for (const auto& [s, c] : read) self->m_records[s] = c;
-                for (const auto& [s, m] : failed) self->m_unreadable[s] = m;
+                self->keep(r);
                 self->statusBar()->clearMessage();
                 then();
             },

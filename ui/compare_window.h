@@ -72,9 +72,17 @@ private:
     void follow(bool fromB); // the other timeline to the same steps as this one
     QString runText(bool b) const;
     void exportDialog();
-    // Reads the records of those of `runs` that hold none, on a worker thread (m_records, m_unreadable), then runs
-    // `then` on this window's thread; at once when none needs reading.
-    void readRecordsThen(std::vector<SessionPtr> runs, std::function<void()> then);
+    // The records of runs that hold none, read again (AnalysisSession::withRecords), or why they could not be.
+    struct RecordsRead {
+        std::vector<std::pair<SessionPtr, std::shared_ptr<const Capture>>> read;
+        std::vector<std::pair<SessionPtr, QString>> failed;
+    };
+    std::vector<SessionPtr> recordsWanted(const std::vector<SessionPtr>& runs) const; // neither held nor read yet
+    static RecordsRead readRecords(const std::vector<SessionPtr>& runs);
+    void keep(const RecordsRead& r); // into m_records and m_unreadable
+    // Reads the records `runs` want on a worker thread, then runs `then` on this window's thread; at once when
+    // none needs reading.
+    void readRecordsThen(const std::vector<SessionPtr>& runs, std::function<void()> then);
 
     SessionPtr m_a, m_b;
     Comparison m_comparison;
