@@ -6,11 +6,20 @@
 // Blocks from kAdvise bytes up are advised MADV_HUGEPAGE, so the kernel backs them with 2 MiB pages where
 // transparent huge pages are enabled ("madvise" or "always", Debian's default is "madvise"); elsewhere the
 // advice is ignored. The memory itself still comes from malloc and goes back with free: only the advice is
-// added. LLMPRISM_NO_HUGE_PAGES=1 in the environment turns the advice off (to compare, or where the kernel's
-// compaction for huge pages stalls). (glibc's own `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` does the same, but must be set before start.)
+// added.
+//
+// Not where the hypervisor takes free memory back (a virtio balloon with free page reporting, as Firecracker
+// and QEMU guests have): there a huge page the process touches first is one the host gave back and must back
+// again, 2 MiB at a time, 5x dearer than as small pages (256 MB: 550-650 ms against 100-125 ms), and only memory
+// freed moments before is cheap (12 ms). `analyze` of `large` run once, after the machine had rested: 1.61 s
+// with the advice, 1.43 s without (docs/BENCHMARKS.md "Huge pages where the host takes memory back").
+// LLMPRISM_HUGE_PAGES=1 in the environment gives the advice anyway, =0 (or LLMPRISM_NO_HUGE_PAGES=1) never.
+// (glibc's own `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` does the same, but must be set before start.)
 //
 // Compiled into each program that links llmprism_core (an INTERFACE source), except sanitizer builds, whose
 // runtime replaces operator new itself.
+#include "util/huge_pages.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <new>
@@ -27,8 +36,8 @@ constexpr std::size_t kAdvise = std::size_t(4) << 20;
 void* allocate(std::size_t n) noexcept {
     void* p = std::malloc(n ? n : 1);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    static const bool off = std::getenv("LLMPRISM_NO_HUGE_PAGES") != nullptr;
-    if (p && n >= kAdvise && !off) {
+    if (p && n >= kAdvise) {
+        if (!prism::hugePagesAdvised()) return p; // decided at the first large block
         // The whole huge pages inside the block (malloc's header and the ends stay in small pages).
         const auto at = reinterpret_cast<std::uintptr_t>(p);
         const std::uintptr_t lo = (at + kHugePage - 1) & ~(kHugePage - 1);

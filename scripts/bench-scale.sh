@@ -4,19 +4,23 @@
 # in the same minutes. Prints every wall time, the minimum and median of each command, its peak RSS (per record)
 # and the medians' ratios to the scan's. docs/BENCHMARKS.md records what it printed.
 #
-# Usage: scripts/bench-scale.sh [--build DIR]... [--rounds N] [--capture DIR]
+# Usage: scripts/bench-scale.sh [--build DIR]... [--rounds N] [--capture DIR] [--pause S]
 #   --build    a build folder holding app/cli/llmprism-cli and app/gui/llmprism (default build); several
 #              (a "before" and an "after") are measured in the same rounds, each against the same scans
 #   --rounds   rounds of the three commands (default 7)
 #   --capture  a capture folder with flows.csv (default: the large preset, seed 1, simulated once into
 #              ${TMPDIR:-/tmp}/llmprism-bench-large)
+#   --pause    seconds of rest before each command (default 0): a command that follows another at once finds the
+#              memory that one freed still backed by the host, one run after a rest (as a user's) does not
+#              (docs/BENCHMARKS.md "Huge pages where the host takes memory back")
 set -euo pipefail
-builds=() rounds=7 capture=""
+builds=() rounds=7 capture="" pause=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --build) builds+=("$2"); shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --capture) capture=$2; shift 2 ;;
+    --pause) pause=$2; shift 2 ;;
     *) echo "bench-scale.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -36,12 +40,15 @@ fi
 records=$(($(wc -l <"$capture/flows.csv") - 1))
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-echo "capture $capture: $records records; $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ); rounds $rounds"
+echo "capture $capture: $records records; $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ); rounds $rounds; pause $pause s"
 for ((i = 0; i < rounds; ++i)); do
+    sleep "$pause"
     /usr/bin/time -f "scan %e %M" -a -o "$work/t" mawk -F, '{s+=$8} END{print s}' "$capture/flows.csv" >/dev/null
     for ((b = 0; b < ${#builds[@]}; ++b)); do
+        sleep "$pause"
         /usr/bin/time -f "analyze$b %e %M" -a -o "$work/t" "${builds[b]}/app/cli/llmprism-cli" analyze "$capture" \
             --quiet --json "$work/r.json"
+        sleep "$pause"
         QT_QPA_PLATFORM=offscreen /usr/bin/time -f "gui$b %e %M" -a -o "$work/t" \
             "${builds[b]}/app/gui/llmprism" --screenshot "$work/shot.png" "$capture" >/dev/null 2>&1
     done

@@ -1,8 +1,13 @@
-// The replaced operator new (core/huge_pages.cpp): large blocks are advised for transparent huge pages, and
-// it still behaves as operator new must (bad_alloc when nothing is left, memory freed by delete).
+// The replaced operator new (core/huge_pages.cpp): large blocks are advised for transparent huge pages (asked
+// for here: by default not where the host takes free memory back), and it still behaves as operator new must
+// (bad_alloc when nothing is left, memory freed by delete). The advice's rule (core/util/huge_pages.h).
+#include "util/huge_pages.h"
+
 #include <QtTest>
 
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <new>
@@ -13,6 +18,25 @@
 #include <sys/mman.h>
 
 namespace {
+
+// The advice asked for before the first large block, whatever this machine would get by default.
+const int g_asked = setenv("LLMPRISM_HUGE_PAGES", "1", 1);
+
+// A sysfs folder of virtio devices: {device id, features} each.
+struct FakeDevices {
+    QTemporaryDir dir;
+    using Devices = std::vector<std::pair<std::string, std::string>>;
+    explicit FakeDevices(const Devices& devices) {
+        for (std::size_t k = 0; k < devices.size(); ++k) {
+            const std::filesystem::path d =
+                std::filesystem::path(dir.path().toStdString()) / ("virtio" + std::to_string(k));
+            std::filesystem::create_directories(d);
+            std::ofstream(d / "device") << devices[k].first << "\n";
+            std::ofstream(d / "features") << devices[k].second << "\n";
+        }
+    }
+    std::string path() const { return dir.path().toStdString(); }
+};
 
 // The VmFlags of the mapping of /proc/self/smaps that holds `p`; empty when there is none.
 std::string vmFlagsAt(const void* p) {
@@ -39,6 +63,34 @@ class TestHugePages : public QObject {
     Q_OBJECT
 
 private slots:
+    void theAdviceFollowsTheEnvironmentThenTheHost() {
+        QVERIFY(prism::decideHugePages("1", nullptr, true));      // asked for: even where the host takes memory
+        QVERIFY(prism::decideHugePages("yes", "1", true));        // LLMPRISM_HUGE_PAGES comes first
+        QVERIFY(!prism::decideHugePages("0", nullptr, false));    // refused
+        QVERIFY(!prism::decideHugePages(nullptr, "1", false));    // the older switch
+        QVERIFY(!prism::decideHugePages("", "", false));          // set to nothing: the older switch is set
+        QVERIFY(prism::decideHugePages("", nullptr, false));      // set to nothing: the default
+        QVERIFY(prism::decideHugePages(nullptr, nullptr, false)); // bare metal, a host that keeps memory
+        QVERIFY(!prism::decideHugePages(nullptr, nullptr, true)); // a host that takes free memory back
+        QVERIFY(prism::hugePagesAdvised());                       // this process asked for it (g_asked)
+        QCOMPARE(g_asked, 0);
+    }
+
+    void aBalloonWithFreePageReportingTakesMemoryBack() {
+        // This machine's balloon (Firecracker): stats, deflate on OOM, free page reporting (bit 5).
+        const std::string reporting = "0110010100000000000000000000000010000000";
+        QVERIFY(prism::hostTakesFreeMemory(
+            FakeDevices(FakeDevices::Devices{{"0x0002", "0010"}, {"0x0005", reporting}}).path().c_str()));
+        QVERIFY(!prism::hostTakesFreeMemory(
+            FakeDevices(FakeDevices::Devices{{"0x0005", "0110000100"}}).path().c_str())); // no bit 5
+        QVERIFY(!prism::hostTakesFreeMemory(
+            FakeDevices(FakeDevices::Devices{{"0x0001", reporting}}).path().c_str())); // a NIC
+        QVERIFY(!prism::hostTakesFreeMemory(
+            FakeDevices(FakeDevices::Devices{{"0x0005", "01100"}}).path().c_str())); // too short
+        QVERIFY(!prism::hostTakesFreeMemory(FakeDevices(FakeDevices::Devices{}).path().c_str()));
+        QVERIFY(!prism::hostTakesFreeMemory("/nonexistent/virtio/devices"));
+    }
+
     void aLargeBlockIsAdvisedForHugePages() {
 #ifdef LLMPRISM_SANITIZE_BUILD
         QSKIP("sanitizer builds keep their runtime's operator new");
