@@ -419,6 +419,40 @@ private slots:
                             [](const std::string& n) { return n.find("reported as TP") != std::string::npos; }));
     }
 
+    // The pipeline prepares jobs in pairs (parallelism and steps of the second beside the first's): every job's
+    // entry is the one analyzeJob gives it alone, in order.
+    void jobsPreparedInPairsAreTheJobsAnalysedOneByOne_data() {
+        QTest::addColumn<QString>("preset");
+        for (const char* p : {"two-jobs", "shared-hosts", "restart", "reuse", "moe"}) QTest::newRow(p) << QString(p);
+    }
+    void jobsPreparedInPairsAreTheJobsAnalysedOneByOne() {
+        QFETCH(QString, preset);
+        const Capture capture = captureOf(sim::simulate(presetConfig(qPrintable(preset), 1)));
+        const Report whole = analyzeCapture(capture);
+        const RecognitionResult rec = recognizeJobs(capture.flows, capture.topology);
+        QCOMPARE(whole.jobs.size(), rec.jobs.size());
+        QVERIFY(!rec.jobs.empty());
+        Report alone;
+        for (std::size_t j = 0; j < rec.jobs.size(); ++j) {
+            JobAnalysis analysed;
+            alone.jobs.push_back(analyzeJob(capture.flows, capture.topology, rec.jobs[j], j, alone.jobs,
+                                            whole.capture->firstNs, {}, true, analysed));
+        }
+        QCOMPARE(QString::fromStdString(reportToJson(whole)["jobs"].dump()),
+                 QString::fromStdString(reportToJson(alone)["jobs"].dump()));
+    }
+
+    void cancellingWhileTheNextJobIsPreparedThrows() {
+        const Capture capture = captureOf(sim::simulate(presetConfig("two-jobs", 1)));
+        for (int stopAt : {2, 3, 5, 8}) { // inside recognition, at each job's steps, in the second job
+            AnalysisOptions o;
+            int calls = 0;
+            o.progress = [&](double) { return ++calls < stopAt; };
+            QVERIFY_THROWS_EXCEPTION(Cancelled, analyzeCapture(capture, o));
+            QCOMPARE(calls, stopAt);
+        }
+    }
+
     void cancellingTheAnalysisThrows() {
         sim::SimResult sim = simulatePreset("tiny", 1);
         AnalysisOptions o;
