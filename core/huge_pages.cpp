@@ -37,7 +37,7 @@ void* allocate(std::size_t n) noexcept {
     void* p = std::malloc(n ? n : 1);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (p && n >= kAdvise) {
-        if (!prism::hugePagesAdvised()) return p; // decided at the first large block
+        if (!prism::hugePagesAdvised()) return p; // decided at start-up (below)
         // The whole huge pages inside the block (malloc's header and the ends stay in small pages).
         const auto at = reinterpret_cast<std::uintptr_t>(p);
         const std::uintptr_t lo = (at + kHugePage - 1) & ~(kHugePage - 1);
@@ -47,6 +47,10 @@ void* allocate(std::size_t n) noexcept {
 #endif
     return p;
 }
+
+// The environment read and the advice decided while the program starts, on one thread (getenv beside a setenv, as
+// a time zone change makes, is unsafe in glibc before 2.40).
+[[maybe_unused]] const bool g_decidedAtStart = prism::hugePagesAdvised();
 
 void* allocateOrThrow(std::size_t n) {
     for (;;) {

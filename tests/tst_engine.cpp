@@ -442,15 +442,22 @@ private slots:
                  QString::fromStdString(reportToJson(alone)["jobs"].dump()));
     }
 
-    void cancellingWhileTheNextJobIsPreparedThrows() {
+    // Progress on `two-jobs`: calls 1-5 are recognition's, 6-8 job-0's (its steps done, then its timeline, then its
+    // end: job-1's parallelism and steps, prepared beside job-0's, wait meanwhile), 9-11 job-1's, 12 the end.
+    void cancellingWithTheNextJobPreparedThrows() {
         const Capture capture = captureOf(sim::simulate(presetConfig("two-jobs", 1)));
-        for (int stopAt : {2, 3, 5, 8}) { // inside recognition, at each job's steps, in the second job
+        for (int stopAt : {2, 5, 6, 7, 8, 9, 10, 12}) {
             AnalysisOptions o;
             int calls = 0;
             o.progress = [&](double) { return ++calls < stopAt; };
             QVERIFY_THROWS_EXCEPTION(Cancelled, analyzeCapture(capture, o));
             QCOMPARE(calls, stopAt);
         }
+        AnalysisOptions o;
+        int calls = 0;
+        o.progress = [&](double) { return ++calls > 0; };
+        QCOMPARE(analyzeCapture(capture, o).jobs.size(), std::size_t(2));
+        QCOMPARE(calls, 12);
     }
 
     void cancellingTheAnalysisThrows() {

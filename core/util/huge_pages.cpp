@@ -58,8 +58,12 @@ bool decideHugePages(const char* hugePages, const char* noHugePages, bool hostTa
 }
 
 bool hugePagesAdvised() {
-    static const bool advised = decideHugePages(std::getenv("LLMPRISM_HUGE_PAGES"),
-                                                std::getenv("LLMPRISM_NO_HUGE_PAGES"), hostTakesFreeMemory());
+    static const bool advised = [] {
+        const char* hugePages = std::getenv("LLMPRISM_HUGE_PAGES");
+        const char* noHugePages = std::getenv("LLMPRISM_NO_HUGE_PAGES");
+        const bool environmentDecides = (hugePages && *hugePages) || noHugePages;
+        return decideHugePages(hugePages, noHugePages, !environmentDecides && hostTakesFreeMemory());
+    }();
     return advised;
 }
 

@@ -13,7 +13,8 @@ bool hostTakesFreeMemory(const char* devices = "/sys/bus/virtio/devices");
 // never), else where the host does not take free memory back.
 bool decideHugePages(const char* hugePages, const char* noHugePages, bool hostTakesMemory);
 
-// This process' advice (decided once, at the first large block).
+// This process' advice, decided once: at start-up in a program with the replaced operator new (core/huge_pages.cpp),
+// before any thread could change the environment; else at the first call.
 bool hugePagesAdvised();
 
 } // namespace prism
