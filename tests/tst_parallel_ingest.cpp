@@ -8,8 +8,10 @@
 #include "util/parallel.h"
 
 #include <QtTest>
+
 #include <atomic>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 
 #include <filesystem>
@@ -230,6 +232,25 @@ private slots:
         changed[12].cnps[1] = 1;
         for (std::size_t k = 0; k < changed.size(); ++k)
             QVERIFY2(changed[k].fingerprint() != base.fingerprint(), qPrintable(QString("change %1").arg(k)));
+        // Longer columns (digested in four interleaved lanes): a change in any row, or two rows swapped, tells.
+        FlowTable longer;
+        for (int i = 0; i < 11; ++i)
+            longer.append(
+                {100 + i, 200 + i, *IpAddr::parse("10.0.0.1"), *IpAddr::parse("10.0.0.2"), 1, 4791, 17, 10, 1});
+        std::set<std::uint64_t> seen{longer.fingerprint()};
+        for (std::size_t i = 0; i < 11; ++i) {
+            FlowTable t = longer;
+            t.startNs[i] += 1;
+            QVERIFY2(seen.insert(t.fingerprint()).second, qPrintable(QString("row %1").arg(i)));
+        }
+        for (std::size_t i : {std::size_t(0), std::size_t(3), std::size_t(6)}) { // i + 4 < 11
+            FlowTable t = longer;
+            std::swap(t.endNs[i], t.endNs[i + 1]);
+            QVERIFY2(seen.insert(t.fingerprint()).second, qPrintable(QString("swap %1").arg(i)));
+            std::swap(t.endNs[i], t.endNs[i + 1]);
+            std::swap(t.endNs[i], t.endNs[i + 4]); // the same lane
+            QVERIFY2(seen.insert(t.fingerprint()).second, qPrintable(QString("lane swap %1").arg(i)));
+        }
         FlowTable released = make();
         released.releaseRecords();
         QCOMPARE(released.size(), std::size_t(0));
