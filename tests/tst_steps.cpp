@@ -845,7 +845,7 @@ private slots:
 
     // unitePiece against the union taken by sorting: intervals on a small grid (so that many touch, nest and
     // coincide), in order, a little out of order (a start stirred by up to `spread`, as clock offsets stir
-    // records), and shuffled.
+    // records), and shuffled; and joinUnions of two parts' unions against it.
     void unitePieceIsTheUnionInAnyOrder() {
         using P = std::pair<std::int64_t, std::int64_t>;
         std::uint64_t x = 99;
@@ -875,13 +875,20 @@ private slots:
             std::vector<P> got;
             for (const P& p : in) unitePiece(got, p);
             QCOMPARE(got, want);
+            // United in two parts cut anywhere, then joined (as step division unites a long job's halves).
+            const std::size_t cut = std::size_t(next(in.size() + 1));
+            std::vector<P> first, second;
+            for (std::size_t i = 0; i < in.size(); ++i) unitePiece(i < cut ? first : second, in[i]);
+            QCOMPARE(joinUnions(first, second), want);
+            QCOMPARE(joinUnions(second, first), want);
         }
     }
 
     // Step division takes a job's records in any order: the same steps, sync times, clock offsets and notes
     // from the records by start (a sorted table: the DP series collected group by group, the job's activity
     // united as it comes, aligned records a little out of order) and from the same records shuffled (every
-    // group's series sorted, the activity sorted before it is united). Presets with clock skew, pipelines
+    // group's series sorted, the activity sorted before it is united, the records by start in two halves side by
+    // side). Presets with clock skew, pipelines
     // (several groups cut apart), one phase (pure DP), and DP traffic all through the step (ZeRO-3).
     void theOrderOfAJobsRecordsDoesNotChangeItsSteps_data() {
         QTest::addColumn<QString>("preset");
@@ -908,7 +915,9 @@ private slots:
         }
         QVERIFY(!recordsByStart(c.flows, shuffled));
         const std::int64_t first = c.flows.startNs.empty() ? 0 : c.flows.startNs.front();
-        const StepDivision d = divideSteps(c.flows, c.topology, job, a.jobs[0].parallelism, {}, first);
+        StepParams halves; // the activity of the records by start united in two halves, however few they are
+        halves.splitUnionRecords = 2;
+        const StepDivision d = divideSteps(c.flows, c.topology, job, a.jobs[0].parallelism, halves, first);
         const StepDivision e = divideSteps(c.flows, c.topology, shuffled, a.jobs[0].parallelism, {}, first);
         QVERIFY(d.steps.size() >= 4);
         QCOMPARE(e.steps.size(), d.steps.size());

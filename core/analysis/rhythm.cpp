@@ -22,6 +22,19 @@ void unitePiece(std::vector<std::pair<std::int64_t, std::int64_t>>& pieces, std:
     pieces.erase(pieces.begin() + std::ptrdiff_t(lo) + 1, pieces.begin() + std::ptrdiff_t(hi));
 }
 
+std::vector<std::pair<std::int64_t, std::int64_t>>
+joinUnions(const std::vector<std::pair<std::int64_t, std::int64_t>>& a,
+           const std::vector<std::pair<std::int64_t, std::int64_t>>& b) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> all(a.size() + b.size()), out;
+    std::merge(a.begin(), a.end(), b.begin(), b.end(), all.begin());
+    out.reserve(all.size());
+    for (const auto& x : all) {
+        if (!out.empty() && out.back().second >= x.first) out.back().second = std::max(out.back().second, x.second);
+        else out.push_back(x);
+    }
+    return out;
+}
+
 namespace {
 
 using Piece = std::pair<std::int64_t, std::int64_t>;

@@ -21,12 +21,19 @@ struct StepParams {
     std::size_t maxCandidates = 64;         // cut counts tried per series (the sharpest drops in gap size)
     double drainedShare = 0.5;              // no DP: share of PP links (and head links) at rest in a drain
     std::int64_t exchangeWindowNs = 20'000; // a member's sends of one expert all-to-all start this close
+    std::size_t splitUnionRecords = 1 << 16; // a job's activity (records by start) united in two halves side by side
 };
 
 // Unites [x.first, x.second] with `pieces` (ascending, apart: each ends before the next starts), keeping them so:
 // the pieces it overlaps or touches become one with it, else it goes in its place. Cheap when x starts near
 // the end (records by start, stirred a little by clock offsets): the scan goes back from the last piece.
 void unitePiece(std::vector<std::pair<std::int64_t, std::int64_t>>& pieces, std::pair<std::int64_t, std::int64_t> x);
+
+// The union of two such unions (`a` and `b` each ascending, apart), joined as unitePiece joins: the pieces united
+// in two parts give the pieces united whole.
+std::vector<std::pair<std::int64_t, std::int64_t>>
+joinUnions(const std::vector<std::pair<std::int64_t, std::int64_t>>& a,
+           const std::vector<std::pair<std::int64_t, std::int64_t>>& b);
 
 // Chooses where to cut a sorted sequence of activity pieces [start, end] (non-overlapping, ascending) into
 // bursts: among the cut sets made of the c largest quiet gaps (c where the gap size drops), the one whose burst

@@ -5,6 +5,7 @@
 #include "analysis/drains.h"
 #include "analysis/job_index.h"
 #include "analysis/stats.h"
+#include "util/parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -572,15 +573,30 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         // them, so an aligned record starts at most the offsets' spread before the end of the pieces so far: it is
         // united with the last few of them (a short scan back), and nothing is sorted. The union is the same in any
         // order; records that do not come by start are sorted first.
+        // In order, the two halves of the job's records are united side by side and the two unions joined (on
+        // `large` half of job-0's 0.1 s here).
+        auto unite = [&](std::size_t from, std::size_t to, std::vector<Piece>& pieces, std::vector<Piece>& unsorted) {
+            for (std::size_t q = from; q < to; ++q) {
+                const std::uint32_t r = job.records[q];
+                const int a = ix.local(flows.src[r]);
+                if (a < 0 || ix.local(flows.dst[r]) < 0) continue; // storage, management: not the job's rhythm
+                const std::int64_t off = nicOffset[std::size_t(a)];
+                const Piece x{flows.startNs[r] - off, std::max(flows.endNs[r], flows.startNs[r]) - off};
+                if (recordsInOrder) unitePiece(pieces, x);
+                else unsorted.push_back(x);
+            }
+        };
         std::vector<Piece> jobPieces;
         std::vector<Piece> unsorted; // records not by start: sorted, then united
-        for (std::uint32_t r : job.records) {
-            const int a = ix.local(flows.src[r]);
-            if (a < 0 || ix.local(flows.dst[r]) < 0) continue; // storage, management: not the job's rhythm
-            const std::int64_t off = nicOffset[std::size_t(a)];
-            const Piece x{flows.startNs[r] - off, std::max(flows.endNs[r], flows.startNs[r]) - off};
-            if (recordsInOrder) unitePiece(jobPieces, x);
-            else unsorted.push_back(x);
+        const std::size_t n = job.records.size();
+        if (recordsInOrder && n >= std::max<std::size_t>(2, params.splitUnionRecords)) {
+            std::vector<Piece> later, none;
+            Aside second([&] { unite(n / 2, n, later, none); });
+            unite(0, n / 2, jobPieces, unsorted);
+            second.wait();
+            jobPieces = joinUnions(jobPieces, later);
+        } else {
+            unite(0, n, jobPieces, unsorted);
         }
         std::sort(unsorted.begin(), unsorted.end());
         for (const Piece& x : unsorted) unitePiece(jobPieces, x);
