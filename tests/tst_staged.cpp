@@ -593,7 +593,10 @@ private slots:
             });
             windowed |= thisWindowed;
             if (!thisWindowed) {
-                QCOMPARE(reportToJson(Report{.jobs = {a}}).dump(), reportToJson(Report{.jobs = {b}}).dump());
+                Report ra, rb;
+                ra.jobs = {a};
+                rb.jobs = {b};
+                QCOMPARE(reportToJson(ra).dump(), reportToJson(rb).dump());
                 continue;
             }
             // The same steps: as many, each boundary within 2% of the median step of the whole analysis.
