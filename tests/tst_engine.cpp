@@ -419,13 +419,13 @@ private slots:
                             [](const std::string& n) { return n.find("reported as TP") != std::string::npos; }));
     }
 
-    // The pipeline prepares jobs in pairs (parallelism and steps of the second beside the first's): every job's
-    // entry is the one analyzeJob gives it alone, in order.
-    void jobsPreparedInPairsAreTheJobsAnalysedOneByOne_data() {
+    // Every job's entry in a capture's report is the one analyzeJob gives it alone, in order (as the staged
+    // analysis takes them).
+    void theReportsJobsAreTheJobsAnalysedOneByOne_data() {
         QTest::addColumn<QString>("preset");
         for (const char* p : {"two-jobs", "shared-hosts", "restart", "reuse", "moe"}) QTest::newRow(p) << QString(p);
     }
-    void jobsPreparedInPairsAreTheJobsAnalysedOneByOne() {
+    void theReportsJobsAreTheJobsAnalysedOneByOne() {
         QFETCH(QString, preset);
         const Capture capture = captureOf(sim::simulate(presetConfig(qPrintable(preset), 1)));
         const Report whole = analyzeCapture(capture);
@@ -443,8 +443,8 @@ private slots:
     }
 
     // Progress on `two-jobs`: calls 1-5 are recognition's, 6-8 job-0's (its steps done, then its timeline, then its
-    // end: job-1's parallelism and steps, prepared beside job-0's, wait meanwhile), 9-11 job-1's, 12 the end.
-    void cancellingWithTheNextJobPreparedThrows() {
+    // end), 9-11 job-1's, 12 the end. Cancelled at any of them, the analysis throws there.
+    void cancellingAtAnyProgressThrows() {
         const Capture capture = captureOf(sim::simulate(presetConfig("two-jobs", 1)));
         for (int stopAt : {2, 5, 6, 7, 8, 9, 10, 12}) {
             AnalysisOptions o;

@@ -2,40 +2,14 @@
 
 #include "analysis/job_index.h"
 #include "analysis/resolution.h"
-#include "util/memory.h"
 #include "util/parallel.h"
-
-#include <memory>
-#include <optional>
 
 namespace prism {
 
-namespace {
-
-// Stages 2 and 3 of one job: its parallelism, its index and its steps. Each runs on one core; run() takes the
-// next job's beside this one's.
-struct PreparedJob {
-    ParallelismResult par;
-    std::unique_ptr<JobIndex> index;
-    StepDivision division;
-};
-
-PreparedJob prepareJob(const FlowTable& flows, const Topology& topo, const RecognizedJob& rj, std::int64_t firstNs,
-                       const AnalysisOptions& options) {
-    PreparedJob p;
-    p.par = inferParallelism(flows, topo, rj, options.parallelism);
-    p.index = std::make_unique<JobIndex>(flows, topo, rj, p.par); // one per job, for steps, timeline, diagnosis
-    p.division = divideSteps(flows, topo, rj, p.par, options.steps, firstNs, p.index.get());
-    return p;
-}
-
-// The rest of analyzeJob on a prepared job.
-JobInfo finishJob(const FlowTable& flows, const Topology& topo, const RecognizedJob& rj, std::size_t j,
-                  const std::vector<JobInfo>& earlier, const AnalysisOptions& options, bool reportOnly,
-                  PreparedJob prepared, JobAnalysis& analysed, const std::function<bool(double)>& progress) {
-    ParallelismResult& par = prepared.par;
-    const JobIndex& index = *prepared.index;
-    StepDivision& division = prepared.division;
+JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const RecognizedJob& rj, std::size_t j,
+                   const std::vector<JobInfo>& earlier, std::int64_t firstNs, const AnalysisOptions& options,
+                   bool reportOnly, JobAnalysis& analysed, const std::function<bool(double)>& progress) {
+    ParallelismResult par = inferParallelism(flows, topo, rj, options.parallelism);
     JobInfo info;
     info.id = "job-" + std::to_string(j);
     for (EndpointId e : rj.nics) info.gpus.push_back(flows.endpoints.at(e).toString());
@@ -71,7 +45,9 @@ JobInfo finishJob(const FlowTable& flows, const Topology& topo, const Recognized
     if (!rj.unknownNics.empty())
         info.notes.push_back(std::to_string(rj.unknownNics.size()) +
                              " endpoints of this job are not in topology.json; each counts as its own host");
-    // Stages 3-5: steps from the DP sync bursts (prepared), the per-rank timeline in their aligned time, diagnosis.
+    // Stages 3-5: steps from the DP sync bursts, the per-rank timeline in their aligned time, diagnosis.
+    const JobIndex index(flows, topo, rj, par); // one per job, for steps, timeline and diagnosis
+    StepDivision division = divideSteps(flows, topo, rj, par, options.steps, firstNs, &index);
     info.steps = division.steps;
     const int divisionNotes = int(info.notes.size());
     if (division.firstCutNote >= 0) analysed.firstCutNote = divisionNotes + division.firstCutNote;
@@ -100,15 +76,6 @@ JobInfo finishJob(const FlowTable& flows, const Topology& topo, const Recognized
     }
     if (progress && !progress(1.0)) throw Cancelled();
     return info;
-}
-
-} // namespace
-
-JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const RecognizedJob& rj, std::size_t j,
-                   const std::vector<JobInfo>& earlier, std::int64_t firstNs, const AnalysisOptions& options,
-                   bool reportOnly, JobAnalysis& analysed, const std::function<bool(double)>& progress) {
-    return finishJob(flows, topo, rj, j, earlier, options, reportOnly, prepareJob(flows, topo, rj, firstNs, options),
-                     analysed, progress);
 }
 
 namespace {
@@ -141,28 +108,11 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
     report.capture = std::move(summary);
     report.notes = out.recognition.notes;
     const auto& jobs = out.recognition.jobs;
-    const std::int64_t firstNs = report.capture->firstNs;
-    std::optional<PreparedJob> next;
     for (std::size_t j = 0; j < jobs.size(); ++j) {
         const double base = 0.6 + 0.4 * double(j) / double(jobs.size()), span = 0.4 / double(jobs.size());
-        PreparedJob prepared;
-        if (next) {
-            prepared = std::move(*next);
-            next.reset();
-        } else {
-            const bool pair = j + 1 < jobs.size();
-            Aside ahead(
-                [&] {
-                    if (pair) next = prepareJob(flows, topo, jobs[j + 1], firstNs, options);
-                },
-                pair);
-            prepared = prepareJob(flows, topo, jobs[j], firstNs, options);
-            ahead.wait();
-            if (pair) releaseFreedMemory();
-        }
         JobAnalysis& analysed = out.jobs.emplace_back();
-        report.jobs.push_back(finishJob(flows, topo, jobs[j], j, report.jobs, options, reportOnly, std::move(prepared),
-                                        analysed, stage(base, base + span)));
+        report.jobs.push_back(analyzeJob(flows, topo, jobs[j], j, report.jobs, report.capture->firstNs, options,
+                                         reportOnly, analysed, stage(base, base + span)));
     }
     // Records too coarse in time for the steps they hold: said plainly, with the exporter setting that fixes it.
     checkResolution(resolution, report);

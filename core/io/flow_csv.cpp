@@ -639,7 +639,7 @@ private:
             tables.push_back(std::move(readers[k]->m_table));
             readers[k].reset();
         }
-        m_table = FlowTable::concatenate(std::move(tables), m_options.threads);
+        m_table = FlowTable::concatenate(std::move(tables));
     }
 
     // Processes every complete line in buf[0, have); at the end of the data also the last, unterminated one.

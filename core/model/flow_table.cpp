@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <numeric>
 #include <type_traits>
@@ -175,7 +174,7 @@ std::uint64_t FlowTable::fingerprint() const {
     return h;
 }
 
-FlowTable FlowTable::concatenate(std::vector<FlowTable> parts, unsigned threads) {
+FlowTable FlowTable::concatenate(std::vector<FlowTable> parts) {
     if (parts.empty()) return {};
     // The first part is the table: its columns grow in place and its endpoint ids stay (a reader that reserved
     // room for the rows of every part copies only the others': on `large` half of the table copied, and half as
@@ -195,8 +194,7 @@ FlowTable FlowTable::concatenate(std::vector<FlowTable> parts, unsigned threads)
     }
     if (out.m_congestion && !firstCongestion)
         for (auto* v : {&out.retransmits, &out.cnps, &out.ecnCe}) v->assign(first, 0);
-    // The columns on both cores, each column by one thread (`large`: the load 0.03 s sooner): a column grows to its
-    // size while the parts' copies of it are freed one by one.
+    // One column at a time: the table's column grows to its size while the parts' copies are freed one by one.
     auto column = [&](auto member, bool congestion = false) {
         auto& to = out.*member;
         to.reserve(total);
@@ -215,28 +213,26 @@ FlowTable FlowTable::concatenate(std::vector<FlowTable> parts, unsigned threads)
             std::vector<EndpointId>().swap(parts[p].*member);
         }
     };
-    auto counts = [&](CountColumn FlowTable::*member) {
+    column(&FlowTable::startNs);
+    column(&FlowTable::endNs);
+    endpoint(&FlowTable::src);
+    endpoint(&FlowTable::dst);
+    column(&FlowTable::srcPort);
+    column(&FlowTable::dstPort);
+    column(&FlowTable::proto);
+    for (CountColumn FlowTable::*member : {&FlowTable::bytes, &FlowTable::packets}) {
         auto& to = out.*member;
         to.reserve(total);
         for (std::size_t p = 1; p < parts.size(); ++p) {
             to.append(parts[p].*member);
             parts[p].*member = CountColumn();
         }
-    };
-    std::vector<std::function<void()>> columns{
-        [&] { column(&FlowTable::startNs); }, [&] { column(&FlowTable::endNs); },
-        [&] { endpoint(&FlowTable::src); },   [&] { endpoint(&FlowTable::dst); },
-        [&] { counts(&FlowTable::bytes); },   [&] { counts(&FlowTable::packets); },
-        [&] { column(&FlowTable::srcPort); }, [&] { column(&FlowTable::dstPort); },
-        [&] { column(&FlowTable::proto); },
-    };
-    if (out.m_congestion) {
-        columns.push_back([&] { column(&FlowTable::retransmits, true); });
-        columns.push_back([&] { column(&FlowTable::cnps, true); });
-        columns.push_back([&] { column(&FlowTable::ecnCe, true); });
     }
-    if (parts.size() > 1)
-        parallelFor(columns.size(), threadCount(threads), [&](std::size_t k, unsigned) { columns[k](); });
+    if (out.m_congestion) {
+        column(&FlowTable::retransmits, true);
+        column(&FlowTable::cnps, true);
+        column(&FlowTable::ecnCe, true);
+    }
     return out;
 }
 

@@ -145,9 +145,8 @@ public:
     FlowRecord record(std::size_t i) const;
     // Every record of `parts`, in their order, as one table: the first part grown in place (its endpoint ids
     // kept, the others' interned after them), congestion counts kept, zeros where a part has none. Each other
-    // part's column is freed once copied: the peak is the records plus a column per thread (`threads` columns
-    // copied side by side; 0: one per core).
-    static FlowTable concatenate(std::vector<FlowTable> parts, unsigned threads = 0);
+    // part's column is freed once copied: the peak is the records plus one column.
+    static FlowTable concatenate(std::vector<FlowTable> parts);
 
     bool hasCongestion() const { return m_congestion; }
     // Gives the congestion columns one zero entry per record already held; later appends keep them aligned.
