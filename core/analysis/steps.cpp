@@ -572,9 +572,9 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         // The union of the job's activity, aligned. Records come by start and only the NICs' clock offsets stir
         // them, so an aligned record starts at most the offsets' spread before the end of the pieces so far: it is
         // united with the last few of them (a short scan back), and nothing is sorted. The union is the same in any
-        // order; records that do not come by start are sorted first.
-        // In order, the two halves of the job's records are united side by side and the two unions joined (on
-        // `large` half of job-0's 0.1 s here).
+        // order and however the records are split: from `splitUnionRecords` on, the two halves are united side by
+        // side and their unions joined (on `large` half of job-0's 0.1 s here). Records that do not come by start
+        // are sorted first.
         auto unite = [&](std::size_t from, std::size_t to, std::vector<Piece>& pieces, std::vector<Piece>& unsorted) {
             for (std::size_t q = from; q < to; ++q) {
                 const std::uint32_t r = job.records[q];
