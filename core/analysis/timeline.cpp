@@ -101,14 +101,12 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     // each holds every stage, held 5 MB less on `large` but took 6% more CPU: not kept.)
     // Segments need the compute before a DP sync, which its whole DP group sets (below): there the blocks end
     // only between groups (ranks go by stage, then DP group, so a group's ranks are side by side; where they are
-    // not, one block), and each block's segments are made before the next block's transfers.
+    // not, one block), and each block's segments are made before the next block's transfers. Eighths there too
+    // (the GUI on `large`: 13 MB less at its peak than quarters for 0.03 s more, now that a pass scans its
+    // records 16 at a time; quarters were 0.4 s faster before; sixteenths 3 MB less again for 0.2 s more).
     const std::size_t block = std::max<std::size_t>(64, (R + 7) / 8);
     std::vector<std::size_t> cuts{0}; // blocks [cuts[b], cuts[b + 1])
     if (segments) {
-        // Quarters: every block reads the job's records again, and with segments a block's work is larger (on
-        // `large`, GUI: eighths took 0.4 s more CPU than quarters, halves no less than quarters; quarters held 8 MB
-        // more, not at the GUI's peak).
-        const std::size_t quarter = std::max<std::size_t>(64, (R + 3) / 4);
         std::vector<std::size_t> lastOfGroup;
         for (std::size_t k = 0; k < R; ++k) {
             const auto g = std::size_t(tl.ranks[k].dpGroup);
@@ -118,7 +116,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         std::size_t reach = 0; // the last rank of any group met so far
         for (std::size_t k = 0; k < R; ++k) {
             reach = std::max(reach, lastOfGroup[std::size_t(tl.ranks[k].dpGroup)]);
-            if (reach == k && k + 1 - cuts.back() >= quarter && k + 1 < R) cuts.push_back(k + 1);
+            if (reach == k && k + 1 - cuts.back() >= block && k + 1 < R) cuts.push_back(k + 1);
         }
     } else {
         for (std::size_t k = block; k < R; k += block) cuts.push_back(k);
