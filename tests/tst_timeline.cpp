@@ -85,8 +85,8 @@ private slots:
     }
 
     // The statistics a report needs, built rank block by rank block (each pass finding its records from a byte
-    // a record and end), are those of the whole timeline (one block, segments and all): `large`'s two jobs of
-    // 1,024 and 256 ranks (8 and 4 blocks), cut to 3 steps.
+    // a record and end), are those of the timeline with segments (made in blocks of whole DP groups itself, tested
+    // against one block below): `large`'s two jobs of 1,024 and 256 ranks (8 and 4 blocks), cut to 3 steps.
     // On any number of threads: each block's passes are looked up in a byte a record (up to 16 passes, 4 bits each),
     // two bytes (up to 254) or not at all.
     void statisticsByBlocksOfRanksAreTheWholeTimelines_data() {
@@ -126,6 +126,50 @@ private slots:
                 }
             }
             QVERIFY(sends > 0);
+        }
+    }
+
+    // A timeline with segments made in blocks of ranks (eighths of `large`'s job of 1,024 ranks, quarters of its
+    // job of 256, and blocks of 64 and 300) is the one made in one block: every segment of every rank, and the
+    // step statistics.
+    void segmentsByBlocksOfRanksAreTheOneBlocksTimeline() {
+        sim::SimConfig config = presetConfig("large", 1);
+        for (auto& j : config.jobs) j.steps = 3;
+        const Capture c = captureOf(sim::simulate(config));
+        const Analysis a = runAnalysis(c);
+        QCOMPARE(a.jobs.size(), std::size_t(2));
+        for (std::size_t j = 0; j < a.jobs.size(); ++j) {
+            const RecognizedJob& rj = a.recognition.jobs[j];
+            const StepDivision& d = *a.jobs[j].division;
+            const std::size_t R = a.jobs[j].timeline.ranks.size();
+            const JobTimeline one = buildTimeline(c.flows, c.topology, rj, a.jobs[j].parallelism, d, nullptr, false, R);
+            for (std::size_t blockRanks : {std::size_t(0), std::size_t(64), std::size_t(300)}) {
+                const JobTimeline cut =
+                    buildTimeline(c.flows, c.topology, rj, a.jobs[j].parallelism, d, nullptr, false, blockRanks);
+                QCOMPARE(cut.ranks.size(), one.ranks.size());
+                std::size_t segments = 0;
+                for (std::size_t r = 0; r < R; ++r) {
+                    const RankTimeline &x = cut.ranks[r], &y = one.ranks[r];
+                    QCOMPARE(x.segmentCount(), y.segmentCount());
+                    for (std::size_t i = 0; i < x.segmentCount(); ++i) {
+                        const Segment p = x.segment(i), q = y.segment(i);
+                        QVERIFY2(p.startNs == q.startNs && p.endNs == q.endNs && p.kind == q.kind &&
+                                     p.microBatch == q.microBatch && p.peer == q.peer && p.bytes == q.bytes,
+                                 qPrintable(QString("job %1 rank %2 segment %3 (blocks of %4)")
+                                                .arg(j)
+                                                .arg(r)
+                                                .arg(i)
+                                                .arg(blockRanks)));
+                    }
+                    segments += x.segmentCount();
+                    for (std::size_t k = 0; k < one.steps.size(); ++k) {
+                        QCOMPARE(x.stepStats[k].dpStartLagNs, y.stepStats[k].dpStartLagNs);
+                        QCOMPARE(x.stepStats[k].forwardComputeNs, y.stepStats[k].forwardComputeNs);
+                        QCOMPARE(x.stepStats[k].ppSends, y.stepStats[k].ppSends);
+                    }
+                }
+                QVERIFY(segments > R);
+            }
         }
     }
 

@@ -40,7 +40,8 @@ struct Busy {
 JobTimeline build(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                   const ParallelismResult& par, const std::vector<StepInfo>& steps,
                   const std::vector<std::int64_t>& offsets, bool segments, const JobIndex* index,
-                  const StepDivision* division, unsigned threadsWanted = 0, bool pack = false) {
+                  const StepDivision* division, unsigned threadsWanted = 0, bool pack = false,
+                  std::size_t blockRanks = 0) {
     JobTimeline tl;
     tl.steps = steps;
     tl.startNs = job.startNs;
@@ -104,7 +105,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     // not, one block), and each block's segments are made before the next block's transfers. Eighths there too
     // (the GUI on `large`: 13 MB less at its peak than quarters for 0.03 s more, now that a pass scans its
     // records 16 at a time; quarters were 0.4 s faster before; sixteenths 3 MB less again for 0.2 s more).
-    const std::size_t block = std::max<std::size_t>(64, (R + 7) / 8);
+    const std::size_t block = blockRanks ? blockRanks : std::max<std::size_t>(64, (R + 7) / 8);
     std::vector<std::size_t> cuts{0}; // blocks [cuts[b], cuts[b + 1])
     if (segments) {
         std::vector<std::size_t> lastOfGroup;
@@ -664,9 +665,9 @@ JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, cons
 
 JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                           const ParallelismResult& parallelism, const StepDivision& division, const JobIndex* index,
-                          bool pack) {
+                          bool pack, std::size_t blockRanks) {
     return build(flows, topology, job, parallelism, division.steps, division.clockOffsetNs, true, index, &division, 0,
-                 pack);
+                 pack, blockRanks);
 }
 
 JobTimeline buildTimelineStats(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,

@@ -107,10 +107,12 @@ struct JobTimeline {
 JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                           const ParallelismResult& parallelism, const std::vector<StepInfo>& steps);
 // In the aligned time of a step division (its steps and clock offsets). `pack`: each rank's segments packed as
-// they are made (RankTimeline::packed), never all held at 32 bytes each.
+// they are made (RankTimeline::packed), never all held at 32 bytes each. `blockRanks`: the ranks whose transfers
+// are held at once (0: an eighth of them, at least 64; blocks end between DP groups only); the timeline is the
+// same for any.
 JobTimeline buildTimeline(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                           const ParallelismResult& parallelism, const StepDivision& division,
-                          const JobIndex* index = nullptr, bool pack = false);
+                          const JobIndex* index = nullptr, bool pack = false, std::size_t blockRanks = 0);
 // The ranks and their step statistics without segments (compute, waiting and the per-kind times are 0): what
 // diagnosis needs, for a report-only analysis, at a fraction of the time and memory. `threads`: 0 for one per
 // core (at most 8); the statistics are the same for any count.
