@@ -91,9 +91,9 @@ inline std::vector<JobFlows> flowsByJob(const sim::SimResult& r, std::int64_t to
         const std::string& s = ips[r.flows.src[i]];
         const std::string& d = ips[r.flows.dst[i]];
         for (std::size_t j = 0; j < views.size(); ++j) {
-            if (!views[j].has(s) || !views[j].has(d) || !views[j].covers(r.flows.startNs[i], r.flows.endNs[i], tol))
+            if (!views[j].has(s) || !views[j].has(d) || !views[j].covers(r.flows.startNs[i], r.flows.end(i), tol))
                 continue;
-            Span span{r.flows.startNs[i], r.flows.endNs[i]};
+            Span span{r.flows.startNs[i], r.flows.end(i)};
             out[j].all.push_back(span);
             out[j].ports[{r.flows.src[i], r.flows.dst[i]}].insert(r.flows.srcPort[i]);
             if (views[j].isDp(s, d)) out[j].dp.push_back(span);
@@ -189,9 +189,8 @@ inline void checkTruth(const sim::SimConfig& c, const sim::SimResult& r, std::in
         const std::string& b = ips[r.flows.dst[i]];
         bool inOneJob = false;
         for (const JobView& v : views)
-            inOneJob = inOneJob ||
-                       (v.has(a) && v.has(b) && v.covers(r.flows.startNs[i], r.flows.endNs[i], tol) &&
-                        (v.isDp(a, b) || v.isPp(a, b)));
+            inOneJob = inOneJob || (v.has(a) && v.has(b) && v.covers(r.flows.startNs[i], r.flows.end(i), tol) &&
+                                    (v.isDp(a, b) || v.isPp(a, b)));
         QVERIFY2(inOneJob, qPrintable(QString::fromStdString("RoCE record " + a + " -> " + b +
                                                              " is not a DP or PP pair of one running job")));
         QCOMPARE(r.flows.packets[i], (r.flows.bytes[i] + 4095) / 4096);

@@ -121,8 +121,8 @@ private slots:
         FlowTable kept;
         kept.endpoints = sim.flows.endpoints;
         for (std::size_t i = 0; i < sim.flows.size(); ++i)
-            if (sim.flows.startNs[i] >= from && sim.flows.endNs[i] <= to)
-                kept.append(sim.flows.startNs[i], sim.flows.endNs[i], sim.flows.src[i], sim.flows.dst[i],
+            if (sim.flows.startNs[i] >= from && sim.flows.end(i) <= to)
+                kept.append(sim.flows.startNs[i], sim.flows.end(i), sim.flows.src[i], sim.flows.dst[i],
                             sim.flows.srcPort[i], sim.flows.dstPort[i], sim.flows.proto[i], sim.flows.bytes[i],
                             sim.flows.packets[i]);
         Report report = analyzeCapture(captureOf(kept, sim.topology));

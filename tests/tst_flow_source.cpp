@@ -333,9 +333,9 @@ private slots:
         for (const std::string& n : fineReport.notes) QVERIFY2(!contains(n, "time resolution"), n.c_str());
         Capture coarse = fine;
         for (std::size_t i = 0; i < coarse.flows.size(); ++i) {
-            std::int64_t duration = coarse.flows.endNs[i] - coarse.flows.startNs[i];
+            std::int64_t duration = coarse.flows.end(i) - coarse.flows.startNs[i];
             coarse.flows.startNs[i] -= coarse.flows.startNs[i] % 1'000'000'000;
-            coarse.flows.endNs[i] = coarse.flows.startNs[i] + duration - duration % 1'000'000;
+            coarse.flows.setEnd(i, coarse.flows.startNs[i] + duration - duration % 1'000'000);
         }
         coarse.flows.sortByStart();
         Report report = analyzeCapture(coarse);

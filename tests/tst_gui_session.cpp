@@ -273,7 +273,7 @@ private slots:
         QCOMPARE(reportToJson(a.analysis.report).dump(), reportToJson(b.analysis.report).dump());
         const FlowTable &x = a.capture.flows, &y = b.capture.flows;
         QCOMPARE(x.size(), y.size());
-        QVERIFY(x.startNs == y.startNs && x.endNs == y.endNs && x.src == y.src && x.dst == y.dst);
+        QVERIFY(x.startNs == y.startNs && x.durationNs == y.durationNs && x.src == y.src && x.dst == y.dst);
         QVERIFY(x.srcPort == y.srcPort && x.dstPort == y.dstPort && x.proto == y.proto);
         for (std::size_t i = 0; i < x.size(); ++i)
             if (x.bytes[i] != y.bytes[i] || x.packets[i] != y.packets[i]) QFAIL("bytes or packets differ");

@@ -216,8 +216,10 @@ private slots:
         QCOMPARE(make().fingerprint(), base.fingerprint());
         std::vector<FlowTable> changed(13, make());
         changed[0].startNs[1] += 1;
-        changed[1].endNs[0] += 1;
-        std::swap(changed[2].src[1], changed[2].dst[1]);
+        changed[1].setEnd(0, changed[1].end(0) + 1);
+        const EndpointId s1 = changed[2].src[1];
+        changed[2].src.set(1, changed[2].dst[1]);
+        changed[2].dst.set(1, s1);
         changed[3].srcPort[0] = 3;
         changed[4].dstPort[1] = 53;
         changed[5].proto[0] = 6;
@@ -236,19 +238,24 @@ private slots:
         FlowTable longer;
         for (int i = 0; i < 11; ++i)
             longer.append(
-                {100 + i, 200 + i, *IpAddr::parse("10.0.0.1"), *IpAddr::parse("10.0.0.2"), 1, 4791, 17, 10, 1});
+                {100 + i, 200 + 3 * i, *IpAddr::parse("10.0.0.1"), *IpAddr::parse("10.0.0.2"), 1, 4791, 17, 10, 1});
         std::set<std::uint64_t> seen{longer.fingerprint()};
         for (std::size_t i = 0; i < 11; ++i) {
             FlowTable t = longer;
             t.startNs[i] += 1;
             QVERIFY2(seen.insert(t.fingerprint()).second, qPrintable(QString("row %1").arg(i)));
         }
+        auto swapDurations = [](FlowTable& t, std::size_t a, std::size_t b) { // (distinct in `longer`)
+            const std::uint64_t d = t.durationNs[a];
+            t.durationNs.set(a, t.durationNs[b]);
+            t.durationNs.set(b, d);
+        };
         for (std::size_t i : {std::size_t(0), std::size_t(3), std::size_t(6)}) { // i + 4 < 11
             FlowTable t = longer;
-            std::swap(t.endNs[i], t.endNs[i + 1]);
+            swapDurations(t, i, i + 1);
             QVERIFY2(seen.insert(t.fingerprint()).second, qPrintable(QString("swap %1").arg(i)));
-            std::swap(t.endNs[i], t.endNs[i + 1]);
-            std::swap(t.endNs[i], t.endNs[i + 4]); // the same lane
+            swapDurations(t, i, i + 1);
+            swapDurations(t, i, i + 4); // the same lane
             QVERIFY2(seen.insert(t.fingerprint()).second, qPrintable(QString("lane swap %1").arg(i)));
         }
         FlowTable released = make();
@@ -392,7 +399,7 @@ private slots:
         std::vector<std::uint32_t> want(t.size());
         std::iota(want.begin(), want.end(), 0u);
         std::stable_sort(want.begin(), want.end(), [&](std::uint32_t a, std::uint32_t b) {
-            return std::pair(t.startNs[a], t.endNs[a]) < std::pair(t.startNs[b], t.endNs[b]);
+            return std::pair(t.startNs[a], t.end(a)) < std::pair(t.startNs[b], t.end(b));
         });
         for (unsigned threads : {1u, 2u}) {
             FlowTable sorted = t;
@@ -421,7 +428,7 @@ private slots:
         compareTables(one, many);
         QCOMPARE(one.retransmits, many.retransmits);
         for (std::size_t i = 1; i < one.size(); ++i)
-            if (one.startNs[i] == one.startNs[i - 1] && one.endNs[i] == one.endNs[i - 1])
+            if (one.startNs[i] == one.startNs[i - 1] && one.end(i) == one.end(i - 1))
                 QVERIFY(one.bytes[i] > one.bytes[i - 1]); // appended order kept among equals
         // Every column moved with its row (each a function of the appended position, kept in bytes).
         for (std::size_t i = 0; i < many.size(); ++i) {
@@ -429,7 +436,7 @@ private slots:
             QCOMPARE(many.src[i], t.src[at]);
             QCOMPARE(many.srcPort[i], std::uint16_t(at % 65536));
             QCOMPARE(many.startNs[i], t.startNs[at]);
-            QCOMPARE(many.endNs[i], t.endNs[at]);
+            QCOMPARE(many.end(i), t.end(at));
             QCOMPARE(many.retransmits[i], std::uint32_t(at % 7));
             QCOMPARE(many.cnps[i], std::uint32_t(at % 11));
             QCOMPARE(many.ecnCe[i], std::uint32_t(at % 13));

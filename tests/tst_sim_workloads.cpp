@@ -30,7 +30,7 @@ std::vector<Record> records(const sim::SimResult& r, const std::string& a, const
     const auto ips = endpointTexts(r.flows);
     for (std::size_t i = 0; i < r.flows.size(); ++i)
         if (r.flows.isRoce(i) && ips[r.flows.src[i]] == a && ips[r.flows.dst[i]] == b)
-            out.emplace_back(r.flows.startNs[i], r.flows.endNs[i], r.flows.bytes[i]);
+            out.emplace_back(r.flows.startNs[i], r.flows.end(i), r.flows.bytes[i]);
     return out;
 }
 
@@ -73,7 +73,7 @@ private slots:
         std::set<std::string> ha(a.hosts.begin(), a.hosts.end());
         for (const std::string& h : b.hosts) QVERIFY(!ha.count(h));
         const std::int64_t first = r.flows.startNs.front();
-        const std::int64_t last = *std::max_element(r.flows.endNs.begin(), r.flows.endNs.end());
+        const std::int64_t last = r.flows.lastEnd();
         const std::int64_t margin = 100'000'000;
         QVERIFY((b.startNs > first + margin || a.startNs > first + margin) &&
                 (b.endNs < last - margin || a.endNs < last - margin));

@@ -257,7 +257,7 @@ private slots:
     static std::vector<std::string> rowsOf(const FlowTable& t) {
         std::vector<std::string> rows;
         for (std::size_t i = 0; i < t.size(); ++i)
-            rows.push_back(std::to_string(t.startNs[i]) + "," + std::to_string(t.endNs[i]) + "," +
+            rows.push_back(std::to_string(t.startNs[i]) + "," + std::to_string(t.end(i)) + "," +
                            t.endpoints.at(t.src[i]).toString() + "," + t.endpoints.at(t.dst[i]).toString() + "," +
                            std::to_string(t.srcPort[i]) + "," + std::to_string(t.bytes[i]) + "," +
                            std::to_string(t.packets[i]));
@@ -402,8 +402,7 @@ private slots:
         std::vector<std::uint32_t> early, late;
         for (std::uint32_t i = 0; i < f.size(); ++i) {
             if (later[f.src[i]] || later[f.dst[i]]) {
-                f.startNs[i] += shift;
-                f.endNs[i] += shift;
+                f.startNs[i] += shift; // (its end moves with it)
                 late.push_back(i);
             } else {
                 early.push_back(i);

@@ -28,7 +28,7 @@ FlowTable window(const FlowTable& in, std::int64_t from, std::int64_t to) {
     out.endpoints = in.endpoints;
     for (std::size_t i = 0; i < in.size(); ++i)
         if (in.startNs[i] >= from && in.startNs[i] < to)
-            out.append(in.startNs[i], in.endNs[i], in.src[i], in.dst[i], in.srcPort[i], in.dstPort[i], in.proto[i],
+            out.append(in.startNs[i], in.end(i), in.src[i], in.dst[i], in.srcPort[i], in.dstPort[i], in.proto[i],
                        in.bytes[i], in.packets[i]);
     return out;
 }
@@ -76,12 +76,11 @@ PipelineSeries pipelineSeries(const sim::SimResult& sim, bool flip = false) {
         if (f.dstPort[i] != kRoceV2Port || sa == stageOf.end() || sb == stageOf.end()) continue;
         const auto [it, added] = linkOf.try_emplace(std::minmax(a, b), std::uint32_t(linkOf.size()));
         const int forward = sb->second > sa->second ? 1 : -1, low = std::min(sa->second, sb->second);
-        out.recs.push_back({f.startNs[i], f.endNs[i], it->second, flip ? -forward : forward,
-                            flip ? low == stages - 2 : low == 0});
+        out.recs.push_back(
+            {f.startNs[i], f.end(i), it->second, flip ? -forward : forward, flip ? low == stages - 2 : low == 0});
         if (out.pieces.empty() || f.startNs[i] > out.pieces.back().second)
-            out.pieces.push_back({f.startNs[i], f.endNs[i]});
-        else
-            out.pieces.back().second = std::max(out.pieces.back().second, f.endNs[i]);
+            out.pieces.push_back({f.startNs[i], f.end(i)});
+        else out.pieces.back().second = std::max(out.pieces.back().second, f.end(i));
     }
     const auto& steps = sim.truth.jobs[0].steps;
     for (std::size_t k = 0; k + 1 < steps.size(); ++k)
@@ -963,8 +962,8 @@ private slots:
                 ++rings;
                 continue;
             }
-            kept.append(f.startNs[i], f.endNs[i], f.src[i], f.dst[i], f.srcPort[i], f.dstPort[i], f.proto[i],
-                        f.bytes[i], f.packets[i]);
+            kept.append(f.startNs[i], f.end(i), f.src[i], f.dst[i], f.srcPort[i], f.dstPort[i], f.proto[i], f.bytes[i],
+                        f.packets[i]);
         }
         QVERIFY(rings > 100);
         const Capture c = captureOf(kept, sim.topology);

@@ -163,17 +163,16 @@ prism::LoadOptions loadOptions(const Source& s, const CLI::App& cmd) {
 void writeCopiesOf(prism::FlowTable table, const std::string& out, std::uint64_t copies, bool restarts, bool gzip) {
     if (table.empty()) return;
     const std::int64_t first = *std::min_element(table.startNs.begin(), table.startNs.end());
-    const std::int64_t last = *std::max_element(table.endNs.begin(), table.endNs.end());
+    const std::int64_t last = table.lastEnd();
     const std::int64_t shift = last - first + 1'000'000'000;
     std::vector<std::uint32_t> order(table.size());
     for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return table.endNs[a] != table.endNs[b] ? table.endNs[a] < table.endNs[b] : table.startNs[a] < table.startNs[b];
+        return table.end(a) != table.end(b) ? table.end(a) < table.end(b) : table.startNs[a] < table.startNs[b];
     });
     for (std::uint64_t k = 1; k < copies; ++k) {
         for (std::size_t i = 0; i < table.size(); ++i) {
-            table.startNs[i] += shift;
-            table.endNs[i] += shift;
+            table.startNs[i] += shift; // (its end moves with it)
             if (restarts && table.isRoce(i)) table.srcPort[i] = std::uint16_t(49152 + (table.srcPort[i] + 997) % 16384);
         }
         prism::writeFlowsCsv(table, out + "/flows-" + std::to_string(k) + (gzip ? ".csv.gz" : ".csv"),

@@ -281,7 +281,7 @@ LinkData linkData(const Side& side) {
         const auto ia = local.find(flows.src[r]), ib = local.find(flows.dst[r]);
         if (ia == local.end() || ib == local.end() || steps.empty()) continue;
         const std::int64_t off = division ? division->offsetOf(flows.src[r]) : 0;
-        const std::int64_t s = flows.startNs[r] - off, e = std::max(flows.endNs[r] - off, s + 1);
+        const std::int64_t s = flows.startNs[r] - off, e = std::max(flows.end(r) - off, s + 1);
         if (s < steps.front().startNs) continue;
         const std::size_t k = std::size_t(std::upper_bound(ends.begin(), ends.end(), s) - ends.begin());
         if (k >= steps.size() || posOfStep[k] < 0) continue;

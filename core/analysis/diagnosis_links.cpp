@@ -363,7 +363,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
         return false;
     };
     for (std::uint32_t r : job.records) {
-        const std::int64_t s = flows.startNs[r], e = std::max(flows.endNs[r], flows.startNs[r] + 1);
+        const std::int64_t s = flows.startNs[r], e = std::max(flows.end(r), flows.startNs[r] + 1);
         while (byStart && judged < K && ready(judged, s)) judgeStep(judged++);
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
         if (a < 0 || b < 0 || flows.bytes[r] == 0) continue;

@@ -52,13 +52,15 @@ struct Silence {
     std::int64_t gap, end, begin;
 };
 // `recs` index `start` and `end`, in start order.
-std::vector<Silence> silences(const std::int64_t* start, const std::int64_t* end, const std::vector<std::uint32_t>& recs) {
+// `end(r)`: record r's end (of the records `start` and `recs` index).
+template <typename End>
+std::vector<Silence> silences(const std::int64_t* start, End end, const std::vector<std::uint32_t>& recs) {
     std::vector<Silence> out;
     std::int64_t maxEnd = std::numeric_limits<std::int64_t>::min();
     for (std::uint32_t r : recs) {
         if (maxEnd != std::numeric_limits<std::int64_t>::min() && start[r] > maxEnd)
             out.push_back({start[r] - maxEnd, start[r], maxEnd});
-        maxEnd = std::max(maxEnd, end[r]);
+        maxEnd = std::max(maxEnd, end(r));
     }
     return out;
 }
@@ -132,7 +134,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             const std::uint32_t r = records[k];
             const std::uint32_t pos = fillDir[slot[k]]++;
             byDir.startNs[pos] = flows.startNs[r];
-            byDir.endNs[pos] = flows.endNs[r];
+            byDir.endNs[pos] = flows.end(r);
             byDir.bytes[pos] = flows.bytes[r];
         }
     }
@@ -356,7 +358,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         for (std::size_t v = 0; v < n; ++v) {
             auto& recs = dpRecs[v];
             if (recs.empty()) continue;
-            auto gaps = silences(byDir.startNs.data(), byDir.endNs.data(), recs);
+            auto gaps = silences(
+                byDir.startNs.data(), [&](std::uint32_t r) { return byDir.endNs[r]; }, recs);
             std::int64_t threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(gaps), 1));
             for (auto& [gap, t, before] : gaps)
                 if (gap > threshold) burstEnds[v].push_back(before);
@@ -419,7 +422,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             std::merge(byNode.begin(x), byNode.end(x), byNode.begin(y), byNode.end(y), std::back_inserter(act));
             act.erase(std::unique(act.begin(), act.end()), act.end());
             for (std::uint32_t& k : act) k = records[k];
-            auto gaps = silences(flows.startNs.data(), flows.endNs.data(), act);
+            auto gaps = silences(
+                flows.startNs.data(), [&](std::uint32_t r) { return flows.end(r); }, act);
             double threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(gaps), 1));
             for (auto& [gap, t, before] : gaps)
                 if (double(gap) > threshold) vote(t, double(gap));
@@ -438,9 +442,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     if (!hasDp) {
         for (std::uint32_t r : records) {
             if (jobPieces.empty() || flows.startNs[r] > jobPieces.back().second)
-                jobPieces.push_back({flows.startNs[r], std::max(flows.startNs[r], flows.endNs[r])});
-            else
-                jobPieces.back().second = std::max(jobPieces.back().second, flows.endNs[r]);
+                jobPieces.push_back({flows.startNs[r], std::max(flows.startNs[r], flows.end(r))});
+            else jobPieces.back().second = std::max(jobPieces.back().second, flows.end(r));
         }
     }
     // Without DP bursts, the step boundaries that orient the pipelines are where they drain (drains.h
@@ -638,7 +641,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                 for (std::uint32_t q = byDir.off[p * 2]; q < byDir.off[p * 2 + 2]; ++q) recs.push_back(q);
             std::sort(recs.begin(), recs.end(),
                       [&](std::uint32_t a, std::uint32_t b) { return byDir.startNs[a] < byDir.startNs[b]; });
-            const std::vector<Silence> quiet = silences(byDir.startNs.data(), byDir.endNs.data(), recs);
+            const std::vector<Silence> quiet = silences(
+                byDir.startNs.data(), [&](std::uint32_t r) { return byDir.endNs[r]; }, recs);
             const double threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(quiet), 1));
             for (const Silence& q : quiet)
                 if (double(q.gap) > threshold) silencesEnd.push_back(q.end);

@@ -506,7 +506,8 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
     RecognitionPasses passes(topology, params);
     // Pass 1: the connections' lifetimes give each endpoint's epochs (recognition.h).
     for (std::size_t i = 0; i < n; ++i)
-        if (flows.isRoce(i)) passes.connection(flows.src[i], flows.dst[i], flows.srcPort[i], flows.startNs[i], flows.endNs[i]);
+        if (flows.isRoce(i))
+            passes.connection(flows.src[i], flows.dst[i], flows.srcPort[i], flows.startNs[i], flows.end(i));
     passes.endConnections();
     if (progress && !progress(0.2)) throw Cancelled();
     // Pass 2: each endpoint's activity falls into its epochs (an (endpoint, epoch) is a node); join the two
@@ -514,8 +515,7 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
     // again where a later pass needs it (an epoch search, mostly none), not kept: 4 bytes a record, the peak of
     // a report's analysis once the columns read by recognition alone are let go (analyzeCaptureReleasing).
     for (std::size_t i = 0; i < n; ++i) {
-        if (flows.isRoce(i))
-            passes.record(flows.src[i], flows.dst[i], flows.startNs[i], flows.endNs[i], flows.bytes[i]);
+        if (flows.isRoce(i)) passes.record(flows.src[i], flows.dst[i], flows.startNs[i], flows.end(i), flows.bytes[i]);
         if (progress && (i & 0xFFFFF) == 0 && !progress(0.2 + 0.2 * double(i) / double(n))) throw Cancelled();
     }
     if (progress && !progress(0.5)) throw Cancelled();

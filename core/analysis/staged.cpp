@@ -252,7 +252,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
             for (std::size_t i = 0; i < t.size(); ++i)
                 if (t.isRoce(i) && b.use(i)) {
                     const EndpointId src = b.global[t.src[i]], dst = b.global[t.dst[i]];
-                    passes.connection(src, dst, t.srcPort[i], t.startNs[i], t.endNs[i]);
+                    passes.connection(src, dst, t.srcPort[i], t.startNs[i], t.end(i));
                     if (roce.size() <= std::max(src, dst)) roce.resize(std::max(src, dst) + 1, false);
                     roce[src] = roce[dst] = true;
                 }
@@ -264,7 +264,7 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
             const FlowTable& t = b.records;
             for (std::size_t i = 0; i < t.size(); ++i)
                 if (t.isRoce(i) && b.use(i))
-                    passes.record(b.global[t.src[i]], b.global[t.dst[i]], t.startNs[i], t.endNs[i], t.bytes[i]);
+                    passes.record(b.global[t.src[i]], b.global[t.dst[i]], t.startNs[i], t.end(i), t.bytes[i]);
         });
         ids = store.globalEndpoints();
         pass.emplace(store, stage(0.3, 0.4));

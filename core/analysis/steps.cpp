@@ -84,7 +84,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         return ix.kind(a, b) == PairKind::DP && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b);
     };
     auto record = [&](std::uint32_t r, int a, int b, int group) {
-        return SyncRec{flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), a, b, group};
+        return SyncRec{flows.startNs[r], std::max(flows.end(r), flows.startNs[r]), a, b, group};
     };
     // take(position, r, a, b) for each record of the job between two of its NICs that is DP sync (dp) or not.
     auto eachRecord = [&](bool dp, auto&& take) {
@@ -183,7 +183,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             if (a < 0 || b < 0 || std::abs(ix.stage(a) - ix.stage(b)) != 1) continue;
             const auto [it, added] =
                 linkOf.try_emplace(pairKey(std::uint32_t(a), std::uint32_t(b)), std::uint32_t(linkOf.size()));
-            links.push_back({flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), it->second,
+            links.push_back({flows.startNs[r], std::max(flows.end(r), flows.startNs[r]), it->second,
                              ix.stage(b) > ix.stage(a) ? 1 : -1, std::min(ix.stage(a), ix.stage(b)) == 0});
         }
         auto byStartOf = [](const LinkRecord& x, const LinkRecord& y) { return x.s < y.s; };
@@ -267,7 +267,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         if (recordsInOrder) {
             cutSeries(0, [&](auto&& f) {
                 eachRecord(dp, [&](std::size_t p, std::uint32_t r, int a, int) {
-                    if (!skip || !(*skip)[p]) f(flows.startNs[r], std::max(flows.endNs[r], flows.startNs[r]), a);
+                    if (!skip || !(*skip)[p]) f(flows.startNs[r], std::max(flows.end(r), flows.startNs[r]), a);
                 });
             });
         } else { // records not by start: the series gathered and sorted
@@ -581,7 +581,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
                 const int a = ix.local(flows.src[r]);
                 if (a < 0 || ix.local(flows.dst[r]) < 0) continue; // storage, management: not the job's rhythm
                 const std::int64_t off = nicOffset[std::size_t(a)];
-                const Piece x{flows.startNs[r] - off, std::max(flows.endNs[r], flows.startNs[r]) - off};
+                const Piece x{flows.startNs[r] - off, std::max(flows.end(r), flows.startNs[r]) - off};
                 if (recordsInOrder) unitePiece(pieces, x);
                 else unsorted.push_back(x);
             }
@@ -654,7 +654,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             firstAct[k] = std::min(firstAct[k], s);
         } else {
             ++trailing;
-            trailingEnd = std::max(trailingEnd, flows.endNs[r] - off);
+            trailingEnd = std::max(trailingEnd, flows.end(r) - off);
         }
     }
     for (std::size_t k = 0; k < K; ++k) {

@@ -72,7 +72,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     auto times = [&](std::uint32_t r) {
         const std::int64_t off = flows.src[r] < offsets.size() ? offsets[flows.src[r]] : 0;
         const std::int64_t s = flows.startNs[r] - off;
-        return std::pair(s, std::max(flows.endNs[r] - off, s + 1));
+        return std::pair(s, std::max(flows.end(r) - off, s + 1));
     };
     for (std::uint32_t r : job.records) {
         if (ix.local(flows.src[r]) < 0 || ix.local(flows.dst[r]) < 0) continue;
@@ -197,14 +197,12 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 list.push_back({s, e, bytes, peer, kind, exchange});
             };
             const std::uint32_t me = std::uint32_t(b * threads + w);
-            const EndpointId* const src = flows.src.data();
-            const EndpointId* const dst = flows.dst.data();
             const std::uint32_t* const passOf = passOfEndpoint.data();
             const bool looked = !passes.empty();
             // Record q, with whether its source end (mineA) and destination end (mineB) are this pass's.
             auto take = [&](std::size_t q, bool mineA, bool mineB) {
                 const std::uint32_t r = job.records[q];
-                const EndpointId ea = src[r], eb = dst[r];
+                const EndpointId ea = flows.src[r], eb = flows.dst[r];
                 if (ea >= endpoints || eb >= endpoints) return;
                 if (!looked) {
                     mineA = passOf[ea] == me;

@@ -477,7 +477,7 @@ std::uint64_t exportToClickHouse(const FlowTable& flows, const ClickHouseUrl& ur
         for (std::size_t i = first; i < last; ++i) {
             put(flows.startNs[i]);
             body += '\t';
-            put(flows.endNs[i]);
+            put(flows.end(i));
             body += '\t';
             body += ipText[flows.src[i]];
             body += '\t';

@@ -95,7 +95,7 @@ struct FileStore::OverviewPass {
         SpanHistogram& spans = *store.m_spans;
         std::int64_t* granularity = store.m_granularity;
         for (std::size_t i = 0; i < t.size(); ++i) {
-            const std::int64_t start = t.startNs[i], end = t.endNs[i];
+            const std::int64_t start = t.startNs[i], end = t.end(i);
             if (!b.use(i)) continue;
             seen[map[t.src[i]]] = seen[map[t.dst[i]]] = true;
             o.firstNs = anyRecord ? std::min(o.firstNs, start) : start;
@@ -154,7 +154,7 @@ struct FileStore::ResolutionPass {
         if (!n) return;
         for (std::size_t i = 0; i < t.size(); ++i) {
             if ((which == 1 && !t.isRoce(i)) || !store.inWindow(t.startNs[i])) continue;
-            const std::int64_t span = t.endNs[i] - t.startNs[i];
+            const std::int64_t span = t.end(i) - t.startNs[i];
             if (exact[bucketOf(span)]) ++values[span];
         }
     }
@@ -397,7 +397,7 @@ FlowTable FileStore::groupedRoce(std::int64_t lo, std::int64_t width) {
         const FlowTable& t = b.records;
         for (std::size_t i = 0; i < t.size(); ++i)
             if (t.isRoce(i) && b.use(i))
-                groups.add(b.global[t.src[i]], b.global[t.dst[i]], t.srcPort[i], t.startNs[i], t.endNs[i], t.bytes[i]);
+                groups.add(b.global[t.src[i]], b.global[t.dst[i]], t.srcPort[i], t.startNs[i], t.end(i), t.bytes[i]);
     });
     return groups.table(m_global);
 }
@@ -463,11 +463,10 @@ std::vector<FlowTable> FileStore::roceRecords(const std::vector<RecordSelection>
                 if (ids[t.dst[i]] == kNoId) ids[t.dst[i]] = o.endpoints.intern(t.endpoints.at(t.dst[i]));
                 const EndpointId a = ids[t.src[i]], b = ids[t.dst[i]];
                 if (o.hasCongestion())
-                    o.append(s, t.endNs[i], a, b, t.srcPort[i], t.dstPort[i], t.proto[i], t.bytes[i], t.packets[i],
+                    o.append(s, t.end(i), a, b, t.srcPort[i], t.dstPort[i], t.proto[i], t.bytes[i], t.packets[i],
                              t.hasCongestion() ? t.retransmits[i] : 0, t.hasCongestion() ? t.cnps[i] : 0,
                              t.hasCongestion() ? t.ecnCe[i] : 0);
-                else
-                    o.append(s, t.endNs[i], a, b, t.srcPort[i], t.dstPort[i], t.proto[i], t.bytes[i], t.packets[i]);
+                else o.append(s, t.end(i), a, b, t.srcPort[i], t.dstPort[i], t.proto[i], t.bytes[i], t.packets[i]);
                 break; // a record belongs to one job: the nodes of the selections do not overlap
             }
         }

@@ -577,8 +577,8 @@ private:
         FlowTable& t = part.m_table;
         std::vector<EndpointId> ids(t.endpoints.size());
         for (EndpointId e = 0; e < ids.size(); ++e) ids[e] = m_table.endpoints.intern(t.endpoints.at(e));
-        for (EndpointId& e : t.src) e = ids[e];
-        for (EndpointId& e : t.dst) e = ids[e];
+        for (IdColumn* c : {&t.src, &t.dst})
+            for (std::size_t i = 0; i < c->size(); ++i) c->set(i, ids[(*c)[i]]);
         for (CsvChunkMark& m : part.m_marks) m.line += m_line;
         if (t.empty() && part.m_marks.empty()) return;
         std::swap(t.endpoints, m_table.endpoints);

@@ -59,7 +59,7 @@ void writeFlowsCsv(const FlowTable& flows, const std::string& path, const std::v
         const std::size_t i = order ? (*order)[row] : row;
         put(out, flows.startNs[i]);
         out += ',';
-        put(out, flows.endNs[i]);
+        put(out, flows.end(i));
         out += ',';
         out += ips[flows.src[i]];
         out += ',';

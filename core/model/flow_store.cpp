@@ -17,7 +17,7 @@ TimeResolution measureResolution(const FlowTable& flows) {
     auto counted = [&](std::size_t i) { return !anyRoce || flows.isRoce(i); };
     // Spans as unsigned keys in their order (a span below zero, end before start, sorts first).
     constexpr std::uint64_t kSign = std::uint64_t(1) << 63;
-    auto key = [&](std::size_t i) -> std::uint64_t { return std::uint64_t(flows.endNs[i] - flows.startNs[i]) ^ kSign; };
+    auto key = [&](std::size_t i) -> std::uint64_t { return std::uint64_t(flows.end(i) - flows.startNs[i]) ^ kSign; };
     std::int64_t granularity = 1'000'000'000;
     std::uint64_t lo = ~std::uint64_t(0), hi = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -55,7 +55,7 @@ TimeResolution measureResolution(const FlowTable& flows) {
         std::size_t near = 0;
         for (std::size_t i = 0; i < n; ++i) {
             if (!counted(i)) continue;
-            const std::int64_t sp = flows.endNs[i] - flows.startNs[i];
+            const std::int64_t sp = flows.end(i) - flows.startNs[i];
             near += sp >= r.typicalSpanNs - r.typicalSpanNs / 10 && sp <= r.typicalSpanNs + r.typicalSpanNs / 10;
         }
         r.fixedSpan = near * 2 > r.records;
@@ -79,13 +79,13 @@ StoreOverview TableStore::overview() {
         ++o.roceRecords;
         o.roceBytes += f.bytes[i];
         o.roceFirstNs = anyRoce ? std::min(o.roceFirstNs, f.startNs[i]) : f.startNs[i];
-        o.roceLastNs = anyRoce ? std::max(o.roceLastNs, f.endNs[i]) : f.endNs[i];
+        o.roceLastNs = anyRoce ? std::max(o.roceLastNs, f.end(i)) : f.end(i);
         anyRoce = true;
     }
     o.endpoints = std::uint64_t(std::count(seen.begin(), seen.end(), true));
     if (!f.empty()) {
         o.firstNs = *std::min_element(f.startNs.begin(), f.startNs.end());
-        o.lastNs = *std::max_element(f.endNs.begin(), f.endNs.end());
+        o.lastNs = f.lastEnd();
     }
     return o;
 }
@@ -129,7 +129,7 @@ FlowTable TableStore::groupedRoce(std::int64_t lo, std::int64_t width) {
     const FlowTable& f = m_flows;
     RoceGroups groups(lo, width);
     for (std::size_t i = 0; i < f.size(); ++i)
-        if (f.isRoce(i)) groups.add(f.src[i], f.dst[i], f.srcPort[i], f.startNs[i], f.endNs[i], f.bytes[i]);
+        if (f.isRoce(i)) groups.add(f.src[i], f.dst[i], f.srcPort[i], f.startNs[i], f.end(i), f.bytes[i]);
     return groups.table(f.endpoints);
 }
 

@@ -32,36 +32,9 @@ std::size_t EndpointTable::memoryBytes() const {
            m_index.bucket_count() * sizeof(void*);
 }
 
-void CountColumn::resize(std::size_t n) {
-    m_low.resize(n, 0);
-    if (wide()) m_high.resize(n, 0);
-}
-
-void CountColumn::append(const CountColumn& other) {
-    if (other.wide() && !wide()) widen();
-    const std::size_t before = m_low.size();
-    m_low.insert(m_low.end(), other.m_low.begin(), other.m_low.end());
-    if (!wide()) return;
-    if (other.wide()) m_high.insert(m_high.end(), other.m_high.begin(), other.m_high.end());
-    else m_high.resize(before + other.size(), 0);
-}
-
-void CountColumn::setHigh(const std::vector<High>& halves) {
-    if (halves.empty()) return;
-    if (!wide()) widen();
-    for (const auto& [row, h] : halves) m_high[row] = h;
-}
-
-bool CountColumn::operator==(const CountColumn& o) const {
-    if (size() != o.size()) return false;
-    for (std::size_t i = 0; i < size(); ++i)
-        if ((*this)[i] != o[i]) return false;
-    return true;
-}
-
 void FlowTable::reserve(std::size_t n) {
     startNs.reserve(n);
-    endNs.reserve(n);
+    durationNs.reserve(n);
     src.reserve(n);
     dst.reserve(n);
     srcPort.reserve(n);
@@ -97,9 +70,9 @@ void FlowTable::keepStartsIn(std::int64_t from, std::int64_t to) {
     for (std::size_t i = 0; i < size(); ++i) {
         if (startNs[i] < from || startNs[i] >= to) continue;
         startNs[n] = startNs[i];
-        endNs[n] = endNs[i];
-        src[n] = map(src[i]);
-        dst[n] = map(dst[i]);
+        durationNs.set(n, durationNs[i]);
+        src.set(n, map(src[i]));
+        dst.set(n, map(dst[i]));
         srcPort[n] = srcPort[i];
         dstPort[n] = dstPort[i];
         proto[n] = proto[i];
@@ -112,23 +85,30 @@ void FlowTable::keepStartsIn(std::int64_t from, std::int64_t to) {
         }
         ++n;
     }
-    for (auto* c : {&startNs, &endNs}) c->resize(n);
+    startNs.resize(n);
     for (auto* c : {&src, &dst}) c->resize(n);
     for (auto* c : {&srcPort, &dstPort}) c->resize(n);
     proto.resize(n);
-    for (auto* c : {&bytes, &packets}) c->resize(n);
+    for (auto* c : {&durationNs, &bytes, &packets}) c->resize(n);
     if (m_congestion)
         for (auto* c : {&retransmits, &cnps, &ecnCe}) c->resize(n);
     endpoints = std::move(kept);
 }
 
 void FlowTable::clearRecords() {
-    for (auto* c : {&startNs, &endNs}) c->clear();
+    startNs.clear();
     for (auto* c : {&src, &dst}) c->clear();
     for (auto* c : {&srcPort, &dstPort}) c->clear();
     proto.clear();
-    for (auto* c : {&bytes, &packets}) c->clear();
+    for (auto* c : {&durationNs, &bytes, &packets}) c->clear();
     for (auto* c : {&retransmits, &cnps, &ecnCe}) c->clear();
+}
+
+std::int64_t FlowTable::lastEnd() const {
+    if (empty()) return 0;
+    std::int64_t last = end(0);
+    for (std::size_t i = 1; i < size(); ++i) last = std::max(last, end(i));
+    return last;
 }
 
 void FlowTable::releaseRecords() {
@@ -159,7 +139,7 @@ std::uint64_t FlowTable::fingerprint() const {
     };
     std::uint64_t digests[12] = {};
     const std::function<void()> columns[12] = {
-        [&] { digests[0] = digest(startNs); }, [&] { digests[1] = digest(endNs); },
+        [&] { digests[0] = digest(startNs); }, [&] { digests[1] = digest(durationNs); },
         [&] { digests[2] = digest(src); },     [&] { digests[3] = digest(dst); },
         [&] { digests[4] = digest(srcPort); }, [&] { digests[5] = digest(dstPort); },
         [&] { digests[6] = digest(proto); },   [&] { digests[7] = digest(bytes); },
@@ -205,22 +185,22 @@ FlowTable FlowTable::concatenate(std::vector<FlowTable> parts) {
             std::remove_reference_t<decltype(from)>().swap(from);
         }
     };
-    auto endpoint = [&](std::vector<EndpointId> FlowTable::*member) {
+    auto endpoint = [&](IdColumn FlowTable::*member) {
         auto& to = out.*member;
         to.reserve(total);
         for (std::size_t p = 1; p < parts.size(); ++p) {
-            for (EndpointId e : parts[p].*member) to.push_back(id[p][e]);
-            std::vector<EndpointId>().swap(parts[p].*member);
+            const IdColumn& from = parts[p].*member;
+            for (std::size_t i = 0; i < from.size(); ++i) to.push_back(id[p][from[i]]);
+            parts[p].*member = IdColumn();
         }
     };
     column(&FlowTable::startNs);
-    column(&FlowTable::endNs);
     endpoint(&FlowTable::src);
     endpoint(&FlowTable::dst);
     column(&FlowTable::srcPort);
     column(&FlowTable::dstPort);
     column(&FlowTable::proto);
-    for (CountColumn FlowTable::*member : {&FlowTable::bytes, &FlowTable::packets}) {
+    for (CountColumn FlowTable::*member : {&FlowTable::durationNs, &FlowTable::bytes, &FlowTable::packets}) {
         auto& to = out.*member;
         to.reserve(total);
         for (std::size_t p = 1; p < parts.size(); ++p) {
@@ -245,7 +225,7 @@ void FlowTable::append(const FlowRecord& r) {
 void FlowTable::append(std::int64_t start, std::int64_t end, EndpointId s, EndpointId d, std::uint16_t sport,
                        std::uint16_t dport, std::uint8_t pr, std::uint64_t by, std::uint64_t pk) {
     startNs.push_back(start);
-    endNs.push_back(end);
+    durationNs.push_back(std::uint64_t(end) - std::uint64_t(start));
     src.push_back(s);
     dst.push_back(d);
     srcPort.push_back(sport);
@@ -271,13 +251,14 @@ void FlowTable::append(std::int64_t start, std::int64_t end, EndpointId s, Endpo
 }
 
 FlowRecord FlowTable::record(std::size_t i) const {
-    return FlowRecord{startNs[i], endNs[i], endpoints.at(src[i]), endpoints.at(dst[i]), srcPort[i],
-                      dstPort[i],  proto[i], bytes[i],              packets[i]};
+    return FlowRecord{
+        startNs[i], end(i),    endpoints.at(src[i]), endpoints.at(dst[i]), srcPort[i], dstPort[i], proto[i],
+        bytes[i],   packets[i]};
 }
 
 bool FlowTable::isSortedByStart() const {
     for (std::size_t i = 1; i < size(); ++i)
-        if (startNs[i] < startNs[i - 1] || (startNs[i] == startNs[i - 1] && endNs[i] < endNs[i - 1])) return false;
+        if (startNs[i] < startNs[i - 1] || (startNs[i] == startNs[i - 1] && end(i) < end(i - 1))) return false;
     return true;
 }
 
@@ -318,7 +299,7 @@ void FlowTable::sortByStart(unsigned threads) {
     std::vector<std::uint32_t> order(size());
     std::iota(order.begin(), order.end(), 0u);
     auto less = [this](std::uint32_t a, std::uint32_t b) {
-        return startNs[a] != startNs[b] ? startNs[a] < startNs[b] : endNs[a] < endNs[b];
+        return startNs[a] != startNs[b] ? startNs[a] < startNs[b] : end(a) < end(b);
     };
     // Records come nearly by start (an exporter writes a flow when it ends: a record is at most about an active
     // timeout out of place). So the rows are sorted in blocks that fit a core's cache (their times are side by
@@ -365,11 +346,13 @@ void FlowTable::sortByStart(unsigned threads) {
         void* data;
         std::size_t width;
     };
-    std::vector<Column> columns = {{startNs.data(), 8}, {endNs.data(), 8},   {src.data(), 4},
-                                   {dst.data(), 4},     {srcPort.data(), 2}, {dstPort.data(), 2},
-                                   {proto.data(), 1},   {bytes.low(), 4},    {packets.low(), 4}};
-    for (CountColumn* c : {&bytes, &packets})
+    std::vector<Column> columns = {{startNs.data(), 8}, {durationNs.low(), 4}, {src.low(), 2},
+                                   {dst.low(), 2},      {srcPort.data(), 2},   {dstPort.data(), 2},
+                                   {proto.data(), 1},   {bytes.low(), 4},      {packets.low(), 4}};
+    for (CountColumn* c : {&durationNs, &bytes, &packets})
         if (c->wide()) columns.push_back({c->high(), 4});
+    for (IdColumn* c : {&src, &dst})
+        if (c->wide()) columns.push_back({c->high(), 2});
     if (m_congestion)
         for (auto* c : {&retransmits, &cnps, &ecnCe}) columns.push_back({c->data(), 4});
     auto each = [](const Column& c, auto fn) {
@@ -405,7 +388,7 @@ void FlowTable::sortByStart(unsigned threads) {
 }
 
 std::size_t FlowTable::memoryBytes() const {
-    return startNs.capacity() * 8 + endNs.capacity() * 8 + src.capacity() * 4 + dst.capacity() * 4 +
+    return startNs.capacity() * 8 + durationNs.memoryBytes() + src.memoryBytes() + dst.memoryBytes() +
            srcPort.capacity() * 2 + dstPort.capacity() * 2 + proto.capacity() + bytes.memoryBytes() +
            packets.memoryBytes() + (retransmits.capacity() + cnps.capacity() + ecnCe.capacity()) * 4 +
            endpoints.memoryBytes();

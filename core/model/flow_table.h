@@ -1,10 +1,12 @@
 #pragma once
 // Columnar store of flow records: one vector per field (struct of arrays), endpoints interned.
-// Memory per record: 8+8 (times) + 4+4 (endpoint ids) + 2+2 (ports) + 1 (proto) + 4 (bytes) + 4 (packets) = 37 B
-// while every count fits 32 bits; a column holding a count of 2^32 or more takes 8 bytes a row (CountColumn).
+// Memory per record: 8 (start) + 4 (duration) + 2+2 (endpoint ids) + 2+2 (ports) + 1 (proto) + 4 (bytes) + 4
+// (packets) = 29 B while every duration and count fits 32 bits and every endpoint id 16; a column holding a
+// larger value takes twice its bytes a row (HalvedColumn).
 #include "model/ip.h"
 
 #include <cstdint>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -45,69 +47,103 @@ struct FlowRecord {
     std::uint64_t packets = 0;
 };
 
-// A column of 64-bit counts (bytes, packets) held in 32 bits a row while every count fits: the low halves, and
-// the high halves only once a count of 2^32 or more comes (then 8 bytes a row, as a plain column). Simulated
-// captures and packet captures rarely need the high halves; flow exports of long records at line rate do
-// (400 Gb/s for 1 s is 50 GB), and then every row pays the same 8 bytes, with no search on a read.
-class CountColumn {
-public:
-    using High = std::pair<std::uint64_t, std::uint32_t>; // (row, high half)
+// A column of values held in halves: the low halves, and the high halves only once a value needs them (then
+// twice the bytes a row, as a plain column). Reads need no search; a value that needs the high half widens the
+// whole column, once.
+template <typename Value, typename Half>
+class HalvedColumn {
+    static_assert(sizeof(Value) == 2 * sizeof(Half) && std::is_unsigned_v<Value> && std::is_unsigned_v<Half>);
+    static constexpr int kBits = 8 * sizeof(Half);
 
-    std::uint64_t operator[](std::size_t i) const {
-        return m_wide ? (std::uint64_t(m_high[i]) << 32) | m_low[i] : m_low[i];
-    }
+public:
+    using High = std::pair<std::uint64_t, Half>; // (row, high half)
+
+    Value operator[](std::size_t i) const { return m_wide ? Value(m_high[i]) << kBits | m_low[i] : m_low[i]; }
     std::size_t size() const { return m_low.size(); }
     bool empty() const { return m_low.empty(); }
     std::size_t capacity() const { return m_low.capacity(); }
     bool wide() const { return m_wide; } // the high halves are held
-    std::size_t memoryBytes() const { return (m_low.capacity() + m_high.capacity()) * 4; }
+    std::size_t memoryBytes() const { return (m_low.capacity() + m_high.capacity()) * sizeof(Half); }
     void reserve(std::size_t n) {
         m_low.reserve(n);
         if (wide()) m_high.reserve(n);
     }
     void clear() {
         m_low.clear();
-        std::vector<std::uint32_t>().swap(m_high);
+        std::vector<Half>().swap(m_high);
         m_wide = false;
     }
-    void push_back(std::uint64_t v) {
-        if ((v >> 32) != 0 && !wide()) widen();
-        m_low.push_back(std::uint32_t(v));
-        if (wide()) m_high.push_back(std::uint32_t(v >> 32));
+    void push_back(Value v) {
+        if ((v >> kBits) != 0 && !wide()) widen();
+        m_low.push_back(Half(v));
+        if (wide()) m_high.push_back(Half(v >> kBits));
     }
-    void set(std::size_t i, std::uint64_t v) {
-        if ((v >> 32) != 0 && !wide()) widen();
-        m_low[i] = std::uint32_t(v);
-        if (wide()) m_high[i] = std::uint32_t(v >> 32);
+    void set(std::size_t i, Value v) {
+        if ((v >> kBits) != 0 && !wide()) widen();
+        m_low[i] = Half(v);
+        if (wide()) m_high[i] = Half(v >> kBits);
     }
     // n rows: new ones 0, rows from n on dropped.
-    void resize(std::size_t n);
+    void resize(std::size_t n) {
+        m_low.resize(n, 0);
+        if (wide()) m_high.resize(n, 0);
+    }
     // Every row of `other` after these.
-    void append(const CountColumn& other);
-    // Filling many rows at once, from several threads (a session's chunks): each writes the low halves of its
-    // rows, and gathers (row, high half) of the counts of 2^32 or more; the gathered halves are set after.
-    std::uint32_t* low() { return m_low.data(); }
-    std::uint32_t* high() { return m_high.data(); } // meaningful once wide()
-    void setHigh(const std::vector<High>& halves);
-
-    bool operator==(const CountColumn& o) const; // the same counts (however held)
-
-private:
+    void append(const HalvedColumn& other) {
+        if (other.wide() && !wide()) widen();
+        const std::size_t before = m_low.size();
+        m_low.insert(m_low.end(), other.m_low.begin(), other.m_low.end());
+        if (!wide()) return;
+        if (other.wide()) m_high.insert(m_high.end(), other.m_high.begin(), other.m_high.end());
+        else m_high.resize(before + other.size(), 0);
+    }
+    // Holds the high halves (zeros) from now on, as if a value that needs them had come.
     void widen() {
+        if (m_wide) return;
         m_high.reserve(m_low.capacity());
         m_high.assign(m_low.size(), 0);
         m_wide = true;
     }
-    std::vector<std::uint32_t> m_low, m_high;
+    // Filling many rows at once, from several threads (a session's chunks): each writes the low halves of its
+    // rows, and gathers (row, high half) of the values that need one; the gathered halves are set after (or the
+    // column widened first and the high halves written too).
+    Half* low() { return m_low.data(); }
+    Half* high() { return m_high.data(); } // meaningful once wide()
+    void setHigh(const std::vector<High>& halves) {
+        if (halves.empty()) return;
+        widen();
+        for (const auto& [row, h] : halves) m_high[row] = h;
+    }
+
+    bool operator==(const HalvedColumn& o) const { // the same values (however held)
+        if (size() != o.size()) return false;
+        for (std::size_t i = 0; i < size(); ++i)
+            if ((*this)[i] != o[i]) return false;
+        return true;
+    }
+
+private:
+    std::vector<Half> m_low, m_high;
     bool m_wide = false;
 };
+
+// A column of 64-bit counts (bytes, packets, durations) held in 32 bits a row while every count fits. Simulated
+// captures and packet captures rarely need the high halves; flow exports of long records at line rate do (400
+// Gb/s for 1 s is 50 GB), and then every row pays the same 8 bytes.
+using CountColumn = HalvedColumn<std::uint64_t, std::uint32_t>;
+// A column of endpoint ids held in 16 bits a row while every id is below 2^16 (a cluster's NICs number
+// thousands, tens of thousands at most), 4 bytes a row once one is not.
+using IdColumn = HalvedColumn<EndpointId, std::uint16_t>;
 
 class FlowTable {
 public:
     std::vector<std::int64_t> startNs;
-    std::vector<std::int64_t> endNs;
-    std::vector<EndpointId> src;
-    std::vector<EndpointId> dst;
+    // Each record's duration: its end less its start, modulo 2^64 (an end before its start comes back as it went
+    // in). Held in 4 bytes a row while every duration is under 2^32 ns (4.3 s), as the counts are (CountColumn):
+    // records of transfers last milliseconds; an exporter's long flows widen the column. Read by end(i).
+    CountColumn durationNs;
+    IdColumn src;
+    IdColumn dst;
     std::vector<std::uint16_t> srcPort;
     std::vector<std::uint16_t> dstPort;
     std::vector<std::uint8_t> proto;
@@ -122,6 +158,10 @@ public:
     EndpointTable endpoints;
 
     std::size_t size() const { return startNs.size(); }
+    std::int64_t lastEnd() const; // the latest end of any record (0 without records)
+    std::int64_t end(std::size_t i) const { return std::int64_t(std::uint64_t(startNs[i]) + durationNs[i]); }
+    // Sets record i's end; its start first: a record's end moves with its start (the duration is held).
+    void setEnd(std::size_t i, std::int64_t e) { durationNs.set(i, std::uint64_t(e) - std::uint64_t(startNs[i])); }
     bool empty() const { return startNs.empty(); }
     void reserve(std::size_t n);
     void clear();
@@ -164,7 +204,7 @@ public:
     void sortByStart(unsigned threads = 0);
     // Bytes held by the columns and the endpoint table (capacity, not size).
     std::size_t memoryBytes() const;
-    static constexpr std::size_t kBytesPerRecord = 8 + 8 + 4 + 4 + 2 + 2 + 1 + 4 + 4;
+    static constexpr std::size_t kBytesPerRecord = 8 + 4 + 2 + 2 + 2 + 2 + 1 + 4 + 4;
 
 private:
     bool m_congestion = false;

@@ -24,7 +24,7 @@ void writeCapture(const SimResult& result, const std::string& dir, bool gzip) {
     std::vector<std::uint32_t> order(table.size());
     std::iota(order.begin(), order.end(), 0u);
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return table.endNs[a] != table.endNs[b] ? table.endNs[a] < table.endNs[b] : table.startNs[a] < table.startNs[b];
+        return table.end(a) != table.end(b) ? table.end(a) < table.end(b) : table.startNs[a] < table.startNs[b];
     });
     writeFlowsCsv(table, (base / (gzip ? "flows.csv.gz" : "flows.csv")).string(), {}, &order);
     // A stale file of the other kind would be picked up instead of (or along with) the new one.

@@ -270,12 +270,13 @@ SimResult withIpv6Nics(const SimResult& result, double share) {
     std::vector<EndpointId> moved(f.endpoints.size(), EndpointId(-1));
     for (std::size_t i = 0; i < f.size(); ++i) {
         if (!f.isRoce(i)) continue;
-        for (EndpointId* id : {&f.src[i], &f.dst[i]}) {
-            if (moved[*id] == EndpointId(-1)) {
-                auto it = map.find(f.endpoints.at(*id));
-                moved[*id] = it == map.end() ? *id : f.endpoints.intern(it->second);
+        for (IdColumn* ids : {&f.src, &f.dst}) {
+            const EndpointId id = (*ids)[i];
+            if (moved[id] == EndpointId(-1)) {
+                auto it = map.find(f.endpoints.at(id));
+                moved[id] = it == map.end() ? id : f.endpoints.intern(it->second);
             }
-            *id = moved[*id];
+            ids->set(i, moved[id]);
         }
     }
     // The truth names NICs by address.
@@ -436,7 +437,8 @@ PcapWriteStats writePcapCapture(const SimResult& result, const std::string& dir,
                 ++stats.otherPackets;
                 if (src.v6) ++stats.ipv6Packets;
                 if (e.seq + 1 < n)
-                    events.push(Event{timeOf(flows.startNs[rec], flows.endNs[rec], e.seq + 1, n), rec, e.seq + 1, kOther, 0});
+                    events.push(
+                        Event{timeOf(flows.startNs[rec], flows.end(rec), e.seq + 1, n), rec, e.seq + 1, kOther, 0});
                 continue;
             }
             Active& a = active[e.slot];
@@ -484,8 +486,8 @@ PcapWriteStats writePcapCapture(const SimResult& result, const std::string& dir,
                 if (a.retransLen && e.seq + 1 == a.retransAt + a.retransLen) // the receiver saw a gap: NAK
                     events.push(Event{e.t + 1, e.slot, e.seq, kNakPacket, (a.psnBase + a.retransAt) & 0xffffff});
                 if (e.seq + 1 < total) {
-                    events.push(Event{timeOf(flows.startNs[rec], flows.endNs[rec], e.seq + 1, total), e.slot,
-                                      e.seq + 1, kData, 0});
+                    events.push(Event{timeOf(flows.startNs[rec], flows.end(rec), e.seq + 1, total), e.slot, e.seq + 1,
+                                      kData, 0});
                 } else {
                     // The last data packet: the slot is free once its ACK / CNP events (pushed above) are out.
                     events.push(Event{e.t + kAckDelayNs + 1, e.slot, e.seq, kRelease, 0});

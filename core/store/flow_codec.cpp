@@ -95,8 +95,7 @@ void encodeFlowColumn(const FlowTable& f, FlowColumn c, std::size_t first, std::
         break;
     }
     case FlowColumn::DurationNs:
-        for (std::size_t i = first; i < end; ++i)
-            w.putSigned(std::int64_t(std::uint64_t(f.endNs[i]) - std::uint64_t(f.startNs[i])));
+        for (std::size_t i = first; i < end; ++i) w.putSigned(std::int64_t(f.durationNs[i]));
         break;
     case FlowColumn::Src: all(f.src); break;
     case FlowColumn::Dst: all(f.dst); break;
@@ -120,8 +119,10 @@ std::string decodeFlowColumn(FlowColumn c, std::string_view encoding, std::strin
         switch (c) {
         case FlowColumn::Src:
         case FlowColumn::Dst: {
-            EndpointId* out = (c == FlowColumn::Src ? f.src : f.dst).data() + first;
+            IdColumn& ids = c == FlowColumn::Src ? f.src : f.dst;
+            std::uint16_t* out = ids.low() + first;
             widen(out);
+            if (ids.wide()) std::fill_n(ids.high() + first, count, std::uint16_t(0));
             for (std::size_t i = 0; i < count; ++i)
                 if (out[i] >= endpoints) return "value " + std::to_string(i) + " is out of range";
             return {};
@@ -140,20 +141,16 @@ std::string decodeFlowColumn(FlowColumn c, std::string_view encoding, std::strin
             return true;
         });
     }
-    case FlowColumn::DurationNs: {
-        const std::int64_t* start = f.startNs.data() + first;
-        return decodeInto(data, count, f.endNs.data() + first, [&](std::uint64_t v, std::size_t i, std::int64_t& o) {
-            o = std::int64_t(std::uint64_t(start[i]) + std::uint64_t(unzigzag(v)));
-            return true;
+    case FlowColumn::Src:
+    case FlowColumn::Dst: { // ids of 2^16 or more need the column widened first (by the caller, see the header)
+        IdColumn& ids = c == FlowColumn::Src ? f.src : f.dst;
+        return decodeInto(data, count, ids.low() + first, [&](std::uint64_t v, std::size_t i, std::uint16_t& o) {
+            o = std::uint16_t(v);
+            if (ids.wide()) ids.high()[first + i] = std::uint16_t(v >> 16);
+            else if (v >> 16) return false;
+            return v < endpoints;
         });
     }
-    case FlowColumn::Src:
-    case FlowColumn::Dst:
-        return decodeInto(data, count, (c == FlowColumn::Src ? f.src : f.dst).data() + first,
-                          [&](std::uint64_t v, std::size_t, EndpointId& o) {
-                              o = EndpointId(v);
-                              return v < endpoints;
-                          });
     case FlowColumn::SrcPort:
     case FlowColumn::DstPort:
         return decodeInto(data, count, (c == FlowColumn::SrcPort ? f.srcPort : f.dstPort).data() + first,
@@ -166,18 +163,21 @@ std::string decodeFlowColumn(FlowColumn c, std::string_view encoding, std::strin
             return "expected " + std::to_string(count) + " bytes, found " + std::to_string(data.size());
         std::memcpy(f.proto.data() + first, data.data(), count);
         return {};
+    case FlowColumn::DurationNs: // end - start modulo 2^64, as the table holds it
     case FlowColumn::Bytes:
     case FlowColumn::Packets: {
-        CountColumn& column = c == FlowColumn::Bytes ? f.bytes : f.packets;
+        const bool duration = c == FlowColumn::DurationNs;
+        CountColumn& column = duration ? f.durationNs : c == FlowColumn::Bytes ? f.bytes : f.packets;
         std::vector<CountColumn::High> found;
         std::string err =
             decodeInto(data, count, column.low() + first, [&](std::uint64_t v, std::size_t i, std::uint32_t& o) {
+                if (duration) v = std::uint64_t(unzigzag(v));
                 o = std::uint32_t(v);
                 if (v >> 32) found.emplace_back(first + i, std::uint32_t(v >> 32));
                 return true;
             });
         if (wide) {
-            auto& to = c == FlowColumn::Bytes ? wide->bytes : wide->packets;
+            auto& to = duration ? wide->durations : c == FlowColumn::Bytes ? wide->bytes : wide->packets;
             to.insert(to.end(), found.begin(), found.end());
         } else {
             column.setHigh(found);

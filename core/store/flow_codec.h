@@ -25,16 +25,17 @@ bool parseFlowColumn(std::string_view name, FlowColumn& out);
 // Appends the encoding of records [first, first + count) of column `c` to `out`.
 void encodeFlowColumn(const FlowTable& flows, FlowColumn c, std::size_t first, std::size_t count, std::string& out);
 
-// The high halves of byte and packet counts of 2^32 or more met by a decode (CountColumn holds them only once
-// one comes): gathered by each thread that decodes chunks side by side, set once all are done.
+// The high halves of durations, byte and packet counts of 2^32 or more met by a decode (CountColumn holds them
+// only once one comes): gathered by each thread that decodes chunks side by side, set once all are done.
 struct WideCounts {
-    std::vector<CountColumn::High> bytes, packets;
+    std::vector<CountColumn::High> durations, bytes, packets;
 };
 
 // Decodes `count` values of column `c` into records [first, first + count) of `flows`, whose columns must
-// already have their final size. DurationNs needs StartNs of the same records decoded first. Endpoint ids
-// must be below `endpoints`. Wide counts go to `wide` when given (decodes side by side), else straight into
-// the table. Returns an empty string on success, else what is wrong (damaged data).
+// already have their final size, the endpoint id columns widened (IdColumn::widen) where `endpoints` is over
+// 2^16 (an id of 2^16 or more is out of range in a narrow column). Endpoint ids must be below `endpoints`.
+// Wide counts go to `wide` when given (decodes side by side), else straight into the table. Returns an empty string on
+// success, else what is wrong (damaged data).
 std::string decodeFlowColumn(FlowColumn c, std::string_view encoding, std::string_view data, std::size_t first,
                              std::size_t count, std::size_t endpoints, FlowTable& flows, WideCounts* wide = nullptr);
 

@@ -161,9 +161,10 @@ void sizeColumn(std::vector<T>& v, std::size_t n) {
     adviseHugePages(v.data(), n * sizeof(T));
     v.resize(n);
 }
-void sizeColumn(CountColumn& v, std::size_t n) {
+template <typename Value, typename Half>
+void sizeColumn(HalvedColumn<Value, Half>& v, std::size_t n) {
     v.reserve(n);
-    adviseHugePages(v.low(), n * 4);
+    adviseHugePages(v.low(), n * sizeof(Half));
     v.resize(n);
 }
 
@@ -218,9 +219,11 @@ void readFlows(Database& db, const std::string& path, std::uint64_t records, con
     // allocate.
     if (records > blobBytes) damaged(path, "the flow chunks are smaller than their record counts");
     sizeColumn(flows.startNs, records);
-    sizeColumn(flows.endNs, records);
+    sizeColumn(flows.durationNs, records);
     sizeColumn(flows.src, records);
     sizeColumn(flows.dst, records);
+    if (flows.endpoints.size() > 0x10000) // ids of 2^16 and more: decoded side by side into both halves
+        for (IdColumn* ids : {&flows.src, &flows.dst}) ids->widen();
     sizeColumn(flows.srcPort, records);
     sizeColumn(flows.dstPort, records);
     sizeColumn(flows.proto, records);
@@ -254,6 +257,7 @@ void readFlows(Database& db, const std::string& path, std::uint64_t records, con
                 throw Cancelled();
         });
     for (const store::WideCounts& w : wide) {
+        flows.durationNs.setHigh(w.durations);
         flows.bytes.setHigh(w.bytes);
         flows.packets.setHigh(w.packets);
     }

@@ -245,13 +245,13 @@ private:
                 ++used;
                 a->key = key;
                 a->first = f.startNs[i];
-                a->last = f.endNs[i];
+                a->last = f.end(i);
             }
             ++a->records;
             a->bytes += f.bytes[i];
             a->packets += f.packets[i];
             a->first = std::min(a->first, f.startNs[i]);
-            a->last = std::max(a->last, f.endNs[i]);
+            a->last = std::max(a->last, f.end(i));
         }
         std::vector<Agg> sorted;
         sorted.reserve(used);

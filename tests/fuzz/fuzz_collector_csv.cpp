@@ -22,7 +22,7 @@ void tryRead(const std::string& bytes, bool strict, const char* zone) {
     try {
         prism::FlowTable t = prism::readCollectorCsv(path, o, diag);
         for (std::size_t i = 0; i < t.size(); ++i)
-            if (t.endNs[i] < t.startNs[i]) __builtin_trap(); // the reader promises end >= start
+            if (t.end(i) < t.startNs[i]) __builtin_trap(); // the reader promises end >= start
     } catch (const prism::InputError& e) {
         fuzz::checkRefusal(e);
     }

@@ -30,6 +30,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     decoder.finish(out);
     // Every record must be well formed: end not before start.
     for (std::size_t i = 0; i < out.size(); ++i)
-        if (out.endNs[i] < out.startNs[i]) __builtin_trap();
+        if (out.end(i) < out.startNs[i]) __builtin_trap();
     return 0;
 }

@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             prism::LoadDiagnostics diag;
             prism::FlowTable t = prism::readPcap(path, {}, diag);
             for (std::size_t i = 0; i < t.size(); ++i)
-                if (t.endNs[i] < t.startNs[i]) __builtin_trap();
+                if (t.end(i) < t.startNs[i]) __builtin_trap();
             // Packets give congestion counts for every record; flow exports carried in the capture give none.
             fuzz::checkTable(t);
         } catch (const prism::InputError& e) {
@@ -70,6 +70,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     builder.finish(out);
     for (std::size_t i = 0; i < out.size(); ++i)
-        if (out.endNs[i] < out.startNs[i]) __builtin_trap();
+        if (out.end(i) < out.startNs[i]) __builtin_trap();
     return 0;
 }
