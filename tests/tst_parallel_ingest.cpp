@@ -373,6 +373,76 @@ private slots:
         for (std::size_t i = 100; i < 150; ++i) QCOMPARE(t.bytes[i], std::uint64_t(0));
     }
 
+    // Records' ends (held as durations: 32 bits each while every one is under 2^32 ns, else both halves) and
+    // endpoint ids (16 bits each while every one is under 2^16) stay with their rows through every way a table is
+    // built and reshaped: appends, concatenation of parts with endpoints of their own, the sort (ties on the start
+    // broken by the end), a window of starts, an end set later; ends before their starts included.
+    void endsAndEndpointIdsOfEveryWidthStayWithTheirRows() {
+        std::mt19937_64 rng(9);
+        const std::int64_t edges[] = {0, 1, -1, 0xFFFFFFFFll, 0x100000000ll, 3'600'000'000'000ll, INT64_MIN / 4};
+        struct Row {
+            std::int64_t start, end;
+            std::uint32_t src, dst; // an address each (10.x.y.z, 11.x.y.z)
+        };
+        std::vector<Row> rows;
+        std::vector<FlowTable> parts(3);
+        for (int i = 0; i < 90000; ++i) { // the first part narrow throughout; the others reach 80,000 addresses
+            const bool narrow = i < 30000;
+            const std::int64_t start = std::int64_t(rng() % 5000);
+            const std::int64_t d = narrow || rng() % 4 ? std::int64_t(rng() % 1000) : edges[rng() % 7];
+            const Row r{start, start + d, std::uint32_t(narrow ? rng() % 200 : 200 + i),
+                        std::uint32_t(narrow ? rng() % 300 : rng() % 20000)};
+            rows.push_back(r);
+            FlowTable& part = parts[std::size_t(i / 30000)];
+            part.append(
+                {r.start, r.end, IpAddr::v4(0x0A000000u + r.src), IpAddr::v4(0x0B000000u + r.dst), 1, 4791, 17, 1, 1});
+        }
+        QVERIFY(!parts[0].durationNs.wide() && !parts[0].src.wide());
+        QVERIFY(parts[1].durationNs.wide() && !parts[1].src.wide()); // its own endpoints: fewer than 2^16
+        auto check = [&](const FlowTable& t, const std::vector<Row>& want, const char* what) {
+            QVERIFY2(t.size() == want.size(), what);
+            for (std::size_t i = 0; i < want.size(); ++i) {
+                const FlowRecord r = t.record(i);
+                if (r.startNs != want[i].start || r.endNs != want[i].end || t.end(i) != want[i].end ||
+                    r.src != IpAddr::v4(0x0A000000u + want[i].src) || r.dst != IpAddr::v4(0x0B000000u + want[i].dst))
+                    QFAIL(qPrintable(QString("%1: row %2 is %3..%4; expected %5..%6")
+                                         .arg(what)
+                                         .arg(i)
+                                         .arg(r.startNs)
+                                         .arg(r.endNs)
+                                         .arg(want[i].start)
+                                         .arg(want[i].end)));
+            }
+        };
+        FlowTable t = FlowTable::concatenate(parts);
+        QVERIFY(t.endpoints.size() > 65536);
+        QVERIFY(t.durationNs.wide() && t.src.wide() && t.dst.wide());
+        check(t, rows, "concatenated");
+        std::vector<Row> sorted = rows;
+        std::stable_sort(sorted.begin(), sorted.end(), [](const Row& a, const Row& b) {
+            return a.start != b.start ? a.start < b.start : a.end < b.end;
+        });
+        t.sortByStart(2);
+        check(t, sorted, "sorted");
+        QVERIFY(t.isSortedByStart());
+        for (int k = 0; k < 2000; ++k) { // an end set anywhere, the start kept
+            const std::size_t i = std::size_t(rng() % sorted.size());
+            sorted[i].end = sorted[i].start + edges[rng() % 7];
+            t.setEnd(i, sorted[i].end);
+        }
+        check(t, sorted, "ends set");
+        std::vector<Row> window;
+        for (const Row& r : sorted)
+            if (r.start >= 1000 && r.start < 3000) window.push_back(r);
+        FlowTable w = t;
+        w.keepStartsIn(1000, 3000);
+        check(w, window, "window");
+        QVERIFY(w.endpoints.size() < t.endpoints.size());
+        std::int64_t last = INT64_MIN;
+        for (const Row& r : sorted) last = std::max(last, r.end);
+        QCOMPARE(t.lastEnd(), last);
+    }
+
     // The order is a stable sort's by (start, end) whatever the input: nearly by start (records written as flows
     // end: each row a little out of place; blocks joined by merging where they overlap), with a few rows far out
     // of place (the blocks after one are merged pairwise), and in no order at all; with ties throughout.

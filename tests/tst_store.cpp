@@ -502,18 +502,28 @@ private slots:
     }
 
     void moreThan65536EndpointsRoundTrip() {
-        // Endpoint ids no longer fit 16 bits: the id columns switch to varints.
+        // Endpoint ids no longer fit 16 bits: the id columns switch to varints, and the table holds them in 4
+        // bytes a row again (both halves). Durations of 2^32 ns and more, and ends before their starts, too.
         Capture c;
+        const std::int64_t durations[] = {5, 0, -7, std::int64_t(1) << 32, 60'000'000'000, INT64_MAX};
         for (std::uint32_t i = 0; i < 70'000; ++i)
-            c.flows.append({std::int64_t(i) * 10, std::int64_t(i) * 10 + 5, IpAddr::v4(0x0A000000u + i),
-                            IpAddr::v4(0x0B000000u + i % 7), 1000, 4791, 17, 4096, 4});
+            c.flows.append({std::int64_t(i) * 10, std::int64_t(i) * 10 + durations[i % 6] % (INT64_MAX - 700'000),
+                            IpAddr::v4(0x0A000000u + i), IpAddr::v4(0x0B000000u + i % 7), 1000, 4791, 17, 4096, 4});
+        QVERIFY(c.flows.src.wide() && !c.flows.dst.wide() && c.flows.durationNs.wide());
         Analysis a;
         a.report.capture = summarize(c);
         const std::string path = tmp("wide.prism");
         saveSession(path, c, a, {});
         QCOMPARE(query(path, "SELECT DISTINCT encoding FROM flow_chunks WHERE column = 'src'")[0][0],
                  std::string("varint"));
-        compareFlows(c.flows, openSession(path).capture.flows);
+        const FlowTable back = openSession(path).capture.flows;
+        compareFlows(c.flows, back);
+        for (std::size_t i = 0; i < back.size(); ++i) {
+            QCOMPARE(back.end(i), c.flows.end(i));
+            QCOMPARE(back.endpoints.at(back.src[i]), IpAddr::v4(0x0A000000u + std::uint32_t(i)));
+        }
+        QCOMPARE(back.end(2), std::int64_t(20 - 7));
+        QCOMPARE(back.end(3), std::int64_t(30) + (std::int64_t(1) << 32));
     }
 
     void anEmptyCaptureRoundTrips() {
