@@ -25,9 +25,11 @@ constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 struct Csr {
     std::vector<std::uint32_t> off, idx;
     // Per-pair lists carry their records' times and sizes in list order instead of indices, so the per-pair
-    // passes read memory sequentially instead of jumping across the whole capture.
-    std::vector<std::int64_t> startNs, endNs;
-    std::vector<std::uint64_t> bytes;
+    // passes read memory sequentially instead of jumping across the whole capture. Durations and sizes as the
+    // flow table holds them (4 bytes each while they fit): 16 bytes a record of the window, not 24.
+    std::vector<std::int64_t> startNs;
+    CountColumn durationNs, bytes;
+    std::int64_t endNs(std::size_t q) const { return std::int64_t(std::uint64_t(startNs[q]) + durationNs[q]); }
     std::size_t size(std::size_t k) const { return off[k + 1] - off[k]; }
     const std::uint32_t* begin(std::size_t k) const { return idx.data() + off[k]; }
     const std::uint32_t* end(std::size_t k) const { return idx.data() + off[k + 1]; }
@@ -125,7 +127,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     byDir.off.assign(pairs * 2 + 1, 0);
     for (std::size_t i = 0; i < 2 * pairs; ++i) byDir.off[i + 1] = byDir.off[i] + count[i];
     byDir.startNs.resize(m);
-    byDir.endNs.resize(m);
+    byDir.durationNs.resize(m);
     byDir.bytes.resize(m);
     {
         // Pass 2: times and sizes into per-slot order.
@@ -134,8 +136,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             const std::uint32_t r = records[k];
             const std::uint32_t pos = fillDir[slot[k]]++;
             byDir.startNs[pos] = flows.startNs[r];
-            byDir.endNs[pos] = flows.end(r);
-            byDir.bytes[pos] = flows.bytes[r];
+            byDir.durationNs.set(pos, flows.durationNs[r]);
+            byDir.bytes.set(pos, flows.bytes[r]);
         }
     }
     auto buildByNode = [&] {
@@ -322,7 +324,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                 const auto [a, b] = pairEnds[o.pairDir / 2];
                 const bool back = o.pairDir % 2;
                 sorted.push_back(
-                    {o.s, byDir.endNs[o.q], std::int32_t(back ? b : a), std::int32_t(back ? a : b), comp[a]});
+                    {o.s, byDir.endNs(o.q), std::int32_t(back ? b : a), std::int32_t(back ? a : b), comp[a]});
             }
             const std::vector<char> flag = expertExchanges(sorted, n, params.exchangeWindowNs);
             for (std::size_t i = 0; i < order.size(); ++i)
@@ -359,12 +361,12 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             auto& recs = dpRecs[v];
             if (recs.empty()) continue;
             auto gaps = silences(
-                byDir.startNs.data(), [&](std::uint32_t r) { return byDir.endNs[r]; }, recs);
+                byDir.startNs.data(), [&](std::uint32_t r) { return byDir.endNs(r); }, recs);
             std::int64_t threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(gaps), 1));
             for (auto& [gap, t, before] : gaps)
                 if (gap > threshold) burstEnds[v].push_back(before);
             std::int64_t last = 0;
-            for (std::uint32_t q : recs) last = std::max(last, byDir.endNs[q]);
+            for (std::uint32_t q : recs) last = std::max(last, byDir.endNs(q));
             burstEnds[v].push_back(last);
             // DP traffic all through the step (expert all-to-all in every forward and backward): its bursts
             // end mid-step, half before a forward's activation, half before a backward's gradient, and vote
@@ -374,9 +376,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                 std::vector<std::pair<std::int64_t, std::int64_t>> pieces;
                 for (std::uint32_t q : recs) {
                     if (pieces.empty() || byDir.startNs[q] > pieces.back().second)
-                        pieces.push_back({byDir.startNs[q], byDir.endNs[q]});
-                    else
-                        pieces.back().second = std::max(pieces.back().second, byDir.endNs[q]);
+                        pieces.push_back({byDir.startNs[q], byDir.endNs(q)});
+                    else pieces.back().second = std::max(pieces.back().second, byDir.endNs(q));
                 }
                 const std::vector<std::size_t> cuts = chooseCoarseCuts(pieces);
                 if (!cuts.empty()) {
@@ -505,7 +506,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                     const bool forward = ((dir == 0) == fromA) == along;
                     const std::size_t mid = recs.size();
                     for (std::uint32_t q = byDir.off[p * 2 + dir]; q < byDir.off[p * 2 + dir + 1]; ++q)
-                        recs.push_back({byDir.startNs[q], std::max(byDir.startNs[q], byDir.endNs[q]), link,
+                        recs.push_back({byDir.startNs[q], std::max(byDir.startNs[q], byDir.endNs(q)), link,
                                         forward ? 1 : -1, head});
                     std::inplace_merge(recs.begin(), recs.begin() + std::ptrdiff_t(mid), recs.end(), byStart);
                 }
@@ -642,7 +643,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             std::sort(recs.begin(), recs.end(),
                       [&](std::uint32_t a, std::uint32_t b) { return byDir.startNs[a] < byDir.startNs[b]; });
             const std::vector<Silence> quiet = silences(
-                byDir.startNs.data(), [&](std::uint32_t r) { return byDir.endNs[r]; }, recs);
+                byDir.startNs.data(), [&](std::uint32_t r) { return byDir.endNs(r); }, recs);
             const double threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(quiet), 1));
             for (const Silence& q : quiet)
                 if (double(q.gap) > threshold) silencesEnd.push_back(q.end);
