@@ -7,6 +7,7 @@
 #include "io/capture.h"
 #include "io/report_json.h"
 #include "sim/simulator.h"
+#include "store/flow_codec.h"
 #include "store/notes.h"
 #include "store/session.h"
 #include "store/sha256.h"
@@ -524,6 +525,32 @@ private slots:
         }
         QCOMPARE(back.end(2), std::int64_t(20 - 7));
         QCOMPARE(back.end(3), std::int64_t(30) + (std::int64_t(1) << 32));
+    }
+
+    // A job's record list held packed (the GUI's, once the job is analysed) is the session's encoding of it, and
+    // gives back every index in order: rising by one, by large steps, falling, at the ends of 32 bits.
+    void aPackedRecordListIsTheSessionsEncodingOfIt() {
+        std::mt19937 rng(3);
+        RecognizedJob rj;
+        for (std::uint32_t i = 0; i < 5000; ++i) rj.records.push_back(i * 2 + (rng() % 2));
+        for (std::uint32_t v : {0xFFFFFFFFu, 0u, 0x80000000u, 7u, 7u, 1u << 20}) rj.records.push_back(v);
+        for (int i = 0; i < 3000; ++i) rj.records.push_back(std::uint32_t(rng()));
+        const std::vector<std::uint32_t> list = rj.records;
+        std::string session;
+        store::encodeIndexList(list, session);
+        rj.packRecords();
+        QVERIFY(rj.records.empty());
+        QCOMPARE(rj.listed(), list.size());
+        QVERIFY(rj.packedRecords == session);
+        std::vector<std::uint32_t> back;
+        rj.forEachRecord([&](std::uint32_t r) { back.push_back(r); });
+        QVERIFY(back == list);
+        RecognizedJob none; // nothing listed: nothing packed
+        none.packRecords();
+        QCOMPARE(none.listed(), std::size_t(0));
+        std::size_t calls = 0;
+        none.forEachRecord([&](std::uint32_t) { ++calls; });
+        QCOMPARE(calls, std::size_t(0));
     }
 
     void anEmptyCaptureRoundTrips() {

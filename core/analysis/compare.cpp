@@ -276,21 +276,21 @@ LinkData linkData(const Side& side) {
     }
     out.sent.resize(out.ips.size());
     out.received.resize(out.ips.size());
-    for (std::uint32_t r : rj.records) {
-        if (r >= flows.size()) continue; // a capture without its records (a view that let them go)
+    rj.forEachRecord([&](std::uint32_t r) { // (listed or packed)
+        if (r >= flows.size()) return; // a capture without its records (a view that let them go)
         const auto ia = local.find(flows.src[r]), ib = local.find(flows.dst[r]);
-        if (ia == local.end() || ib == local.end() || steps.empty()) continue;
+        if (ia == local.end() || ib == local.end() || steps.empty()) return;
         const std::int64_t off = division ? division->offsetOf(flows.src[r]) : 0;
         const std::int64_t s = flows.startNs[r] - off, e = std::max(flows.end(r) - off, s + 1);
-        if (s < steps.front().startNs) continue;
+        if (s < steps.front().startNs) return;
         const std::size_t k = std::size_t(std::upper_bound(ends.begin(), ends.end(), s) - ends.begin());
-        if (k >= steps.size() || posOfStep[k] < 0) continue;
+        if (k >= steps.size() || posOfStep[k] < 0) return;
         const auto i = std::uint32_t(out.xfers.size());
         out.xfers.push_back({ia->second, ib->second, std::size_t(posOfStep[k]), s, e, flows.bytes[r]});
         out.sent[std::size_t(ia->second)].push_back(i);
         out.received[std::size_t(ib->second)].push_back(i);
         out.pairs[{ia->second, ib->second}].push_back(i);
-    }
+    });
     return out;
 }
 

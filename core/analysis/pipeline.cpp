@@ -107,12 +107,17 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
     }
     report.capture = std::move(summary);
     report.notes = out.recognition.notes;
-    const auto& jobs = out.recognition.jobs;
+    auto& jobs = out.recognition.jobs;
     for (std::size_t j = 0; j < jobs.size(); ++j) {
         const double base = 0.6 + 0.4 * double(j) / double(jobs.size()), span = 0.4 / double(jobs.size());
         JobAnalysis& analysed = out.jobs.emplace_back();
         report.jobs.push_back(analyzeJob(flows, topo, jobs[j], j, report.jobs, report.capture->firstNs, options,
                                          reportOnly, analysed, stage(base, base + span)));
+        // A job's record list is read by its own analysis alone (and by a session saved, or runs compared,
+        // after): for a report it goes now, and an analysis that lets the records go (the GUI's) keeps it packed
+        // (on `large` the first job's list is 18 MB, 5 packed, while the second job is analysed).
+        if (reportOnly) std::vector<std::uint32_t>().swap(jobs[j].records);
+        else if (release) jobs[j].packRecords();
     }
     // Records too coarse in time for the steps they hold: said plainly, with the exporter setting that fixes it.
     checkResolution(resolution, report);

@@ -34,8 +34,17 @@ struct RecognizedJob {
     std::int64_t startNs = 0;
     std::int64_t endNs = 0;
     std::vector<std::uint32_t> records; // indices of the job's RoCE records in the FlowTable, by start time
-                                        // (empty from RecognitionPasses)
+                                        // (empty from RecognitionPasses, or once packed)
     std::uint64_t recordCount = 0;      // the job's RoCE records (records.size() when they are listed)
+    // The list packed, once its job is analysed, by an analysis that is kept (the GUI's, runAnalysisReleasing):
+    // the differences of successive indices, zig-zagged, as LEB128 varints (1 or 2 bytes a record where the list
+    // takes 4; the encoding of a session's job_records, "delta-zigzag-varint"). Empty unless packed.
+    std::string packedRecords;
+    std::size_t packedCount = 0;
+    void packRecords();                              // records -> packedRecords (records freed)
+    std::size_t listed() const { return packedRecords.empty() ? records.size() : packedCount; }
+    template <typename Fn>
+    void forEachRecord(Fn&& fn) const; // fn(index) for each listed record in order, packed or not
     int clusters = 0;                   // cross-machine clusters merged into this job
     int restartOf = -1; // index in RecognitionResult::jobs of the job this one restarted (same NICs, new
                         // connections, after it ended), -1 when none
@@ -48,6 +57,23 @@ struct RecognizedJob {
     };
     std::vector<Node> nodes;
 };
+
+// Decodes what packRecords wrote (a list it packed: no bounds to check).
+std::uint64_t unpackRecordDelta(const std::uint8_t*& p);
+
+template <typename Fn>
+void RecognizedJob::forEachRecord(Fn&& fn) const {
+    if (packedRecords.empty()) {
+        for (std::uint32_t r : records) fn(r);
+        return;
+    }
+    const auto* p = reinterpret_cast<const std::uint8_t*>(packedRecords.data());
+    std::uint64_t at = 0;
+    for (std::size_t k = 0; k < packedCount; ++k) {
+        at += unpackRecordDelta(p);
+        fn(std::uint32_t(at));
+    }
+}
 
 struct RecognitionResult {
     std::vector<RecognizedJob> jobs; // ordered by start time, then first NIC

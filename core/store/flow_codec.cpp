@@ -1,6 +1,6 @@
 #include "store/flow_codec.h"
 
-#include "store/varint.h"
+#include "util/varint.h"
 
 #include <cstring>
 

@@ -320,7 +320,7 @@ private:
             js.bind(4, std::int64_t(info.gpuTotal())).bind(5, std::int64_t(info.hosts.size()));
             js.bind(6, info.tp).bind(7, info.pp).bind(8, info.dp).bind(9, info.startNs).bind(10, info.endNs);
             js.bind(11, std::int64_t(info.steps.size())).bind(12, std::int64_t(info.findings.size()));
-            js.bind(13, rj.clusters).bind(14, rj.bytes).bind(15, std::int64_t(rj.records.size())).run();
+            js.bind(13, rj.clusters).bind(14, rj.bytes).bind(15, std::int64_t(rj.listed())).run();
 
             std::unordered_map<EndpointId, int> stage, group, unknownPos;
             for (std::size_t c = 0; c < par.ppChains.size(); ++c)
@@ -352,9 +352,10 @@ private:
                 jh.bind(1, jid).bind(2, std::int64_t(p)).bind(3, h).bind(4, name).run();
             }
             std::string recs;
-            store::encodeIndexList(rj.records, recs);
-            jr.bind(1, jid).bind(2, std::int64_t(rj.records.size())).bind(3, "delta-zigzag-varint");
-            jr.bind(4, std::int64_t(crc32c(recs))).bindBlob(5, recs.data(), recs.size()).run();
+            if (rj.packedRecords.empty()) store::encodeIndexList(rj.records, recs);
+            const std::string& list = rj.packedRecords.empty() ? recs : rj.packedRecords; // the same encoding
+            jr.bind(1, jid).bind(2, std::int64_t(rj.listed())).bind(3, "delta-zigzag-varint");
+            jr.bind(4, std::int64_t(crc32c(list))).bindBlob(5, list.data(), list.size()).run();
 
             pa.bind(1, jid).bind(2, par.gpus).bind(3, par.tp).bind(4, par.pp).bind(5, par.dp);
             pa.bind(6, json(par.notes).dump()).run();

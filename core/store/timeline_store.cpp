@@ -1,7 +1,7 @@
 #include "store/timeline_store.h"
 
 #include "store/store_util.h"
-#include "store/varint.h"
+#include "util/varint.h"
 
 #include <nlohmann/json.hpp>
 

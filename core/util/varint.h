@@ -1,12 +1,13 @@
 #pragma once
-// LEB128 varints and zig-zag for the session file's blobs (internal to core/store). The reader is bounds
-// checked: a damaged blob gives an error, never a read past its end.
+// LEB128 varints and zig-zag: the session file's blobs (core/store), a job's record list held packed
+// (RecognizedJob::packRecords). The reader is bounds checked: a damaged blob gives an error, never a read past
+// its end.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
-namespace prism::store {
+namespace prism {
 
 inline void putVarint(std::string& out, std::uint64_t v) {
     char buf[10];
@@ -87,4 +88,4 @@ struct VarintReader {
     bool atEnd() const { return p == end; }
 };
 
-} // namespace prism::store
+} // namespace prism
