@@ -51,6 +51,46 @@ private slots:
         }
     }
 
+    // The GUI's analysis lets go of more as it goes (the source ports once the last job's slow links are found,
+    // each job's record list packed once the job is done, the lists of the jobs to come packed until their turn):
+    // the same report, the same segments of every rank, the same record lists, as an analysis that keeps all.
+    void anAnalysisThatLetsGoAsItGoesIsTheSame() {
+        for (const char* preset : {"two-jobs", "moe", "anomalies", "reuse"}) {
+            const Capture full = captureOf(sim::simulate(presetConfig(preset, 2)));
+            Capture released = full;
+            AnalysisOptions ao;
+            ao.packSegments = true;
+            const Analysis a = runAnalysis(full, ao), b = runAnalysisReleasing(released, ao);
+            QVERIFY2(reportToJson(b.report).dump() == reportToJson(a.report).dump(), preset);
+            QVERIFY(released.flows.srcPort.empty() && released.flows.dstPort.empty());
+            QCOMPARE(released.flows.size(), full.flows.size());
+            QCOMPARE(b.recognition.jobs.size(), a.recognition.jobs.size());
+            QVERIFY(!a.recognition.jobs.empty());
+            if (std::string(preset) == "two-jobs") QVERIFY(a.recognition.jobs.size() >= 2); // a list waits packed
+            for (std::size_t j = 0; j < a.recognition.jobs.size(); ++j) {
+                const RecognizedJob &x = a.recognition.jobs[j], &y = b.recognition.jobs[j];
+                QVERIFY(y.records.empty() && !x.records.empty()); // packed where the records are let go
+                std::vector<std::uint32_t> list;
+                y.forEachRecord([&](std::uint32_t r) { list.push_back(r); });
+                QVERIFY2(list == x.records, preset);
+                const JobTimeline &tx = a.jobs[j].timeline, &ty = b.jobs[j].timeline;
+                QCOMPARE(ty.ranks.size(), tx.ranks.size());
+                for (std::size_t r = 0; r < tx.ranks.size(); ++r) {
+                    std::vector<Segment> sx, sy;
+                    tx.ranks[r].packed.unpack(sx);
+                    ty.ranks[r].packed.unpack(sy);
+                    QCOMPARE(sy.size(), sx.size());
+                    for (std::size_t k = 0; k < sx.size(); ++k)
+                        if (sx[k].startNs != sy[k].startNs || sx[k].endNs != sy[k].endNs || sx[k].kind != sy[k].kind ||
+                            sx[k].peer != sy[k].peer || sx[k].bytes != sy[k].bytes ||
+                            sx[k].microBatch != sy[k].microBatch)
+                            QFAIL(qPrintable(
+                                QString("%1: job %2 rank %3 segment %4 differs").arg(preset).arg(j).arg(r).arg(k)));
+                }
+            }
+        }
+    }
+
     void everyPresetIsRecognizedExactly_data() {
         QTest::addColumn<QString>("preset");
         QTest::addColumn<int>("seed");

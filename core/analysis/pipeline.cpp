@@ -2,13 +2,15 @@
 
 #include "analysis/job_index.h"
 #include "analysis/resolution.h"
+#include "util/memory.h"
 #include "util/parallel.h"
 
 namespace prism {
 
 JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const RecognizedJob& rj, std::size_t j,
                    const std::vector<JobInfo>& earlier, std::int64_t firstNs, const AnalysisOptions& options,
-                   bool reportOnly, JobAnalysis& analysed, const std::function<bool(double)>& progress) {
+                   bool reportOnly, JobAnalysis& analysed, const std::function<bool(double)>& progress,
+                   const std::function<void()>& linksFound) {
     ParallelismResult par = inferParallelism(flows, topo, rj, options.parallelism);
     JobInfo info;
     info.id = "job-" + std::to_string(j);
@@ -54,12 +56,19 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const Recognize
     if (division.lastCutNote >= 0) analysed.lastCutNote = divisionNotes + division.lastCutNote;
     for (const std::string& n : division.notes) info.notes.push_back(n);
     if (progress && !progress(0.3)) throw Cancelled();
+    // What parallelism and steps freed goes back before the timeline takes memory of its own: the GUI's
+    // timeline then grows from what is held, not from what was (on `large` its peak 295-300 -> 287-293 MB, no
+    // slower). A report's statistics gain nothing by it.
+    if (!reportOnly) releaseFreedMemory();
     // Slow links need the steps, not the timeline: they are found on a thread of their own while the timeline is
     // built (its passes take both cores, but leave gaps between them; on `large` 0.1 s less for the job of 5M
     // records, and 0.2 s less for the GUI's, whose timeline holds a block of ranks' transfers at a time: 4 MB more
     // at its peak). Where no thread can be started, found after the timeline.
     std::vector<Finding> links;
-    Aside findLinks([&] { links = findSlowLinks(flows, topo, rj, par, division, options.diagnosis, &index); });
+    Aside findLinks([&] {
+        links = findSlowLinks(flows, topo, rj, par, division, options.diagnosis, &index);
+        if (linksFound) linksFound();
+    });
     JobTimeline timeline = reportOnly ? buildTimelineStats(flows, topo, rj, par, division, &index)
                                       : buildTimeline(flows, topo, rj, par, division, &index, options.packSegments);
     findLinks.wait();
@@ -108,14 +117,25 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
     report.capture = std::move(summary);
     report.notes = out.recognition.notes;
     auto& jobs = out.recognition.jobs;
+    // A job's record list is read by its own analysis alone (and by a session saved, or runs compared, after).
+    // Where the records are let go, the lists of the jobs not yet analysed wait packed (see below).
+    if (release)
+        for (std::size_t j = 1; j < jobs.size(); ++j) jobs[j].packRecords();
     for (std::size_t j = 0; j < jobs.size(); ++j) {
         const double base = 0.6 + 0.4 * double(j) / double(jobs.size()), span = 0.4 / double(jobs.size());
         JobAnalysis& analysed = out.jobs.emplace_back();
+        jobs[j].unpackRecords();
+        // The last job's slow links are the last reader of the source ports: where the records are let go, the
+        // column goes as soon as they are found, while that job's timeline may still be built (2 bytes a record;
+        // on `large` the GUI's peak 2-4 MB lower).
+        std::function<void()> linksFound;
+        if (release && j + 1 == jobs.size())
+            linksFound = [release] { std::vector<std::uint16_t>().swap(release->srcPort); };
         report.jobs.push_back(analyzeJob(flows, topo, jobs[j], j, report.jobs, report.capture->firstNs, options,
-                                         reportOnly, analysed, stage(base, base + span)));
-        // A job's record list is read by its own analysis alone (and by a session saved, or runs compared,
-        // after): for a report it goes now, and an analysis that lets the records go (the GUI's) keeps it packed
-        // (on `large` the first job's list is 18 MB, 5 packed, while the second job is analysed).
+                                         reportOnly, analysed, stage(base, base + span), linksFound));
+        // Done with it: for a report the list goes now, and an analysis that lets the records go (the GUI's)
+        // keeps it packed: a varint of each difference, 1-2 bytes a record where 4 (on `large` the first job's
+        // list is 18 MB, 5 packed, while the second job is analysed).
         if (reportOnly) std::vector<std::uint32_t>().swap(jobs[j].records);
         else if (release) jobs[j].packRecords();
     }

@@ -39,6 +39,16 @@ void RecognizedJob::packRecords() {
     std::vector<std::uint32_t>().swap(records);
 }
 
+void RecognizedJob::unpackRecords() {
+    if (packedRecords.empty()) return;
+    std::vector<std::uint32_t> list;
+    list.reserve(packedCount);
+    forEachRecord([&](std::uint32_t r) { list.push_back(r); });
+    records = std::move(list);
+    std::string().swap(packedRecords);
+    packedCount = 0;
+}
+
 std::uint64_t unpackRecordDelta(const std::uint8_t*& p) {
     std::uint64_t v = *p & 0x7f;
     for (int shift = 7; *p++ & 0x80; shift += 7) v |= std::uint64_t(*p & 0x7f) << shift;

@@ -42,6 +42,7 @@ struct RecognizedJob {
     std::string packedRecords;
     std::size_t packedCount = 0;
     void packRecords();                              // records -> packedRecords (records freed)
+    void unpackRecords();                            // and back
     std::size_t listed() const { return packedRecords.empty() ? records.size() : packedCount; }
     template <typename Fn>
     void forEachRecord(Fn&& fn) const; // fn(index) for each listed record in order, packed or not
