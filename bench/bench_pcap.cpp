@@ -55,7 +55,7 @@ void BM_ReadPcap(benchmark::State& state) {
         prism::LoadDiagnostics diag;
         prism::FlowTable t = prism::readPcap(in.path, {}, diag);
         records = t.size();
-        benchmark::DoNotOptimize(t.bytes.data());
+        benchmark::DoNotOptimize(t.bytes.low());
     }
     state.SetItemsProcessed(std::int64_t(state.iterations()) * std::int64_t(in.packets));
     state.counters["packets"] = double(in.packets);
@@ -109,7 +109,7 @@ void BM_DecodeAndBuild(benchmark::State& state) {
             if (prism::decodePacket(bytes.data() + k.at, k.cap, k.len, prism::kLinkEthernet, dp))
                 builder.add(dp, k.t, 1, out);
         builder.finish(out);
-        benchmark::DoNotOptimize(out.bytes.data());
+        benchmark::DoNotOptimize(out.bytes.low());
     }
     state.SetItemsProcessed(std::int64_t(state.iterations()) * std::int64_t(pkts.size()));
 }

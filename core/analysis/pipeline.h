@@ -56,16 +56,17 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topology, const Recog
                    const std::function<void()>& linksFound = {});
 
 Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options = {});
-// The same analysis, letting go of the columns only recognition and the summary read (as analyzeCaptureReleasing
-// does) once they are done: for a caller that keeps the analysis and reads the flows again to save them (the GUI).
+// The same analysis, letting go of what it is done with as analyzeCaptureReleasing does (below): for a caller
+// that keeps the analysis and reads the flows again to save them (the GUI). Each job's record list comes back
+// packed (RecognizedJob::records empty; forEachRecord and listed() read it).
 Analysis runAnalysisReleasing(Capture& capture, const AnalysisOptions& options = {});
 // Runs every stage on a loaded capture. The report always carries the capture summary.
 Report analyzeCapture(const Capture& capture, const AnalysisOptions& options = {});
 // The same report, for a caller that needs the report alone (llmprism-cli analyze): once recognition and the
 // summary have read the records, the columns only they read are freed — destination ports, protocols and
-// packet counts, 7 of the table's 37 bytes a record (11 where packet counts are wide; docs/ENGINE.md). The table is
-// left with those columns empty: only its metadata (source, paths, diagnostics) and the columns the stages read remain
-// of use.
+// packet counts, 7 of the table's 29 bytes a record (11 where packet counts are wide; docs/ENGINE.md) — and the
+// source ports once the last job's slow links are found. The table is left with those columns empty: only its
+// metadata (source, paths, diagnostics) and its times, endpoints and byte counts remain of use.
 Report analyzeCaptureReleasing(Capture& capture, const AnalysisOptions& options = {});
 
 } // namespace prism

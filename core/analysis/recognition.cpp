@@ -49,12 +49,6 @@ void RecognizedJob::unpackRecords() {
     packedCount = 0;
 }
 
-std::uint64_t unpackRecordDelta(const std::uint8_t*& p) {
-    std::uint64_t v = *p & 0x7f;
-    for (int shift = 7; *p++ & 0x80; shift += 7) v |= std::uint64_t(*p & 0x7f) << shift;
-    return std::uint64_t(unzigzag(v));
-}
-
 namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();

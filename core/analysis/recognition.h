@@ -59,8 +59,12 @@ struct RecognizedJob {
     std::vector<Node> nodes;
 };
 
-// Decodes what packRecords wrote (a list it packed: no bounds to check).
-std::uint64_t unpackRecordDelta(const std::uint8_t*& p);
+// Decodes what packRecords wrote (a list it packed: no bounds to check): the next difference, modulo 2^64.
+inline std::uint64_t unpackRecordDelta(const std::uint8_t*& p) {
+    std::uint64_t v = *p & 0x7f;
+    for (int shift = 7; *p++ & 0x80; shift += 7) v |= std::uint64_t(*p & 0x7f) << shift;
+    return (v >> 1) ^ (0 - (v & 1)); // zig-zag undone
+}
 
 template <typename Fn>
 void RecognizedJob::forEachRecord(Fn&& fn) const {

@@ -154,7 +154,7 @@ struct FileStore::ResolutionPass {
         if (!n) return;
         for (std::size_t i = 0; i < t.size(); ++i) {
             if ((which == 1 && !t.isRoce(i)) || !store.inWindow(t.startNs[i])) continue;
-            const std::int64_t span = t.end(i) - t.startNs[i];
+            const auto span = std::int64_t(t.durationNs[i]); // (end - start, never overflowing)
             if (exact[bucketOf(span)]) ++values[span];
         }
     }

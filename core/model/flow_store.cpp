@@ -17,7 +17,7 @@ TimeResolution measureResolution(const FlowTable& flows) {
     auto counted = [&](std::size_t i) { return !anyRoce || flows.isRoce(i); };
     // Spans as unsigned keys in their order (a span below zero, end before start, sorts first).
     constexpr std::uint64_t kSign = std::uint64_t(1) << 63;
-    auto key = [&](std::size_t i) -> std::uint64_t { return std::uint64_t(flows.end(i) - flows.startNs[i]) ^ kSign; };
+    auto key = [&](std::size_t i) -> std::uint64_t { return flows.durationNs[i] ^ kSign; };
     std::int64_t granularity = 1'000'000'000;
     std::uint64_t lo = ~std::uint64_t(0), hi = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -55,7 +55,7 @@ TimeResolution measureResolution(const FlowTable& flows) {
         std::size_t near = 0;
         for (std::size_t i = 0; i < n; ++i) {
             if (!counted(i)) continue;
-            const std::int64_t sp = flows.end(i) - flows.startNs[i];
+            const auto sp = std::int64_t(flows.durationNs[i]); // (end - start, never overflowing)
             near += sp >= r.typicalSpanNs - r.typicalSpanNs / 10 && sp <= r.typicalSpanNs + r.typicalSpanNs / 10;
         }
         r.fixedSpan = near * 2 > r.records;

@@ -56,8 +56,6 @@ class HalvedColumn {
     static constexpr int kBits = 8 * sizeof(Half);
 
 public:
-    using High = std::pair<std::uint64_t, Half>; // (row, high half)
-
     Value operator[](std::size_t i) const { return m_wide ? Value(m_high[i]) << kBits | m_low[i] : m_low[i]; }
     std::size_t size() const { return m_low.size(); }
     bool empty() const { return m_low.empty(); }
@@ -105,15 +103,10 @@ public:
         m_wide = true;
     }
     // Filling many rows at once, from several threads (a session's chunks): each writes the low halves of its
-    // rows, and gathers (row, high half) of the values that need one; the gathered halves are set after (or the
-    // column widened first and the high halves written too).
+    // rows, and keeps the high halves of a part that needs them, written once every part is done (or the column
+    // widened first and the high halves written too).
     Half* low() { return m_low.data(); }
     Half* high() { return m_high.data(); } // meaningful once wide()
-    void setHigh(const std::vector<High>& halves) {
-        if (halves.empty()) return;
-        widen();
-        for (const auto& [row, h] : halves) m_high[row] = h;
-    }
 
     bool operator==(const HalvedColumn& o) const { // the same values (however held)
         if (size() != o.size()) return false;

@@ -21,6 +21,11 @@ std::string decodeInto(std::string_view data, std::size_t count, T* out, F conve
 
 } // namespace
 
+void setHigh(CountColumn& column, const WideCounts::Chunk& chunk) {
+    column.widen();
+    std::copy(chunk.high.begin(), chunk.high.end(), column.high() + chunk.first);
+}
+
 const char* flowColumnName(FlowColumn c) {
     static const char* kNames[kFlowColumnCount] = {"start_ns", "duration_ns", "src", "dst",    "src_port",
                                                    "dst_port", "proto",       "bytes", "packets"};
@@ -168,20 +173,24 @@ std::string decodeFlowColumn(FlowColumn c, std::string_view encoding, std::strin
     case FlowColumn::Packets: {
         const bool duration = c == FlowColumn::DurationNs;
         CountColumn& column = duration ? f.durationNs : c == FlowColumn::Bytes ? f.bytes : f.packets;
-        std::vector<CountColumn::High> found;
+        WideCounts::Chunk found{first, {}}; // the chunk's high halves, every row's once one is met
         std::string err =
             decodeInto(data, count, column.low() + first, [&](std::uint64_t v, std::size_t i, std::uint32_t& o) {
                 if (duration) v = std::uint64_t(unzigzag(v));
                 o = std::uint32_t(v);
-                if (v >> 32) found.emplace_back(first + i, std::uint32_t(v >> 32));
+                if (v >> 32) {
+                    if (found.high.empty()) found.high.assign(count, 0);
+                    found.high[i] = std::uint32_t(v >> 32);
+                }
                 return true;
             });
-        if (wide) {
-            auto& to = duration ? wide->durations : c == FlowColumn::Bytes ? wide->bytes : wide->packets;
-            to.insert(to.end(), found.begin(), found.end());
-        } else {
-            column.setHigh(found);
-        }
+        if (found.high.empty()) return err;
+        if (wide)
+            (duration                 ? wide->durations
+             : c == FlowColumn::Bytes ? wide->bytes
+                                      : wide->packets)
+                .push_back(std::move(found));
+        else setHigh(column, found);
         return err;
     }
     }

@@ -26,10 +26,18 @@ bool parseFlowColumn(std::string_view name, FlowColumn& out);
 void encodeFlowColumn(const FlowTable& flows, FlowColumn c, std::size_t first, std::size_t count, std::string& out);
 
 // The high halves of durations, byte and packet counts of 2^32 or more met by a decode (CountColumn holds them
-// only once one comes): gathered by each thread that decodes chunks side by side, set once all are done.
+// only once one comes): gathered by each thread that decodes chunks side by side, set once all are done. Per
+// chunk that has one, the high halves of all its rows (4 bytes a row: an exporter's flows last longer than
+// 4.3 s nearly all, and a (row, half) pair each would take 16).
 struct WideCounts {
-    std::vector<CountColumn::High> durations, bytes, packets;
+    struct Chunk {
+        std::uint64_t first; // its first row
+        std::vector<std::uint32_t> high;
+    };
+    std::vector<Chunk> durations, bytes, packets;
 };
+// Sets a chunk's high halves in the column (widening it).
+void setHigh(CountColumn& column, const WideCounts::Chunk& chunk);
 
 // Decodes `count` values of column `c` into records [first, first + count) of `flows`, whose columns must
 // already have their final size, the endpoint id columns widened (IdColumn::widen) where `endpoints` is over

@@ -241,7 +241,6 @@ void readFlows(Database& db, const std::string& path, std::uint64_t records, con
         [&](std::size_t k, unsigned worker) {
             const Chunk& c = chunks[k];
             std::string& blob = buffers[worker];
-            // In enum order: start_ns before duration_ns, which is added to it.
             for (int col = 0; col < store::kFlowColumnCount; ++col) {
                 const std::string where =
                     "flow chunk " + std::to_string(c.id) + " column " + store::flowColumnName(FlowColumn(col));
@@ -256,10 +255,13 @@ void readFlows(Database& db, const std::string& path, std::uint64_t records, con
             if (options.progress && !options.progress(0.05 + 0.5 * double(done) / double(chunks.size())))
                 throw Cancelled();
         });
-    for (const store::WideCounts& w : wide) {
-        flows.durationNs.setHigh(w.durations);
-        flows.bytes.setHigh(w.bytes);
-        flows.packets.setHigh(w.packets);
+    for (store::WideCounts& w : wide) {
+        for (auto [column, chunks] : {std::pair{&flows.durationNs, &w.durations}, std::pair{&flows.bytes, &w.bytes},
+                                      std::pair{&flows.packets, &w.packets}})
+            for (store::WideCounts::Chunk& c : *chunks) {
+                store::setHigh(*column, c);
+                std::vector<std::uint32_t>().swap(c.high); // (one chunk's at a time beside the column)
+            }
     }
 }
 
