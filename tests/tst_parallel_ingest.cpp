@@ -89,6 +89,15 @@ QStringList messages(const LoadDiagnostics& d) {
     return out;
 }
 
+// The rows that start in [from, to), in their order: what FlowTable::keepStartsIn keeps of them.
+template <typename Row>
+std::vector<Row> startingIn(const std::vector<Row>& rows, std::int64_t from, std::int64_t to) {
+    std::vector<Row> out;
+    for (const Row& r : rows)
+        if (r.start >= from && r.start < to) out.push_back(r);
+    return out;
+}
+
 } // namespace
 
 class TestParallelIngest : public QObject {
@@ -335,12 +344,9 @@ private slots:
             t.bytes.set(i, sorted[i].bytes);
         }
         check(t, sorted, "set");
-        std::vector<Row> window;
-        for (const Row& r : sorted)
-            if (r.start >= 1000 && r.start < 3000) window.push_back(r);
         FlowTable w = t;
         w.keepStartsIn(1000, 3000);
-        check(w, window, "window");
+        check(w, startingIn(sorted, 1000, 3000), "window");
         // Nearly by start (each row within 50 of its place): the columns are permuted in place through a ring.
         FlowTable near;
         std::vector<Row> nearRows;
@@ -431,12 +437,9 @@ private slots:
             t.setEnd(i, sorted[i].end);
         }
         check(t, sorted, "ends set");
-        std::vector<Row> window;
-        for (const Row& r : sorted)
-            if (r.start >= 1000 && r.start < 3000) window.push_back(r);
         FlowTable w = t;
         w.keepStartsIn(1000, 3000);
-        check(w, window, "window");
+        check(w, startingIn(sorted, 1000, 3000), "window");
         QVERIFY(w.endpoints.size() < t.endpoints.size());
         std::int64_t last = INT64_MIN;
         for (const Row& r : sorted) last = std::max(last, r.end);
