@@ -16,24 +16,8 @@ namespace prism {
 
 void RecognizedJob::packRecords() {
     if (records.empty()) return;
-    // Sized exactly first (a varint writer's worst-case buffer would be 10 bytes a record at the peak).
-    auto length = [](std::uint64_t v) {
-        std::size_t n = 1;
-        while (v >= 0x80) v >>= 7, ++n;
-        return n;
-    };
-    std::size_t bytes = 0;
-    std::int64_t prev = 0;
-    for (std::uint32_t v : records) bytes += length(zigzag(std::int64_t(v) - prev)), prev = v;
-    std::string out(bytes, '\0');
-    auto* p = reinterpret_cast<std::uint8_t*>(out.data());
-    prev = 0;
-    for (std::uint32_t v : records) {
-        std::uint64_t z = zigzag(std::int64_t(v) - prev);
-        prev = v;
-        for (; z >= 0x80; z >>= 7) *p++ = std::uint8_t(z) | 0x80;
-        *p++ = std::uint8_t(z);
-    }
+    std::string out;
+    appendIndexDeltas(records, out);
     packedCount = records.size();
     packedRecords = std::move(out);
     std::vector<std::uint32_t>().swap(records);

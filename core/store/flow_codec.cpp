@@ -197,14 +197,7 @@ std::string decodeFlowColumn(FlowColumn c, std::string_view encoding, std::strin
     return "unknown column";
 }
 
-void encodeIndexList(const std::vector<std::uint32_t>& list, std::string& out) {
-    VarintWriter w(out, list.size());
-    std::int64_t prev = 0;
-    for (std::uint32_t v : list) {
-        w.putSigned(std::int64_t(v) - prev);
-        prev = v;
-    }
-}
+void encodeIndexList(const std::vector<std::uint32_t>& list, std::string& out) { appendIndexDeltas(list, out); }
 
 std::string decodeIndexList(std::string_view data, std::size_t count, std::size_t limit,
                             std::vector<std::uint32_t>& out) {

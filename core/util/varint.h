@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace prism {
 
@@ -49,6 +50,30 @@ private:
 inline std::uint64_t zigzag(std::int64_t v) { return (std::uint64_t(v) << 1) ^ std::uint64_t(v >> 63); }
 inline std::int64_t unzigzag(std::uint64_t v) { return std::int64_t(v >> 1) ^ -std::int64_t(v & 1); }
 inline void putSigned(std::string& out, std::int64_t v) { putVarint(out, zigzag(v)); }
+
+// Appends a list of indices as the differences of successive ones (the first from 0), zig-zagged, as varints:
+// a session's job_records ("delta-zigzag-varint"), a job's record list held packed. Sized exactly first (a
+// writer's worst-case buffer would be 10 bytes a value beside the list).
+inline void appendIndexDeltas(const std::vector<std::uint32_t>& list, std::string& out) {
+    auto length = [](std::uint64_t v) {
+        std::size_t n = 1;
+        while (v >= 0x80) v >>= 7, ++n;
+        return n;
+    };
+    std::size_t bytes = 0;
+    std::int64_t prev = 0;
+    for (std::uint32_t v : list) bytes += length(zigzag(std::int64_t(v) - prev)), prev = v;
+    const std::size_t at = out.size();
+    out.resize(at + bytes);
+    auto* p = reinterpret_cast<std::uint8_t*>(out.data() + at);
+    prev = 0;
+    for (std::uint32_t v : list) {
+        std::uint64_t z = zigzag(std::int64_t(v) - prev);
+        prev = v;
+        for (; z >= 0x80; z >>= 7) *p++ = std::uint8_t(z) | 0x80;
+        *p++ = std::uint8_t(z);
+    }
+}
 
 struct VarintReader {
     const std::uint8_t* p;
