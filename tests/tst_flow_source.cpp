@@ -289,9 +289,9 @@ private slots:
         QCOMPARE(r.stampGranularityNs, std::int64_t(1'000'000'000));
         QCOMPARE(r.typicalSpanNs, std::int64_t(60'000'000'000));
         QVERIFY(r.fixedSpan);
-        t.startNs[3] += 5'000'000; // one start at a millisecond: the stamps are milliseconds
+        t.startNs.set(3, t.startNs[3] + 5'000'000); // one start at a millisecond: the stamps are milliseconds
         QCOMPARE(measureResolution(t).stampGranularityNs, std::int64_t(1'000'000));
-        t.startNs[4] += 7; // and now nanoseconds
+        t.startNs.set(4, t.startNs[4] + 7); // and now nanoseconds
         QCOMPARE(measureResolution(t).stampGranularityNs, std::int64_t(1));
     }
 
@@ -334,7 +334,7 @@ private slots:
         Capture coarse = fine;
         for (std::size_t i = 0; i < coarse.flows.size(); ++i) {
             std::int64_t duration = coarse.flows.end(i) - coarse.flows.startNs[i];
-            coarse.flows.startNs[i] -= coarse.flows.startNs[i] % 1'000'000'000;
+            coarse.flows.startNs.set(i, coarse.flows.startNs[i] - coarse.flows.startNs[i] % 1'000'000'000);
             coarse.flows.setEnd(i, coarse.flows.startNs[i] + duration - duration % 1'000'000);
         }
         coarse.flows.sortByStart();

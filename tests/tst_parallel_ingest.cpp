@@ -224,7 +224,7 @@ private slots:
         const FlowTable base = make();
         QCOMPARE(make().fingerprint(), base.fingerprint());
         std::vector<FlowTable> changed(13, make());
-        changed[0].startNs[1] += 1;
+        changed[0].startNs.set(1, changed[0].startNs[1] + 1);
         changed[1].setEnd(0, changed[1].end(0) + 1);
         const EndpointId s1 = changed[2].src[1];
         changed[2].src.set(1, changed[2].dst[1]);
@@ -251,7 +251,7 @@ private slots:
         std::set<std::uint64_t> seen{longer.fingerprint()};
         for (std::size_t i = 0; i < 11; ++i) {
             FlowTable t = longer;
-            t.startNs[i] += 1;
+            t.startNs.set(i, t.startNs[i] + 1);
             QVERIFY2(seen.insert(t.fingerprint()).second, qPrintable(QString("row %1").arg(i)));
         }
         auto swapDurations = [](FlowTable& t, std::size_t a, std::size_t b) { // (distinct in `longer`)
@@ -444,6 +444,69 @@ private slots:
         std::int64_t last = INT64_MIN;
         for (const Row& r : sorted) last = std::max(last, r.end);
         QCOMPARE(t.lastEnd(), last);
+    }
+
+    // Start times compacted (a base per block of 2^16 rows, 4 bytes a row) read as they were, through every way a
+    // table is read and reshaped after: algorithms over them, the fingerprint, a start set that fits or does not
+    // (the column then goes back to 8 bytes a row), concatenation, a window, a sort. A block whose rows span 2^32
+    // ns or more keeps the column as it was.
+    void compactedStartsReadAsTheyWere() {
+        std::mt19937_64 rng(11);
+        FlowTable t;
+        const EndpointId a = t.endpoints.intern(IpAddr::v4(1)), b = t.endpoints.intern(IpAddr::v4(2));
+        std::int64_t at = 1'700'000'000'000'000'000;
+        std::vector<std::int64_t> starts;
+        for (int i = 0; i < 200'000; ++i) { // 4 blocks and a part, each well within 4.3 s
+            at += std::int64_t(rng() % 20'000);
+            starts.push_back(at);
+            t.append(at, at + 500, a, b, 1, 4791, 17, 10, 1);
+        }
+        const FlowTable before = t;
+        QVERIFY(t.startNs.compact(2));
+        QVERIFY(t.startNs.compacted());
+        QVERIFY(t.startNs.memoryBytes() < before.startNs.memoryBytes() * 6 / 10);
+        QVERIFY(t.startNs == before.startNs);
+        QCOMPARE(t.fingerprint(), before.fingerprint());
+        for (std::size_t i = 0; i < starts.size(); ++i)
+            if (t.startNs[i] != starts[i] || t.end(i) != starts[i] + 500) QFAIL(qPrintable(QString("row %1").arg(i)));
+        QVERIFY(std::equal(t.startNs.begin(), t.startNs.end(), starts.begin(), starts.end()));
+        QCOMPARE(std::lower_bound(t.startNs.begin(), t.startNs.end(), starts[123'456]) - t.startNs.begin(),
+                 std::ptrdiff_t(123'456));
+        QCOMPARE(*std::max_element(t.startNs.begin(), t.startNs.end()), starts.back());
+        FlowTable w = t; // a window of a compacted table
+        w.keepStartsIn(starts[70'000], starts[140'000]);
+        QCOMPARE(w.size(), std::size_t(70'000));
+        for (std::size_t i = 0; i < w.size(); ++i)
+            if (w.startNs[i] != starts[70'000 + i]) QFAIL("window");
+        FlowTable two = FlowTable::concatenate({t, before}); // compacted, then not
+        QCOMPARE(two.size(), 2 * starts.size());
+        for (std::size_t i = 0; i < two.size(); ++i)
+            if (two.startNs[i] != starts[i % starts.size()]) QFAIL("concatenated");
+        two.sortByStart(2);
+        QVERIFY(two.isSortedByStart());
+        t.startNs.set(5, starts[5] + 1); // fits its block: stays compacted
+        QVERIFY(t.startNs.compacted());
+        QCOMPARE(t.startNs[5], starts[5] + 1);
+        QCOMPARE(t.end(5), starts[5] + 501);                   // the end moves with the start
+        t.startNs.set(7, starts[7] + (std::int64_t(1) << 33)); // past its block's reach: back to 8 bytes a row
+        QVERIFY(!t.startNs.compacted());
+        QCOMPARE(t.startNs[7], starts[7] + (std::int64_t(1) << 33));
+        QVERIFY(!t.startNs.compact(2)); // the block now spans 2^33 ns
+        t.startNs.set(7, starts[7]);
+        QVERIFY(t.startNs.compact(2));
+        t.startNs.set(6, starts[6] - 1'000'000'000'000); // below its block's base: back to 8 bytes a row
+        QVERIFY(!t.startNs.compacted());
+        QCOMPARE(t.startNs[6], starts[6] - 1'000'000'000'000);
+        QCOMPARE(t.startNs[5], starts[5] + 1);
+        QCOMPARE(t.startNs[199'999], starts[199'999]);
+        FlowTable sparse = before; // one block whose rows span 2^32 ns: not compacted, nothing changed
+        sparse.startNs.set(70'000, starts[70'000] + (std::int64_t(1) << 32));
+        QVERIFY(!sparse.startNs.compact(2));
+        QVERIFY(!sparse.startNs.compacted());
+        QCOMPARE(sparse.startNs[70'000], starts[70'000] + (std::int64_t(1) << 32));
+        QCOMPARE(sparse.startNs[69'999], starts[69'999]);
+        FlowTable empty;
+        QVERIFY(!empty.startNs.compact());
     }
 
     // The order is a stable sort's by (start, end) whatever the input: nearly by start (records written as flows

@@ -116,7 +116,9 @@ private slots:
     void capturesOnDiskGiveTheSameReport() {
         QFETCH(QString, path);
         if (!QFileInfo::exists(path)) QSKIP("not in this checkout");
-        compareStaged(loadCapture(path.toStdString()));
+        const Capture c = loadCapture(path.toStdString());
+        if (path.contains("/samples/")) QVERIFY(c.flows.startNs.compacted()); // a dense capture: 4 bytes a start
+        compareStaged(c);
         compareFiles({path.toStdString()}); // in stages from the file: the resolution rides on a fetch
     }
 
@@ -402,7 +404,7 @@ private slots:
         std::vector<std::uint32_t> early, late;
         for (std::uint32_t i = 0; i < f.size(); ++i) {
             if (later[f.src[i]] || later[f.dst[i]]) {
-                f.startNs[i] += shift; // (its end moves with it)
+                f.startNs.set(i, f.startNs[i] + shift); // (its end moves with it)
                 late.push_back(i);
             } else {
                 early.push_back(i);

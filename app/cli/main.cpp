@@ -162,7 +162,8 @@ prism::LoadOptions loadOptions(const Source& s, const CLI::App& cmd) {
 // (UDP source ports moved), so that each copy is a restart of the jobs.
 void writeCopiesOf(prism::FlowTable table, const std::string& out, std::uint64_t copies, bool restarts, bool gzip) {
     if (table.empty()) return;
-    const std::int64_t first = *std::min_element(table.startNs.begin(), table.startNs.end());
+    std::int64_t first = table.startNs[0];
+    for (std::size_t i = 1; i < table.size(); ++i) first = std::min(first, table.startNs[i]);
     const std::int64_t last = table.lastEnd();
     const std::int64_t shift = last - first + 1'000'000'000;
     std::vector<std::uint32_t> order(table.size());
@@ -172,7 +173,7 @@ void writeCopiesOf(prism::FlowTable table, const std::string& out, std::uint64_t
     });
     for (std::uint64_t k = 1; k < copies; ++k) {
         for (std::size_t i = 0; i < table.size(); ++i) {
-            table.startNs[i] += shift; // (its end moves with it)
+            table.startNs.set(i, table.startNs[i] + shift); // (its end moves with it)
             if (restarts && table.isRoce(i)) table.srcPort[i] = std::uint16_t(49152 + (table.srcPort[i] + 997) % 16384);
         }
         prism::writeFlowsCsv(table, out + "/flows-" + std::to_string(k) + (gzip ? ".csv.gz" : ".csv"),

@@ -53,15 +53,14 @@ std::size_t simultaneous(const std::int64_t* xb, const std::int64_t* xe, const s
 struct Silence {
     std::int64_t gap, end, begin;
 };
-// `recs` index `start` and `end`, in start order.
-// `end(r)`: record r's end (of the records `start` and `recs` index).
-template <typename End>
-std::vector<Silence> silences(const std::int64_t* start, End end, const std::vector<std::uint32_t>& recs) {
+// `start(r)`, `end(r)`: record r's start and end, of the records `recs` index, in start order.
+template <typename Start, typename End>
+std::vector<Silence> silences(Start start, End end, const std::vector<std::uint32_t>& recs) {
     std::vector<Silence> out;
     std::int64_t maxEnd = std::numeric_limits<std::int64_t>::min();
     for (std::uint32_t r : recs) {
-        if (maxEnd != std::numeric_limits<std::int64_t>::min() && start[r] > maxEnd)
-            out.push_back({start[r] - maxEnd, start[r], maxEnd});
+        if (maxEnd != std::numeric_limits<std::int64_t>::min() && start(r) > maxEnd)
+            out.push_back({start(r) - maxEnd, start(r), maxEnd});
         maxEnd = std::max(maxEnd, end(r));
     }
     return out;
@@ -360,8 +359,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         for (std::size_t v = 0; v < n; ++v) {
             auto& recs = dpRecs[v];
             if (recs.empty()) continue;
-            auto gaps = silences(
-                byDir.startNs.data(), [&](std::uint32_t r) { return byDir.endNs(r); }, recs);
+            auto gaps = silences([&](std::uint32_t r) { return byDir.startNs[r]; },
+                                 [&](std::uint32_t r) { return byDir.endNs(r); }, recs);
             std::int64_t threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(gaps), 1));
             for (auto& [gap, t, before] : gaps)
                 if (gap > threshold) burstEnds[v].push_back(before);
@@ -423,8 +422,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             std::merge(byNode.begin(x), byNode.end(x), byNode.begin(y), byNode.end(y), std::back_inserter(act));
             act.erase(std::unique(act.begin(), act.end()), act.end());
             for (std::uint32_t& k : act) k = records[k];
-            auto gaps = silences(
-                flows.startNs.data(), [&](std::uint32_t r) { return flows.end(r); }, act);
+            auto gaps = silences([&](std::uint32_t r) { return flows.startNs[r]; },
+                                 [&](std::uint32_t r) { return flows.end(r); }, act);
             double threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(gaps), 1));
             for (auto& [gap, t, before] : gaps)
                 if (double(gap) > threshold) vote(t, double(gap));
@@ -642,8 +641,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                 for (std::uint32_t q = byDir.off[p * 2]; q < byDir.off[p * 2 + 2]; ++q) recs.push_back(q);
             std::sort(recs.begin(), recs.end(),
                       [&](std::uint32_t a, std::uint32_t b) { return byDir.startNs[a] < byDir.startNs[b]; });
-            const std::vector<Silence> quiet = silences(
-                byDir.startNs.data(), [&](std::uint32_t r) { return byDir.endNs(r); }, recs);
+            const std::vector<Silence> quiet = silences([&](std::uint32_t r) { return byDir.startNs[r]; },
+                                                        [&](std::uint32_t r) { return byDir.endNs(r); }, recs);
             const double threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(quiet), 1));
             for (const Silence& q : quiet)
                 if (double(q.gap) > threshold) silencesEnd.push_back(q.end);

@@ -64,7 +64,7 @@ Analysis runAnalysisReleasing(Capture& capture, const AnalysisOptions& options =
 Report analyzeCapture(const Capture& capture, const AnalysisOptions& options = {});
 // The same report, for a caller that needs the report alone (llmprism-cli analyze): once recognition and the
 // summary have read the records, the columns only they read are freed — destination ports, protocols and
-// packet counts, 7 of the table's 29 bytes a record (11 where packet counts are wide; docs/ENGINE.md) — and the
+// packet counts, 7 of the table's 25 bytes a record (11 where packet counts are wide; docs/ENGINE.md) — and the
 // source ports once the last job's slow links are found. The table is left with those columns empty: only its
 // metadata (source, paths, diagnostics) and its times, endpoints and byte counts remain of use.
 Report analyzeCaptureReleasing(Capture& capture, const AnalysisOptions& options = {});

@@ -824,7 +824,7 @@ void FlowExportDecoder::Impl::learnOptions(Domain& d, const Values& v) {
             if (u.row >= out->size()) continue;
             const std::optional<std::int64_t> s = u.startUptime ? u.startUptime : u.endUptime;
             const std::optional<std::int64_t> e = u.endUptime ? u.endUptime : u.startUptime;
-            out->startNs[u.row] = (*d.sysInitMs + *s) * kNsPerMs;
+            out->startNs.set(u.row, (*d.sysInitMs + *s) * kNsPerMs);
             out->setEnd(u.row, std::max(out->startNs[u.row], (*d.sysInitMs + *e) * kNsPerMs));
         }
         fixupsReleased(d, d.untimed.size());

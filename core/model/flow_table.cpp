@@ -3,6 +3,7 @@
 #include "util/parallel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <numeric>
@@ -30,6 +31,59 @@ std::size_t EndpointTable::memoryBytes() const {
     return m_addrs.capacity() * sizeof(IpAddr) +
            m_index.size() * (sizeof(IpAddr) + sizeof(EndpointId) + 2 * sizeof(void*)) +
            m_index.bucket_count() * sizeof(void*);
+}
+
+void StartColumn::append(const StartColumn& other) {
+    expand();
+    if (!other.m_compact) {
+        m_full.insert(m_full.end(), other.m_full.begin(), other.m_full.end());
+        return;
+    }
+    m_full.reserve(m_full.size() + other.size());
+    for (std::size_t i = 0; i < other.size(); ++i) m_full.push_back(other[i]);
+}
+
+bool StartColumn::compact(unsigned threads) {
+    if (m_compact || m_full.empty()) return m_compact;
+    const std::size_t n = m_full.size(), blocks = ((n - 1) >> kShift) + 1;
+    const unsigned t = threadCount(threads);
+    std::vector<std::int64_t> base(blocks);
+    std::atomic<bool> fits{true};
+    parallelFor(blocks, t, [&](std::size_t b, unsigned) {
+        const auto lo = m_full.begin() + std::ptrdiff_t(b << kShift),
+                   hi = m_full.begin() + std::ptrdiff_t(std::min(n, (b + 1) << kShift));
+        const auto [least, most] = std::minmax_element(lo, hi);
+        if ((std::uint64_t(*most) - std::uint64_t(*least)) >> 32) fits = false;
+        base[b] = *least;
+    });
+    if (!fits) return false;
+    std::vector<std::uint32_t> off(n); // (beside the 8-byte rows until those go)
+    parallelFor(blocks, t, [&](std::size_t b, unsigned) {
+        for (std::size_t i = b << kShift, hi = std::min(n, (b + 1) << kShift); i < hi; ++i)
+            off[i] = std::uint32_t(std::uint64_t(m_full[i]) - std::uint64_t(base[b]));
+    });
+    m_off = std::move(off);
+    m_base = std::move(base);
+    std::vector<std::int64_t>().swap(m_full);
+    m_compact = true;
+    return true;
+}
+
+void StartColumn::expand() {
+    if (!m_compact) return;
+    std::vector<std::int64_t> full(m_off.size());
+    for (std::size_t i = 0; i < full.size(); ++i) full[i] = (*this)[i];
+    m_full = std::move(full);
+    std::vector<std::uint32_t>().swap(m_off);
+    std::vector<std::int64_t>().swap(m_base);
+    m_compact = false;
+}
+
+bool StartColumn::operator==(const StartColumn& o) const {
+    if (size() != o.size()) return false;
+    for (std::size_t i = 0; i < size(); ++i)
+        if ((*this)[i] != o[i]) return false;
+    return true;
 }
 
 void FlowTable::reserve(std::size_t n) {
@@ -69,7 +123,7 @@ void FlowTable::keepStartsIn(std::int64_t from, std::int64_t to) {
     std::size_t n = 0;
     for (std::size_t i = 0; i < size(); ++i) {
         if (startNs[i] < from || startNs[i] >= to) continue;
-        startNs[n] = startNs[i];
+        startNs.set(n, startNs[i]);
         durationNs.set(n, durationNs[i]);
         src.set(n, map(src[i]));
         dst.set(n, map(dst[i]));
@@ -194,7 +248,11 @@ FlowTable FlowTable::concatenate(std::vector<FlowTable> parts) {
             parts[p].*member = IdColumn();
         }
     };
-    column(&FlowTable::startNs);
+    out.startNs.reserve(total);
+    for (std::size_t p = 1; p < parts.size(); ++p) {
+        out.startNs.append(parts[p].startNs);
+        parts[p].startNs.clear();
+    }
     endpoint(&FlowTable::src);
     endpoint(&FlowTable::dst);
     column(&FlowTable::srcPort);
@@ -388,7 +446,7 @@ void FlowTable::sortByStart(unsigned threads) {
 }
 
 std::size_t FlowTable::memoryBytes() const {
-    return startNs.capacity() * 8 + durationNs.memoryBytes() + src.memoryBytes() + dst.memoryBytes() +
+    return startNs.memoryBytes() + durationNs.memoryBytes() + src.memoryBytes() + dst.memoryBytes() +
            srcPort.capacity() * 2 + dstPort.capacity() * 2 + proto.capacity() + bytes.memoryBytes() +
            packets.memoryBytes() + (retransmits.capacity() + cnps.capacity() + ecnCe.capacity()) * 4 +
            endpoints.memoryBytes();

@@ -1,11 +1,14 @@
 #pragma once
 // Columnar store of flow records: one vector per field (struct of arrays), endpoints interned.
-// Memory per record: 8 (start) + 4 (duration) + 2+2 (endpoint ids) + 2+2 (ports) + 1 (proto) + 4 (bytes) + 4
-// (packets) = 29 B while every duration and count fits 32 bits and every endpoint id 16; a column holding a
-// larger value takes twice its bytes a row (HalvedColumn).
+// Memory per record: 4 (start, compacted; 8 while built) + 4 (duration) + 2+2 (endpoint ids) + 2+2 (ports) + 1
+// (proto) + 4 (bytes) + 4 (packets) = 25 B while every duration and count fits 32 bits and every endpoint id 16;
+// a column holding a larger value takes twice its bytes a row (HalvedColumn, StartColumn).
 #include "model/ip.h"
 
+#include <compare>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -128,9 +131,105 @@ using CountColumn = HalvedColumn<std::uint64_t, std::uint32_t>;
 // thousands, tens of thousands at most), 4 bytes a row once one is not.
 using IdColumn = HalvedColumn<EndpointId, std::uint16_t>;
 
+// The records' start times: 8 bytes a row while the table is being built, read or reordered; once compacted
+// (compact(), after the sort), a base per block of 2^16 rows and each row's 32-bit offset from it (frame of
+// reference), 4 bytes a row: the rows of a block, sorted, lie within 4.3 s of each other wherever 65,536
+// records take less than that (a capture dense enough for its size to matter). Where a block does not, the
+// column stays as it was. A write to a compacted column that does not fit expands it first.
+class StartColumn {
+public:
+    static constexpr int kShift = 16;
+
+    std::int64_t operator[](std::size_t i) const {
+        return m_compact ? m_base[i >> kShift] + std::int64_t(m_off[i]) : m_full[i];
+    }
+    std::size_t size() const { return m_compact ? m_off.size() : m_full.size(); }
+    bool empty() const { return size() == 0; }
+    std::int64_t front() const { return (*this)[0]; }
+    std::int64_t back() const { return (*this)[size() - 1]; }
+    bool compacted() const { return m_compact; }
+    std::size_t memoryBytes() const { return m_full.capacity() * 8 + m_off.capacity() * 4 + m_base.capacity() * 8; }
+    std::size_t capacity() const { return m_compact ? m_off.capacity() : m_full.capacity(); }
+    void reserve(std::size_t n) {
+        expand();
+        m_full.reserve(n);
+    }
+    void clear() { *this = StartColumn(); }
+    void push_back(std::int64_t v) {
+        expand();
+        m_full.push_back(v);
+    }
+    void set(std::size_t i, std::int64_t v) {
+        if (m_compact) {
+            const std::uint64_t d = std::uint64_t(v) - std::uint64_t(m_base[i >> kShift]);
+            if (d >> 32 == 0 && v >= m_base[i >> kShift]) {
+                m_off[i] = std::uint32_t(d);
+                return;
+            }
+            expand();
+        }
+        m_full[i] = v;
+    }
+    void resize(std::size_t n) {
+        expand();
+        m_full.resize(n, 0);
+    }
+    void append(const StartColumn& other);
+    // The rows as 8-byte values, to fill or reorder in place (expands a compacted column).
+    std::int64_t* data() {
+        expand();
+        return m_full.data();
+    }
+    // Compacts where every block's rows lie within 2^32 ns of its least (on `threads` threads); returns whether
+    // it did. The compacted rows take 4 bytes each; the 8-byte ones are freed.
+    bool compact(unsigned threads = 0);
+    void expand(); // back to 8 bytes a row
+    bool operator==(const StartColumn& o) const;
+
+    // The values in row order (for algorithms and range-for; each one read as operator[] reads it).
+    class const_iterator {
+    public:
+        using iterator_category = std::random_access_iterator_tag;
+        using value_type = std::int64_t;
+        using difference_type = std::ptrdiff_t;
+        using pointer = void;
+        using reference = std::int64_t;
+        const_iterator() = default;
+        const_iterator(const StartColumn* c, std::size_t i) : m_c(c), m_i(i) {}
+        std::int64_t operator*() const { return (*m_c)[m_i]; }
+        std::int64_t operator[](difference_type k) const { return (*m_c)[std::size_t(difference_type(m_i) + k)]; }
+        const_iterator& operator++() { return ++m_i, *this; }
+        const_iterator operator++(int) { return {m_c, m_i++}; }
+        const_iterator& operator--() { return --m_i, *this; }
+        const_iterator operator--(int) { return {m_c, m_i--}; }
+        const_iterator& operator+=(difference_type k) { return m_i = std::size_t(difference_type(m_i) + k), *this; }
+        const_iterator& operator-=(difference_type k) { return *this += -k; }
+        friend const_iterator operator+(const_iterator a, difference_type k) { return a += k; }
+        friend const_iterator operator+(difference_type k, const_iterator a) { return a += k; }
+        friend const_iterator operator-(const_iterator a, difference_type k) { return a -= k; }
+        friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
+            return difference_type(a.m_i) - difference_type(b.m_i);
+        }
+        friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.m_i == b.m_i; }
+        friend auto operator<=>(const const_iterator& a, const const_iterator& b) { return a.m_i <=> b.m_i; }
+
+    private:
+        const StartColumn* m_c = nullptr;
+        std::size_t m_i = 0;
+    };
+    const_iterator begin() const { return {this, 0}; }
+    const_iterator end() const { return {this, size()}; }
+
+private:
+    bool m_compact = false;
+    std::vector<std::int64_t> m_full;
+    std::vector<std::uint32_t> m_off;
+    std::vector<std::int64_t> m_base; // per block, its least start
+};
+
 class FlowTable {
 public:
-    std::vector<std::int64_t> startNs;
+    StartColumn startNs;
     // Each record's duration: its end less its start, modulo 2^64 (an end before its start comes back as it went
     // in). Held in 4 bytes a row while every duration is under 2^32 ns (4.3 s), as the counts are (CountColumn):
     // records of transfers last milliseconds; an exporter's long flows widen the column. Read by end(i).
@@ -197,7 +296,6 @@ public:
     void sortByStart(unsigned threads = 0);
     // Bytes held by the columns and the endpoint table (capacity, not size).
     std::size_t memoryBytes() const;
-    static constexpr std::size_t kBytesPerRecord = 8 + 4 + 2 + 2 + 2 + 2 + 1 + 4 + 4;
 
 private:
     bool m_congestion = false;

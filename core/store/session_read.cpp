@@ -161,6 +161,11 @@ void sizeColumn(std::vector<T>& v, std::size_t n) {
     adviseHugePages(v.data(), n * sizeof(T));
     v.resize(n);
 }
+void sizeColumn(StartColumn& v, std::size_t n) {
+    v.reserve(n);
+    adviseHugePages(v.data(), n * 8);
+    v.resize(n);
+}
 template <typename Value, typename Half>
 void sizeColumn(HalvedColumn<Value, Half>& v, std::size_t n) {
     v.reserve(n);
@@ -255,6 +260,7 @@ void readFlows(Database& db, const std::string& path, std::uint64_t records, con
             if (options.progress && !options.progress(0.05 + 0.5 * double(done) / double(chunks.size())))
                 throw Cancelled();
         });
+    flows.startNs.compact(threads); // as a capture loaded from its files holds them
     for (store::WideCounts& w : wide) {
         for (auto [column, chunks] : {std::pair{&flows.durationNs, &w.durations}, std::pair{&flows.bytes, &w.bytes},
                                       std::pair{&flows.packets, &w.packets}})
