@@ -155,7 +155,7 @@ void ingest(benchmark::State& state, bool gz, unsigned threads) {
         prism::FlowTable table = prism::readFlowsCsv(path, options, diag);
         records = table.size();
         bytesPerRecord = records ? double(table.memoryBytes()) / double(records) : 0.0;
-        benchmark::DoNotOptimize(table.startNs.data());
+        benchmark::DoNotOptimize(&table.startNs);
     }
     state.SetItemsProcessed(std::int64_t(records) * state.iterations());
     state.SetBytesProcessed(std::int64_t(in.csvBytes) * state.iterations());

@@ -90,7 +90,7 @@ void openBench(benchmark::State& state, bool timelines) {
         s.reset();
         state.ResumeTiming();
         s = prism::openSession(path, oo);
-        benchmark::DoNotOptimize(s->capture.flows.startNs.data());
+        benchmark::DoNotOptimize(&s->capture.flows.startNs);
     }
     records = s->capture.flows.size();
     for (const auto& j : s->analysis.jobs) segments += j.timeline.segmentCount();
