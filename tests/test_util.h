@@ -31,6 +31,7 @@ inline Capture captureOf(const FlowTable& flows, const Topology& topology) {
     c.source = "simulated";
     c.flows = flows;
     c.flows.sortByStart();
+    c.flows.startNs.compact();
     c.topology = topology;
     c.hasTopology = true;
     return c;

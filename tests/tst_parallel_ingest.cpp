@@ -449,7 +449,8 @@ private slots:
     // Start times compacted (a base per block of 2^16 rows, 4 bytes a row) read as they were, through every way a
     // table is read and reshaped after: algorithms over them, the fingerprint, a start set that fits or does not
     // (the column then goes back to 8 bytes a row), concatenation, a window, a sort. A block whose rows span 2^32
-    // ns or more keeps the column as it was.
+    // ns or more (a pause) keeps its rows at 8 bytes beside the others; more than half the rows in such blocks,
+    // and the column stays as it was.
     void compactedStartsReadAsTheyWere() {
         std::mt19937_64 rng(11);
         FlowTable t;
@@ -473,8 +474,9 @@ private slots:
         QCOMPARE(std::lower_bound(t.startNs.begin(), t.startNs.end(), starts[123'456]) - t.startNs.begin(),
                  std::ptrdiff_t(123'456));
         QCOMPARE(*std::max_element(t.startNs.begin(), t.startNs.end()), starts.back());
-        FlowTable w = t; // a window of a compacted table
+        FlowTable w = t; // a window of a compacted table: compacted again
         w.keepStartsIn(starts[70'000], starts[140'000]);
+        QVERIFY(w.startNs.compacted());
         QCOMPARE(w.size(), std::size_t(70'000));
         for (std::size_t i = 0; i < w.size(); ++i)
             if (w.startNs[i] != starts[70'000 + i]) QFAIL("window");
@@ -491,20 +493,50 @@ private slots:
         t.startNs.set(7, starts[7] + (std::int64_t(1) << 33)); // past its block's reach: back to 8 bytes a row
         QVERIFY(!t.startNs.compacted());
         QCOMPARE(t.startNs[7], starts[7] + (std::int64_t(1) << 33));
-        QVERIFY(!t.startNs.compact(2)); // the block now spans 2^33 ns
+        QVERIFY(t.startNs.compact(2)); // its block now spans 2^33 ns: 8-byte rows there, the others compacted
+        QCOMPARE(t.startNs[7], starts[7] + (std::int64_t(1) << 33));
         t.startNs.set(7, starts[7]);
-        QVERIFY(t.startNs.compact(2));
+        t.startNs.expand();
+        QVERIFY(t.startNs.compact(2));                   // every block compacted again
         t.startNs.set(6, starts[6] - 1'000'000'000'000); // below its block's base: back to 8 bytes a row
         QVERIFY(!t.startNs.compacted());
         QCOMPARE(t.startNs[6], starts[6] - 1'000'000'000'000);
         QCOMPARE(t.startNs[5], starts[5] + 1);
         QCOMPARE(t.startNs[199'999], starts[199'999]);
-        FlowTable sparse = before; // one block whose rows span 2^32 ns: not compacted, nothing changed
-        sparse.startNs.set(70'000, starts[70'000] + (std::int64_t(1) << 32));
+        // A pause of an hour in the second block, an INT64_MIN start in the last: those two blocks keep 8-byte
+        // rows, the other three are compacted.
+        FlowTable paused = before;
+        std::vector<std::int64_t> want = starts;
+        for (std::size_t i = 70'000; i < want.size(); ++i) want[i] += 3'600'000'000'000;
+        want[199'999] = INT64_MIN;
+        for (std::size_t i = 70'000; i < want.size(); ++i) paused.startNs.set(i, want[i]);
+        QVERIFY(paused.startNs.compact(2));
+        QVERIFY(paused.startNs.memoryBytes() < before.startNs.memoryBytes() * 9 / 10); // (4 B a row + 8 B a wide one)
+        for (std::size_t i = 0; i < want.size(); ++i)
+            if (paused.startNs[i] != want[i]) QFAIL(qPrintable(QString("paused row %1").arg(i)));
+        paused.startNs.set(70'001, want[70'001] + 3); // in a wide block: stays compacted
+        paused.startNs.set(10, want[10] + 3);         // in a compacted one, fitting
+        QVERIFY(paused.startNs.compacted());
+        QCOMPARE(paused.startNs[70'001], want[70'001] + 3);
+        QCOMPARE(paused.startNs[10], want[10] + 3);
+        paused.startNs.expand();
+        QCOMPARE(paused.startNs[70'001], want[70'001] + 3);
+        QCOMPARE(paused.startNs[199'999], INT64_MIN);
+        FlowTable sparse = before; // pauses in three blocks of four and a part: more than half wide, not compacted
+        for (std::size_t i : {std::size_t(70'000), std::size_t(140'000), std::size_t(196'000)})
+            sparse.startNs.set(i, starts[i] + (std::int64_t(1) << 32));
         QVERIFY(!sparse.startNs.compact(2));
         QVERIFY(!sparse.startNs.compacted());
         QCOMPARE(sparse.startNs[70'000], starts[70'000] + (std::int64_t(1) << 32));
         QCOMPARE(sparse.startNs[69'999], starts[69'999]);
+        for (std::size_t n : {std::size_t(65'536), std::size_t(65'537)}) { // exactly a block, and one row more
+            StartColumn c;
+            for (std::size_t i = 0; i < n; ++i) c.push_back(std::int64_t(i) * 7 - 1'000);
+            QVERIFY(c.compact(2));
+            QCOMPARE(c.size(), n);
+            QCOMPARE(c.back(), std::int64_t(n - 1) * 7 - 1'000);
+            QCOMPARE(c[0], std::int64_t(-1'000));
+        }
         FlowTable empty;
         QVERIFY(!empty.startNs.compact());
     }

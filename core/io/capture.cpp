@@ -206,7 +206,7 @@ Capture loadCapture(const std::vector<std::string>& sources, const LoadOptions& 
     if (options.fromNs != std::numeric_limits<std::int64_t>::min() ||
         options.toNs != std::numeric_limits<std::int64_t>::max())
         c.flows.keepStartsIn(options.fromNs, options.toNs);
-    c.flows.startNs.compact(); // sorted: 4 bytes a start where the capture is dense enough (StartColumn)
+    c.flows.startNs.compact(options.threads); // sorted: 4 bytes a start where dense enough (StartColumn)
     if (c.hasTopology) {
         checkTopology(c);
     } else {

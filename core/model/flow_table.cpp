@@ -47,33 +47,57 @@ bool StartColumn::compact(unsigned threads) {
     if (m_compact || m_full.empty()) return m_compact;
     const std::size_t n = m_full.size(), blocks = ((n - 1) >> kShift) + 1;
     const unsigned t = threadCount(threads);
+    auto rows = [&](std::size_t b) { return std::pair{b << kShift, std::min(n, (b + 1) << kShift)}; };
     std::vector<std::int64_t> base(blocks);
-    std::atomic<bool> fits{true};
     parallelFor(blocks, t, [&](std::size_t b, unsigned) {
-        const auto lo = m_full.begin() + std::ptrdiff_t(b << kShift),
-                   hi = m_full.begin() + std::ptrdiff_t(std::min(n, (b + 1) << kShift));
-        const auto [least, most] = std::minmax_element(lo, hi);
-        if ((std::uint64_t(*most) - std::uint64_t(*least)) >> 32) fits = false;
-        base[b] = *least;
+        const auto [lo, hi] = rows(b);
+        const auto [least, most] =
+            std::minmax_element(m_full.begin() + std::ptrdiff_t(lo), m_full.begin() + std::ptrdiff_t(hi));
+        const bool fits = (std::uint64_t(*most) - std::uint64_t(*least)) >> 32 == 0 && *least != kWideBlock;
+        base[b] = fits ? *least : kWideBlock;
     });
-    if (!fits) return false;
+    std::size_t wideRows = 0;
+    for (std::size_t b = 0; b < blocks; ++b)
+        if (base[b] == kWideBlock) wideRows += rows(b).second - rows(b).first;
+    if (wideRows * 2 > n) return false; // 12 bytes a row or more: no saving
     std::vector<std::uint32_t> off(n); // (beside the 8-byte rows until those go)
+    std::vector<std::int64_t> wide;
+    wide.reserve(wideRows);
+    for (std::size_t b = 0; b < blocks; ++b) { // the wide blocks' rows, in order, where their offsets point
+        if (base[b] != kWideBlock) continue;
+        const auto [lo, hi] = rows(b);
+        for (std::size_t i = lo; i < hi; ++i) {
+            off[i] = std::uint32_t(wide.size());
+            wide.push_back(m_full[i]);
+        }
+    }
     parallelFor(blocks, t, [&](std::size_t b, unsigned) {
-        for (std::size_t i = b << kShift, hi = std::min(n, (b + 1) << kShift); i < hi; ++i)
-            off[i] = std::uint32_t(std::uint64_t(m_full[i]) - std::uint64_t(base[b]));
+        if (base[b] == kWideBlock) return;
+        const auto [lo, hi] = rows(b);
+        for (std::size_t i = lo; i < hi; ++i) off[i] = std::uint32_t(std::uint64_t(m_full[i]) - std::uint64_t(base[b]));
     });
     m_off = std::move(off);
     m_base = std::move(base);
-    std::vector<std::int64_t>().swap(m_full);
+    m_full = std::move(wide);
     m_compact = true;
     return true;
+}
+
+void StartColumn::resize(std::size_t n) {
+    if (m_compact && n <= size()) {
+        m_off.resize(n);
+        m_base.resize(n ? ((n - 1) >> kShift) + 1 : 0); // (wide blocks' rows past n stay unread)
+        return;
+    }
+    expand();
+    m_full.resize(n, 0);
 }
 
 void StartColumn::expand() {
     if (!m_compact) return;
     std::vector<std::int64_t> full(m_off.size());
     for (std::size_t i = 0; i < full.size(); ++i) full[i] = (*this)[i];
-    m_full = std::move(full);
+    m_full = std::move(full); // (the wide blocks' rows were read above)
     std::vector<std::uint32_t>().swap(m_off);
     std::vector<std::int64_t>().swap(m_base);
     m_compact = false;
@@ -114,6 +138,7 @@ void FlowTable::enableCongestion() {
 void FlowTable::clear() { *this = FlowTable{}; }
 
 void FlowTable::keepStartsIn(std::int64_t from, std::int64_t to) {
+    const bool compacted = startNs.compacted(); // (rows moved to other blocks may not fit them: compacted anew)
     EndpointTable kept;
     std::vector<EndpointId> id(endpoints.size(), ~EndpointId(0));
     auto map = [&](EndpointId e) {
@@ -147,6 +172,7 @@ void FlowTable::keepStartsIn(std::int64_t from, std::int64_t to) {
     if (m_congestion)
         for (auto* c : {&retransmits, &cnps, &ecnCe}) c->resize(n);
     endpoints = std::move(kept);
+    if (compacted) startNs.compact();
 }
 
 void FlowTable::clearRecords() {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -134,14 +135,17 @@ using IdColumn = HalvedColumn<EndpointId, std::uint16_t>;
 // The records' start times: 8 bytes a row while the table is being built, read or reordered; once compacted
 // (compact(), after the sort), a base per block of 2^16 rows and each row's 32-bit offset from it (frame of
 // reference), 4 bytes a row: the rows of a block, sorted, lie within 4.3 s of each other wherever 65,536
-// records take less than that (a capture dense enough for its size to matter). Where a block does not, the
-// column stays as it was. A write to a compacted column that does not fit expands it first.
+// records take less than that (a capture dense enough for its size to matter). A block that does not (a pause,
+// the quiet between two jobs) keeps its rows at 8 bytes beside the others (12 a row); where more than half the
+// rows would, the column stays as it was. A write that does not fit its block expands the column first.
 class StartColumn {
 public:
     static constexpr int kShift = 16;
 
     std::int64_t operator[](std::size_t i) const {
-        return m_compact ? m_base[i >> kShift] + std::int64_t(m_off[i]) : m_full[i];
+        if (!m_compact) return m_full[i];
+        const std::int64_t base = m_base[i >> kShift];
+        return base != kWideBlock ? base + std::int64_t(m_off[i]) : m_full[m_off[i]];
     }
     std::size_t size() const { return m_compact ? m_off.size() : m_full.size(); }
     bool empty() const { return size() == 0; }
@@ -151,18 +155,30 @@ public:
     std::size_t memoryBytes() const { return m_full.capacity() * 8 + m_off.capacity() * 4 + m_base.capacity() * 8; }
     std::size_t capacity() const { return m_compact ? m_off.capacity() : m_full.capacity(); }
     void reserve(std::size_t n) {
+        if (m_compact && n <= size()) return;
         expand();
         m_full.reserve(n);
     }
-    void clear() { *this = StartColumn(); }
+    void clear() { // (keeps the 8-byte rows' capacity)
+        m_full.clear();
+        if (!m_compact) return;
+        std::vector<std::uint32_t>().swap(m_off);
+        std::vector<std::int64_t>().swap(m_base);
+        m_compact = false;
+    }
     void push_back(std::int64_t v) {
         expand();
         m_full.push_back(v);
     }
     void set(std::size_t i, std::int64_t v) {
         if (m_compact) {
-            const std::uint64_t d = std::uint64_t(v) - std::uint64_t(m_base[i >> kShift]);
-            if (d >> 32 == 0 && v >= m_base[i >> kShift]) {
+            const std::int64_t base = m_base[i >> kShift];
+            if (base == kWideBlock) {
+                m_full[m_off[i]] = v;
+                return;
+            }
+            const std::uint64_t d = std::uint64_t(v) - std::uint64_t(base);
+            if (d >> 32 == 0 && v >= base) {
                 m_off[i] = std::uint32_t(d);
                 return;
             }
@@ -170,23 +186,21 @@ public:
         }
         m_full[i] = v;
     }
-    void resize(std::size_t n) {
-        expand();
-        m_full.resize(n, 0);
-    }
+    void resize(std::size_t n); // new rows 0; a compacted column that shrinks stays compacted
     void append(const StartColumn& other);
     // The rows as 8-byte values, to fill or reorder in place (expands a compacted column).
     std::int64_t* data() {
         expand();
         return m_full.data();
     }
-    // Compacts where every block's rows lie within 2^32 ns of its least (on `threads` threads); returns whether
-    // it did. The compacted rows take 4 bytes each; the 8-byte ones are freed.
+    // Compacts where at least half the rows are in blocks whose rows lie within 2^32 ns of its least (on `threads`
+    // threads); returns whether it did. The 8-byte rows of the other blocks are kept, the rest freed.
     bool compact(unsigned threads = 0);
     void expand(); // back to 8 bytes a row
     bool operator==(const StartColumn& o) const;
 
-    // The values in row order (for algorithms and range-for; each one read as operator[] reads it).
+    // The values in row order (for algorithms and range-for; each one read as operator[] reads it: a proxy, as
+    // vector<bool>'s, random access for the standard algorithms).
     class const_iterator {
     public:
         using iterator_category = std::random_access_iterator_tag;
@@ -221,10 +235,11 @@ public:
     const_iterator end() const { return {this, size()}; }
 
 private:
+    static constexpr std::int64_t kWideBlock = std::numeric_limits<std::int64_t>::min(); // a base: 8-byte rows
     bool m_compact = false;
-    std::vector<std::int64_t> m_full;
-    std::vector<std::uint32_t> m_off;
-    std::vector<std::int64_t> m_base; // per block, its least start
+    std::vector<std::int64_t> m_full; // every row; once compacted, the rows of the wide blocks only
+    std::vector<std::uint32_t> m_off; // compacted: each row's offset from its block's base, or its place in m_full
+    std::vector<std::int64_t> m_base; // per block, its least start (never kWideBlock), or kWideBlock
 };
 
 class FlowTable {

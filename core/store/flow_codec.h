@@ -40,7 +40,8 @@ struct WideCounts {
 void setHigh(CountColumn& column, const WideCounts::Chunk& chunk);
 
 // Decodes `count` values of column `c` into records [first, first + count) of `flows`, whose columns must
-// already have their final size, the endpoint id columns widened (IdColumn::widen) where `endpoints` is over
+// already have their final size (the starts not compacted: decodes side by side write them as 8-byte rows),
+// the endpoint id columns widened (IdColumn::widen) where `endpoints` is over
 // 2^16 (an id of 2^16 or more is out of range in a narrow column). Endpoint ids must be below `endpoints`.
 // Wide counts go to `wide` when given (decodes side by side), else straight into the table. Returns an empty string on
 // success, else what is wrong (damaged data).
