@@ -162,8 +162,7 @@ prism::LoadOptions loadOptions(const Source& s, const CLI::App& cmd) {
 // (UDP source ports moved), so that each copy is a restart of the jobs.
 void writeCopiesOf(prism::FlowTable table, const std::string& out, std::uint64_t copies, bool restarts, bool gzip) {
     if (table.empty()) return;
-    std::int64_t first = table.startNs[0];
-    for (std::size_t i = 1; i < table.size(); ++i) first = std::min(first, table.startNs[i]);
+    const std::int64_t first = *std::min_element(table.startNs.begin(), table.startNs.end());
     const std::int64_t last = table.lastEnd();
     const std::int64_t shift = last - first + 1'000'000'000;
     std::vector<std::uint32_t> order(table.size());

@@ -84,8 +84,7 @@ StoreOverview TableStore::overview() {
     }
     o.endpoints = std::uint64_t(std::count(seen.begin(), seen.end(), true));
     if (!f.empty()) {
-        o.firstNs = f.startNs[0];
-        for (std::size_t i = 1; i < f.size(); ++i) o.firstNs = std::min(o.firstNs, f.startNs[i]);
+        o.firstNs = *std::min_element(f.startNs.begin(), f.startNs.end());
         o.lastNs = f.lastEnd();
     }
     return o;
