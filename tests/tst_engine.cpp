@@ -482,6 +482,63 @@ private slots:
                  QString::fromStdString(reportToJson(alone)["jobs"].dump()));
     }
 
+    // Recognition reads the records in parts side by side, one a thread: whatever their number, its result is
+    // that of one pass in order (the same jobs, NICs, hosts, spans, counts, clusters merged, restarts, nodes and
+    // record lists), on a table by start and on one whose rows are not (the series then made in one part).
+    void recognitionIsTheSameOnAnyNumberOfThreads_data() {
+        QTest::addColumn<QString>("preset");
+        for (const char* p : {"two-jobs", "restart", "reuse", "moe", "interleaved", "checkpoints", "zero1"})
+            QTest::newRow(p) << QString(p);
+    }
+    void recognitionIsTheSameOnAnyNumberOfThreads() {
+        QFETCH(QString, preset);
+        const Capture capture = captureOf(sim::simulate(presetConfig(qPrintable(preset), 1)));
+        auto same = [](const RecognitionResult& a, const RecognitionResult& b) {
+            QCOMPARE(a.notes, b.notes);
+            QCOMPARE(a.jobs.size(), b.jobs.size());
+            for (std::size_t j = 0; j < a.jobs.size(); ++j) {
+                const RecognizedJob &x = a.jobs[j], &y = b.jobs[j];
+                QCOMPARE(x.nics, y.nics);
+                QCOMPARE(x.hosts, y.hosts);
+                QCOMPARE(x.unknownNics, y.unknownNics);
+                QCOMPARE(x.startNs, y.startNs);
+                QCOMPARE(x.endNs, y.endNs);
+                QCOMPARE(x.recordCount, y.recordCount);
+                QCOMPARE(x.bytes, y.bytes);
+                QCOMPARE(x.clusters, y.clusters);
+                QCOMPARE(x.restartOf, y.restartOf);
+                QCOMPARE(x.records, y.records);
+                QCOMPARE(x.nodes.size(), y.nodes.size());
+                for (std::size_t k = 0; k < x.nodes.size(); ++k) {
+                    QCOMPARE(x.nodes[k].endpoint, y.nodes[k].endpoint);
+                    QCOMPARE(x.nodes[k].from, y.nodes[k].from);
+                    QCOMPARE(x.nodes[k].to, y.nodes[k].to);
+                }
+            }
+        };
+        const RecognitionResult one = recognizeJobs(capture.flows, capture.topology, {}, {}, 1);
+        QVERIFY(!one.jobs.empty());
+        QVERIFY(capture.flows.size() >= 3 * 4096); // read in three parts on three threads
+        // Clusters merged (rail by rail): the series pass ran.
+        QVERIFY(std::any_of(one.jobs.begin(), one.jobs.end(), [](const RecognizedJob& j) { return j.clusters > 1; }));
+        for (unsigned threads : {2u, 3u, 7u}) {
+            same(one, recognizeJobs(capture.flows, capture.topology, {}, {}, threads));
+            if (QTest::currentTestFailed()) return;
+        }
+        // The rows in blocks of 1000 backwards.
+        FlowTable shuffled;
+        const FlowTable& f = capture.flows;
+        for (std::size_t b = 0; b < f.size(); b += 1000)
+            for (std::size_t i = std::min(f.size(), b + 1000); i-- > b;)
+                shuffled.append(f.startNs[i], f.end(i), shuffled.endpoints.intern(f.endpoints.at(f.src[i])),
+                                shuffled.endpoints.intern(f.endpoints.at(f.dst[i])), f.srcPort[i], f.dstPort[i],
+                                f.proto[i], f.bytes[i], f.packets[i]);
+        QVERIFY(!shuffled.isSortedByStart());
+        const RecognitionResult inOne = recognizeJobs(shuffled, capture.topology, {}, {}, 1);
+        QCOMPARE(inOne.jobs.size(), one.jobs.size());
+        same(inOne, recognizeJobs(shuffled, capture.topology, {}, {}, 3));
+    }
+
     // Progress on `two-jobs`: calls 1-5 are recognition's, 6-8 job-0's (its steps done, then its timeline, then its
     // end), 9-11 job-1's, 12 the end. Cancelled at any of them, the analysis throws there.
     void cancellingAtAnyProgressThrows() {

@@ -1,6 +1,7 @@
 #include "analysis/recognition.h"
 
 #include "model/diagnostics.h"
+#include "util/parallel.h"
 #include "util/varint.h"
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include <map>
 #include <numeric>
 #include <tuple>
-#include <unordered_map>
 
 namespace prism {
 
@@ -218,10 +218,51 @@ std::int64_t rhythmBinWidth(std::int64_t lo, std::int64_t hi, const RecognitionP
 struct RecognitionPasses::State {
     const Topology& topology;
     RecognitionParams params;
-    // Pass 1: connections.
-    std::unordered_map<ConnKey, std::uint32_t, ConnKeyHash> connIndex;
-    std::vector<ConnKey> keys;
-    std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+    // Pass 1: connections, each with its first start and last end, in the order first seen.
+    // A connection's index is found in a table of its own (open addressing, linear probing, at most half full): a
+    // job has a few connections a GPU, looked up once a record (on `large` 6,144 for 6.3M records; a node-based
+    // hash map took 15 ns a record, most of the pass).
+    struct Connections {
+        std::vector<std::uint32_t> slots; // index + 1 into keys, 0 empty; a power of two in size
+        std::vector<ConnKey> keys;
+        std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+        std::size_t endpoints = 0; // 1 + the largest id seen
+        void add(const ConnKey& key, std::int64_t start, std::int64_t end) {
+            if (2 * (keys.size() + 1) > slots.size()) grow();
+            const std::size_t mask = slots.size() - 1;
+            for (std::size_t h = ConnKeyHash{}(key)&mask;; h = (h + 1) & mask) {
+                const std::uint32_t at = slots[h];
+                if (at == 0) {
+                    slots[h] = std::uint32_t(keys.size() + 1);
+                    keys.push_back(key);
+                    spans.emplace_back(start, end);
+                    endpoints = std::max<std::size_t>(endpoints, std::size_t(std::max(key.src, key.dst)) + 1);
+                    return;
+                }
+                if (keys[at - 1] == key) {
+                    auto& sp = spans[at - 1];
+                    sp.first = std::min(sp.first, start);
+                    sp.second = std::max(sp.second, end);
+                    return;
+                }
+            }
+        }
+        void grow() {
+            slots.assign(std::max<std::size_t>(64, 2 * slots.size()), 0);
+            const std::size_t mask = slots.size() - 1;
+            for (std::size_t c = 0; c < keys.size(); ++c) {
+                std::size_t h = ConnKeyHash{}(keys[c]) & mask;
+                while (slots[h]) h = (h + 1) & mask;
+                slots[h] = std::uint32_t(c + 1);
+            }
+        }
+        // Adds a later part's connections as if their records had come after this one's.
+        void append(const Connections& later) {
+            for (std::size_t c = 0; c < later.keys.size(); ++c)
+                add(later.keys[c], later.spans[c].first, later.spans[c].second);
+        }
+    };
+    Connections conns;
     std::size_t endpoints = 0; // 1 + the largest id seen
     // Pass 2: nodes (endpoint, epoch), dense: nodeBase[e] + epoch.
     std::vector<std::vector<std::int64_t>> epochStarts;
@@ -249,12 +290,31 @@ struct RecognitionPasses::State {
 
     State(const Topology& t, const RecognitionParams& p) : topology(t), params(p) {}
 
-    std::uint32_t find(std::uint32_t v) {
+    static std::uint32_t find(std::vector<std::uint32_t>& parent, std::uint32_t v) {
         while (parent[v] != v) {
             parent[v] = parent[parent[v]];
             v = parent[v];
         }
         return v;
+    }
+    std::uint32_t find(std::uint32_t v) { return find(parent, v); }
+    // Pass 2 for one record into `stats` and `parent` (the state's own, or a part's: recognizeJobs).
+    std::uint32_t record(std::vector<NodeStats>& stats, std::vector<std::uint32_t>& parents, EndpointId src,
+                         EndpointId dst, std::int64_t start, std::int64_t end, std::uint64_t bytes) const {
+        const std::uint32_t s = nodeOf(src, start), d = nodeOf(dst, start);
+        NodeStats& st = stats[s];
+        ++st.records;
+        st.bytes += bytes;
+        st.first = std::min(st.first, start);
+        st.last = std::max(st.last, end);
+        st.touched = true;
+        stats[d].touched = true;
+        if (st.lastPartner != d) {
+            st.lastPartner = d;
+            const std::uint32_t a = find(parents, s), b = find(parents, d);
+            if (a != b) parents[std::max(a, b)] = std::min(a, b);
+        }
+        return s;
     }
     std::uint32_t nodeOf(EndpointId e, std::int64_t start) const {
         const std::vector<std::int64_t>& starts = epochStarts[e];
@@ -270,24 +330,14 @@ RecognitionPasses::~RecognitionPasses() = default;
 
 void RecognitionPasses::connection(EndpointId src, EndpointId dst, std::uint16_t port, std::int64_t start,
                                    std::int64_t end) {
-    m->endpoints = std::max<std::size_t>(m->endpoints, std::size_t(std::max(src, dst)) + 1);
-    auto [it, inserted] = m->connIndex.try_emplace(ConnKey{src, dst, port}, std::uint32_t(m->spans.size()));
-    if (inserted) {
-        m->keys.push_back({src, dst, port});
-        m->spans.emplace_back(start, end);
-    } else {
-        auto& sp = m->spans[it->second];
-        sp.first = std::min(sp.first, start);
-        sp.second = std::max(sp.second, end);
-    }
+    m->conns.add(ConnKey{src, dst, port}, start, end);
 }
 
 void RecognitionPasses::endConnections() {
     State& S = *m;
-    S.epochStarts = connectionEpochs(S.keys, S.spans, S.endpoints);
-    S.connIndex = {};
-    S.keys = {};
-    S.spans = {};
+    S.endpoints = S.conns.endpoints;
+    S.epochStarts = connectionEpochs(S.conns.keys, S.conns.spans, S.endpoints);
+    S.conns = {};
     S.nodeBase.resize(S.endpoints + 1);
     std::uint32_t n = 0;
     for (std::size_t e = 0; e < S.endpoints; ++e) {
@@ -306,21 +356,7 @@ void RecognitionPasses::endConnections() {
 
 std::uint32_t RecognitionPasses::record(EndpointId src, EndpointId dst, std::int64_t start, std::int64_t end,
                                         std::uint64_t bytes) {
-    State& S = *m;
-    const std::uint32_t s = S.nodeOf(src, start), d = S.nodeOf(dst, start);
-    State::NodeStats& st = S.nodeStats[s];
-    ++st.records;
-    st.bytes += bytes;
-    st.first = std::min(st.first, start);
-    st.last = std::max(st.last, end);
-    st.touched = true;
-    S.nodeStats[d].touched = true;
-    if (st.lastPartner != d) {
-        st.lastPartner = d;
-        const std::uint32_t a = S.find(s), b = S.find(d);
-        if (a != b) S.parent[std::max(a, b)] = std::min(a, b);
-    }
-    return s;
+    return m->record(m->nodeStats, m->parent, src, dst, start, end, bytes);
 }
 
 bool RecognitionPasses::endGraph(const EndpointTable& endpoints) {
@@ -521,47 +557,149 @@ RecognitionResult RecognitionPasses::result(const EndpointTable& endpoints, std:
 }
 
 RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology, const RecognitionParams& params,
-                                const std::function<bool(double)>& progress) {
+                                const std::function<bool(double)>& progress, unsigned threads) {
     const std::size_t n = flows.size();
     RecognitionPasses passes(topology, params);
-    // Pass 1: the connections' lifetimes give each endpoint's epochs (recognition.h).
-    for (std::size_t i = 0; i < n; ++i)
-        if (flows.isRoce(i))
-            passes.connection(flows.src[i], flows.dst[i], flows.srcPort[i], flows.startNs[i], flows.end(i));
+    using State = RecognitionPasses::State;
+    State& S = *passes.m;
+    // The passes read the records in parts side by side (rows [cuts[k], cuts[k + 1])), each pass giving what it
+    // gives reading them in order (below): the same connections, graph, statistics, series and lists, bit for bit.
+    const std::size_t parts = std::max<std::size_t>(1, std::min<std::size_t>(threadCount(threads), n / 4096));
+    std::vector<std::size_t> cuts;
+    for (std::size_t k = 0; k <= parts; ++k) cuts.push_back(n * k / parts);
+    // Pass 1: the connections' lifetimes give each endpoint's epochs (recognition.h). A later part's connections
+    // are added after the first's in the order that part first saw them: the order of one pass.
+    {
+        std::vector<State::Connections> more(parts - 1);
+        parallelFor(parts, parts, [&](std::size_t k, unsigned) {
+            State::Connections& conns = k ? more[k - 1] : S.conns;
+            for (std::size_t i = cuts[k]; i < cuts[k + 1]; ++i)
+                if (flows.isRoce(i))
+                    conns.add(ConnKey{flows.src[i], flows.dst[i], flows.srcPort[i]}, flows.startNs[i], flows.end(i));
+        });
+        for (const State::Connections& later : more) S.conns.append(later);
+    }
     passes.endConnections();
     if (progress && !progress(0.2)) throw Cancelled();
     // Pass 2: each endpoint's activity falls into its epochs (an (endpoint, epoch) is a node); join the two
     // nodes of each RoCE record, gather per node what the clusters need. A record's sender node is looked up
     // again where a later pass needs it (an epoch search, mostly none), not kept: 4 bytes a record, the peak of
     // a report's analysis once the columns read by recognition alone are let go (analyzeCaptureReleasing).
-    for (std::size_t i = 0; i < n; ++i) {
-        if (flows.isRoce(i)) passes.record(flows.src[i], flows.dst[i], flows.startNs[i], flows.end(i), flows.bytes[i]);
-        if (progress && (i & 0xFFFFF) == 0 && !progress(0.2 + 0.2 * double(i) / double(n))) throw Cancelled();
+    // Parts after the first gather into statistics and a union-find of their own, joined to the first's after:
+    // sums, minima, maxima and connected components do not depend on the order (a component's root is its
+    // lowest node either way). Each part's record count per node places its records in the lists (below).
+    using NodeStats = State::NodeStats;
+    struct Part {
+        std::vector<NodeStats> stats;
+        std::vector<std::uint32_t> parent;
+    };
+    std::vector<Part> more(parts - 1);
+    const std::size_t nodes = S.nodeStats.size();
+    // Whether each part's rows come by start (for pass 3).
+    std::vector<std::uint8_t> byStart(parts, 1);
+    if (progress && !progress(0.2)) throw Cancelled(); // (then every 2^20 records the caller's thread reads)
+    parallelFor(parts, parts, [&](std::size_t k, unsigned worker) {
+        std::vector<NodeStats>& stats = k ? more[k - 1].stats : S.nodeStats;
+        std::vector<std::uint32_t>& parent = k ? more[k - 1].parent : S.parent;
+        if (k) {
+            stats.resize(nodes);
+            parent.resize(nodes);
+            std::iota(parent.begin(), parent.end(), 0u);
+        }
+        std::int64_t before = k ? std::int64_t(flows.startNs[cuts[k] - 1]) : std::numeric_limits<std::int64_t>::min();
+        bool inOrder = true;
+        for (std::size_t i = cuts[k]; i < cuts[k + 1]; ++i) {
+            const std::int64_t start = flows.startNs[i];
+            inOrder = inOrder && start >= before;
+            before = start;
+            if (flows.isRoce(i))
+                S.record(stats, parent, flows.src[i], flows.dst[i], start, flows.end(i), flows.bytes[i]);
+            if (worker == 0 && progress && (i & 0xFFFFF) == 0 && i > 0 &&
+                !progress(0.2 + 0.2 * double(i - cuts[k]) / double(cuts[k + 1] - cuts[k])))
+                throw Cancelled();
+        }
+        byStart[k] = inOrder;
+    });
+    std::vector<std::vector<std::uint64_t>> recordsOfNode; // of parts [0, parts - 1), for the lists
+    for (std::size_t k = 0; k + 1 < parts; ++k) {
+        const std::vector<NodeStats>& stats = k ? more[k - 1].stats : S.nodeStats;
+        recordsOfNode.emplace_back(nodes);
+        for (std::uint32_t v = 0; v < nodes; ++v) recordsOfNode[k][v] = stats[v].records;
+    }
+    for (Part& part : more) {
+        for (std::uint32_t v = 0; v < nodes; ++v) {
+            const NodeStats& x = part.stats[v];
+            NodeStats& st = S.nodeStats[v];
+            st.records += x.records;
+            st.bytes += x.bytes;
+            st.first = std::min(st.first, x.first);
+            st.last = std::max(st.last, x.last);
+            st.touched = st.touched || x.touched;
+            const std::uint32_t r = State::find(part.parent, v);
+            if (r == v) continue;
+            const std::uint32_t a = S.find(v), b = S.find(r);
+            if (a != b) S.parent[std::max(a, b)] = std::min(a, b);
+        }
+        part = {};
     }
     if (progress && !progress(0.5)) throw Cancelled();
-    // Pass 3, when clusters may merge: their traffic series.
-    if (passes.endGraph(flows.endpoints))
-        for (std::size_t i = 0; i < n; ++i)
-            if (flows.isRoce(i))
-                passes.series(passes.senderNode(flows.src[i], flows.startNs[i]), flows.startNs[i], flows.bytes[i]);
+    // Pass 3, when clusters may merge: their traffic series. Where the rows come by start, each part's rows start
+    // at a bin of their own: no bin is added to by two parts, each cell sums its bytes in record order as one pass
+    // does. Otherwise the pass is made in one part.
+    if (passes.endGraph(flows.endpoints)) {
+        const bool inOrder = std::all_of(byStart.begin(), byStart.end(), [](std::uint8_t b) { return b != 0; });
+        std::vector<std::size_t> at = inOrder ? cuts : std::vector<std::size_t>{0, n};
+        for (std::size_t k = 1; k + 1 < at.size(); ++k) {
+            at[k] = std::max(at[k], at[k - 1]);
+            while (at[k] < n &&
+                   S.binOf(std::max(flows.startNs[at[k]], S.lo)) == S.binOf(std::max(flows.startNs[at[k] - 1], S.lo)))
+                ++at[k];
+        }
+        parallelFor(at.size() - 1, unsigned(at.size() - 1), [&](std::size_t k, unsigned) {
+            for (std::size_t i = at[k]; i < at[k + 1]; ++i) {
+                if (!flows.isRoce(i)) continue;
+                const std::int64_t start = flows.startNs[i];
+                passes.series(passes.senderNode(flows.src[i], start), start, flows.bytes[i]);
+            }
+        });
+    }
     if (progress && !progress(0.7)) throw Cancelled();
     std::vector<std::uint32_t> jobOfNode;
     RecognitionResult result = passes.result(flows.endpoints, &jobOfNode);
-    // The records of each job, in start order: one pass, into lists sized beforehand.
-    std::vector<std::uint32_t*> fill(result.jobs.size());
-    for (std::size_t j = 0; j < result.jobs.size(); ++j) {
+    // The records of each job, in start order: one pass, into lists sized beforehand, each part's rows from where
+    // the parts before it end (their record counts per node, by job).
+    const std::size_t J = result.jobs.size();
+    std::vector<std::uint32_t*> fill(parts * J);
+    for (std::size_t j = 0; j < J; ++j) {
         result.jobs[j].records.resize(result.jobs[j].recordCount);
         fill[j] = result.jobs[j].records.data();
     }
-    if (result.jobs.size() == 1) {
-        std::uint32_t* out = fill[0];
-        for (std::size_t i = 0; i < n; ++i)
-            if (flows.isRoce(i)) *out++ = std::uint32_t(i);
-    } else {
-        for (std::size_t i = 0; i < n; ++i)
-            if (flows.isRoce(i))
-                *fill[jobOfNode[passes.senderNode(flows.src[i], flows.startNs[i])]]++ = std::uint32_t(i);
+    for (std::size_t k = 1; k < parts; ++k) {
+        for (std::size_t j = 0; j < J; ++j) fill[k * J + j] = fill[(k - 1) * J + j];
+        for (std::uint32_t v = 0; v < nodes; ++v)
+            if (jobOfNode[v] != kNone) fill[k * J + jobOfNode[v]] += recordsOfNode[k - 1][v];
     }
+    // Per endpoint its job where it has one epoch (most), so that a record's job is one lookup.
+    constexpr std::uint32_t kEpochs = kNone - 1; // several epochs: the sender node's
+    std::vector<std::uint32_t> jobOfEndpoint(S.endpoints, kNone);
+    for (std::size_t e = 0; e < S.endpoints; ++e)
+        jobOfEndpoint[e] = S.epochStarts[e].empty() ? jobOfNode[S.nodeBase[e]] : kEpochs;
+    parallelFor(parts, parts, [&](std::size_t k, unsigned) {
+        std::uint32_t** out = fill.data() + k * J;
+        if (J == 1) {
+            std::uint32_t* o = out[0];
+            for (std::size_t i = cuts[k]; i < cuts[k + 1]; ++i)
+                if (flows.isRoce(i)) *o++ = std::uint32_t(i);
+        } else {
+            for (std::size_t i = cuts[k]; i < cuts[k + 1]; ++i) {
+                if (!flows.isRoce(i)) continue;
+                const EndpointId e = flows.src[i];
+                std::uint32_t j = jobOfEndpoint[e];
+                if (j == kEpochs) j = jobOfNode[S.nodeOf(e, flows.startNs[i])];
+                *out[j]++ = std::uint32_t(i);
+            }
+        }
+    });
     if (progress && !progress(1.0)) throw Cancelled();
     return result;
 }

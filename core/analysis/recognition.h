@@ -113,10 +113,13 @@ public:
 private:
     struct State;
     std::unique_ptr<State> m;
+    friend RecognitionResult recognizeJobs(const FlowTable&, const Topology&, const RecognitionParams&,
+                                           const std::function<bool(double)>&, unsigned);
 };
 
-RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology,
-                                const RecognitionParams& params = {},
-                                const std::function<bool(double)>& progress = {});
+// The passes over a table's records, on `threads` threads (0: one per core); the result is the same whatever
+// the thread count.
+RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology, const RecognitionParams& params = {},
+                                const std::function<bool(double)>& progress = {}, unsigned threads = 0);
 
 } // namespace prism
