@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <numeric>
 #include <type_traits>
@@ -254,7 +255,8 @@ FlowTable FlowTable::concatenate(std::vector<FlowTable> parts) {
     }
     if (out.m_congestion && !firstCongestion)
         for (auto* v : {&out.retransmits, &out.cnps, &out.ecnCe}) v->assign(first, 0);
-    // One column at a time: the table's column grows to its size while the parts' copies are freed one by one.
+    // Column by column, the columns side by side (a thread a column; on `large` the copy took 0.06 s on one core):
+    // each of the table's columns grows to its size while the parts' copies of it are freed one by one.
     auto column = [&](auto member, bool congestion = false) {
         auto& to = out.*member;
         to.reserve(total);
@@ -274,29 +276,37 @@ FlowTable FlowTable::concatenate(std::vector<FlowTable> parts) {
             parts[p].*member = IdColumn();
         }
     };
-    out.startNs.reserve(total);
-    for (std::size_t p = 1; p < parts.size(); ++p) {
-        out.startNs.append(parts[p].startNs);
-        parts[p].startNs.clear();
-    }
-    endpoint(&FlowTable::src);
-    endpoint(&FlowTable::dst);
-    column(&FlowTable::srcPort);
-    column(&FlowTable::dstPort);
-    column(&FlowTable::proto);
-    for (CountColumn FlowTable::*member : {&FlowTable::durationNs, &FlowTable::bytes, &FlowTable::packets}) {
+    auto counts = [&](CountColumn FlowTable::*member) {
         auto& to = out.*member;
         to.reserve(total);
         for (std::size_t p = 1; p < parts.size(); ++p) {
             to.append(parts[p].*member);
             parts[p].*member = CountColumn();
         }
-    }
+    };
+    std::vector<std::function<void()>> columns = {
+        [&] {
+            out.startNs.reserve(total);
+            for (std::size_t p = 1; p < parts.size(); ++p) {
+                out.startNs.append(parts[p].startNs);
+                parts[p].startNs = StartColumn();
+            }
+        },
+        [&] { endpoint(&FlowTable::src); },
+        [&] { endpoint(&FlowTable::dst); },
+        [&] { column(&FlowTable::srcPort); },
+        [&] { column(&FlowTable::dstPort); },
+        [&] { column(&FlowTable::proto); },
+        [&] { counts(&FlowTable::durationNs); },
+        [&] { counts(&FlowTable::bytes); },
+        [&] { counts(&FlowTable::packets); },
+    };
     if (out.m_congestion) {
-        column(&FlowTable::retransmits, true);
-        column(&FlowTable::cnps, true);
-        column(&FlowTable::ecnCe, true);
+        columns.push_back([&] { column(&FlowTable::retransmits, true); });
+        columns.push_back([&] { column(&FlowTable::cnps, true); });
+        columns.push_back([&] { column(&FlowTable::ecnCe, true); });
     }
+    parallelFor(columns.size(), threadCount(0), [&](std::size_t k, unsigned) { columns[k](); });
     return out;
 }
 
