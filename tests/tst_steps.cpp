@@ -898,6 +898,75 @@ private slots:
                               "moe", "moe-ep-lt-dp", "pure-pp", "interleaved-nodp"})
             QTest::newRow(p) << QString(p);
     }
+    // The passes over a job's records go in parts side by side and its DP groups' series are cut side by side:
+    // on any number of threads the division is the one a single thread makes.
+    void theStepsAreTheSameOnAnyNumberOfThreads_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<QString>("anomaly"); // on steps 5-9 of the job's second host's first GPU, or none
+        QTest::addColumn<double>("factor");
+        for (const char* p : {"moe", "moe-ep-lt-dp", "interleaved", "zero1", "fsdp", "megatron-8", "deep-pipeline",
+                              "grad-accum", "anomalies", "pp-anomalies", "checkpoints"})
+            QTest::newRow(p) << QString(p) << QString() << 1.0;
+        // Groups whose bursts differ in number (a slow link cuts its ring's sync apart, a slow GPU's stage syncs
+        // late): a burst each group's own.
+        QTest::newRow("megatron-8 slow link") << "megatron-8"
+                                              << "slow_link" << 8.0;
+        QTest::newRow("deep-pipeline slow link") << "deep-pipeline"
+                                                 << "slow_link" << 8.0;
+        QTest::newRow("interleaved slow rank") << "interleaved"
+                                               << "slow_rank" << 3.0;
+    }
+    void theStepsAreTheSameOnAnyNumberOfThreads() {
+        QFETCH(QString, preset);
+        QFETCH(QString, anomaly);
+        QFETCH(double, factor);
+        sim::SimConfig config = presetConfig(qPrintable(preset), 1);
+        if (!anomaly.isEmpty()) {
+            sim::AnomalySpec x;
+            x.kind = anomaly.toStdString();
+            x.job = 0;
+            x.host = config.jobs[0].hosts[1];
+            x.gpu = config.jobs[0].firstGpu;
+            x.firstStep = 5;
+            x.lastStep = 9;
+            x.factor = factor;
+            config.anomalies = {x};
+        }
+        const Capture c = captureOf(sim::simulate(config));
+        const Analysis a = runAnalysis(c);
+        QVERIFY(!a.recognition.jobs.empty());
+        const RecognizedJob& job = a.recognition.jobs[0];
+        QVERIFY(job.records.size() >= 2 * 4096); // read in parts
+        const std::int64_t first = c.flows.startNs.empty() ? 0 : c.flows.startNs.front();
+        StepParams one;
+        one.threads = 1;
+        const StepDivision d = divideSteps(c.flows, c.topology, job, a.jobs[0].parallelism, one, first);
+        QVERIFY(d.steps.size() >= 4);
+        for (unsigned threads : {2u, 3u, 7u}) {
+            StepParams p;
+            p.threads = threads;
+            const StepDivision e = divideSteps(c.flows, c.topology, job, a.jobs[0].parallelism, p, first);
+            QCOMPARE(e.steps.size(), d.steps.size());
+            for (std::size_t k = 0; k < d.steps.size(); ++k) {
+                QCOMPARE(e.steps[k].startNs, d.steps[k].startNs);
+                QCOMPARE(e.steps[k].endNs, d.steps[k].endNs);
+            }
+            QCOMPARE(e.syncStartNs, d.syncStartNs);
+            QCOMPARE(e.syncEndNs, d.syncEndNs);
+            QCOMPARE(e.firstActivityNs, d.firstActivityNs);
+            QCOMPARE(e.clockOffsetNs, d.clockOffsetNs);
+            QCOMPARE(e.notes, d.notes);
+            QCOMPARE(e.changePoints, d.changePoints);
+            QCOMPARE(e.changeProbability, d.changeProbability);
+            QCOMPARE(e.source, d.source);
+            QCOMPARE(e.firstStepCut, d.firstStepCut);
+            QCOMPARE(e.lastStepCut, d.lastStepCut);
+            QCOMPARE(e.medianStepNs, d.medianStepNs);
+            QVERIFY(e.syncWindowsNs == d.syncWindowsNs);
+            QVERIFY(e.expertPairs == d.expertPairs);
+        }
+    }
+
     void theOrderOfAJobsRecordsDoesNotChangeItsSteps() {
         QFETCH(QString, preset);
         sim::SimResult sim = sim::simulate(presetConfig(preset.toStdString().c_str(), 2));

@@ -36,6 +36,10 @@ public:
     void add(std::int32_t src, std::int32_t dst, std::int32_t group) {
         if (!has(src, dst)) m_out[std::size_t(src)].push_back({dst, group});
     }
+    // Adds the links of `later` (of records that came after this one's), as if added here record by record.
+    void append(const DpLinks& later) {
+        later.eachLink([&](std::int32_t src, std::int32_t dst, std::int32_t group) { add(src, dst, group); });
+    }
     bool has(std::int32_t src, std::int32_t dst) const {
         const auto& v = m_out[std::size_t(src)];
         return std::any_of(v.begin(), v.end(), [&](const Link& l) { return l.dst == dst; });

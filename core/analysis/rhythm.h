@@ -22,6 +22,8 @@ struct StepParams {
     double drainedShare = 0.5;              // no DP: share of PP links (and head links) at rest in a drain
     std::int64_t exchangeWindowNs = 20'000; // a member's sends of one expert all-to-all start this close
     std::size_t splitUnionRecords = 1 << 16; // a job's activity (records by start) united in two halves side by side
+    unsigned threads = 0; // for the passes over a job's records and its groups' series (0: one per core): the
+                          // division is the same on any number
 };
 
 // Unites [x.first, x.second] with `pieces` (ascending, apart: each ends before the next starts), keeping them so:

@@ -86,28 +86,59 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     auto record = [&](std::uint32_t r, int a, int b, int group) {
         return SyncRec{flows.startNs[r], std::max(flows.end(r), flows.startNs[r]), a, b, group};
     };
-    // take(position, r, a, b) for each record of the job between two of its NICs that is DP sync (dp) or not.
-    auto eachRecord = [&](bool dp, auto&& take) {
-        for (std::size_t p = 0; p < job.records.size(); ++p) {
+    // take(position, r, a, b) for each record of the job at positions [from, to) between two of its NICs that is
+    // DP sync (dp) or not.
+    auto eachRecordIn = [&](bool dp, std::size_t from, std::size_t to, auto&& take) {
+        for (std::size_t p = from; p < to; ++p) {
             const std::uint32_t r = job.records[p];
             const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
             if (a >= 0 && b >= 0 && dpSync(a, b) == dp) take(p, r, a, b);
         }
     };
+    auto eachRecord = [&](bool dp, auto&& take) { eachRecordIn(dp, 0, job.records.size(), take); };
+    // The passes that only gather read the job's records in parts side by side, one a core, each part into its own
+    // tallies, joined in the parts' order: what one pass in order gives.
+    const std::size_t parts =
+        std::max<std::size_t>(1, std::min<std::size_t>(threadCount(params.threads), job.records.size() / 4096));
+    auto partBegin = [&](std::size_t k) { return job.records.size() * k / parts; };
+    auto inParts = [&](auto&& fn) {
+        parallelFor(parts, unsigned(parts), [&](std::size_t k, unsigned) { fn(k, partBegin(k), partBegin(k + 1)); });
+    };
+    struct Tally {
+        std::vector<std::size_t> groupCount; // per DP group
+        std::size_t dpTotal = 0;
+        int firstStage = -1;
+        bool oneStage = true;
+        DpLinks links;
+    };
+    std::vector<Tally> tallies(parts, Tally{{}, 0, -1, true, DpLinks(nics)});
+    inParts([&](std::size_t k, std::size_t from, std::size_t to) {
+        Tally& t = tallies[k];
+        eachRecordIn(true, from, to, [&](std::size_t, std::uint32_t, int a, int b) {
+            const std::size_t g = std::size_t(ix.dpGroup(a));
+            if (g >= t.groupCount.size()) t.groupCount.resize(g + 1, 0);
+            ++t.groupCount[g];
+            ++t.dpTotal;
+            if (t.firstStage < 0) t.firstStage = ix.stage(a);
+            t.oneStage = t.oneStage && ix.stage(a) == t.firstStage;
+            t.links.add(a, b, int(g));
+        });
+    });
     std::vector<std::size_t> groupEnd; // per DP group: its count, then (once grouped) one past its last position
     std::size_t dpTotal = 0;
     int firstStage = -1;
     bool oneStage = true;
     DpLinks dpLinks(nics);
-    eachRecord(true, [&](std::size_t, std::uint32_t, int a, int b) {
-        const std::size_t g = std::size_t(ix.dpGroup(a));
-        if (g >= groupEnd.size()) groupEnd.resize(g + 1, 0);
-        ++groupEnd[g];
-        ++dpTotal;
-        if (firstStage < 0) firstStage = ix.stage(a);
-        oneStage = oneStage && ix.stage(a) == firstStage;
-        dpLinks.add(a, b, int(g));
-    });
+    for (const Tally& t : tallies) {
+        if (t.groupCount.size() > groupEnd.size()) groupEnd.resize(t.groupCount.size(), 0);
+        for (std::size_t g = 0; g < t.groupCount.size(); ++g) groupEnd[g] += t.groupCount[g];
+        dpTotal += t.dpTotal;
+        if (t.firstStage >= 0) {
+            if (firstStage < 0) firstStage = t.firstStage;
+            oneStage = oneStage && t.oneStage && t.firstStage == firstStage;
+        }
+        dpLinks.append(t.links);
+    }
     const bool mayExchange = dpLinks.mayHoldExchanges();
     // The positions of the DP records, group after group, each group in the job's order: wanted where the groups
     // are taken one at a time (their expert exchanges, or their own series).
@@ -120,10 +151,20 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             groupEnd[g] = sum;
         }
         grouped.resize(dpTotal);
-        eachRecord(true, [&](std::size_t p, std::uint32_t, int a, int) {
-            grouped[at[std::size_t(ix.dpGroup(a))]++] = std::uint32_t(p);
+        // Each part from where the parts before it end in each group.
+        std::vector<std::vector<std::size_t>> partAt(parts, at);
+        for (std::size_t k = 1; k < parts; ++k)
+            for (std::size_t g = 0; g < at.size(); ++g)
+                partAt[k][g] =
+                    partAt[k - 1][g] + (g < tallies[k - 1].groupCount.size() ? tallies[k - 1].groupCount[g] : 0);
+        inParts([&](std::size_t k, std::size_t from, std::size_t to) {
+            std::vector<std::size_t>& next = partAt[k];
+            eachRecordIn(true, from, to, [&](std::size_t p, std::uint32_t, int a, int) {
+                grouped[next[std::size_t(ix.dpGroup(a))]++] = std::uint32_t(p);
+            });
         });
     }
+    std::vector<Tally>().swap(tallies);
     auto groupBegin = [&](std::size_t g) { return g == 0 ? std::size_t(0) : groupEnd[g - 1]; };
     if (!recordsInOrder) // each group by start, as exchanges are told and bursts cut
         for (std::size_t g = 0; g < groupEnd.size() && !grouped.empty(); ++g)
@@ -132,12 +173,11 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
                                  return flows.startNs[job.records[x]] < flows.startNs[job.records[y]];
                              });
     std::vector<SyncRec> buffer; // one group's records
-    auto gather = [&](std::size_t g, const std::vector<bool>* skip) {
-        buffer.clear();
+    auto gather = [&](std::size_t g, const std::vector<bool>* skip, std::vector<SyncRec>& into) {
+        into.clear();
         for (std::size_t i = groupBegin(g); i < groupEnd[g]; ++i) {
             const std::uint32_t p = grouped[i], r = job.records[p];
-            if (!skip || !(*skip)[p])
-                buffer.push_back(record(r, ix.local(flows.src[r]), ix.local(flows.dst[r]), int(g)));
+            if (!skip || !(*skip)[p]) into.push_back(record(r, ix.local(flows.src[r]), ix.local(flows.dst[r]), int(g)));
         }
     };
     // The expert exchanges leave the series, group by group (each group is judged by its own records); the ring's
@@ -150,7 +190,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         int stage = -1;
         onePhase = true;
         for (std::size_t g = 0; g < groupEnd.size(); ++g) {
-            gather(g, nullptr);
+            gather(g, nullptr, buffer);
             const std::vector<char> exchange = expertExchanges(buffer, nics, params.exchangeWindowNs);
             for (std::size_t i = 0; i < buffer.size(); ++i) {
                 if (exchange[i]) {
@@ -203,7 +243,8 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     // `each(f)` calls f(s, e, sender) for each record of the group's series by start, twice: once for the
     // pieces, then for each record's burst.
     std::vector<std::uint32_t> sendOf(nics, std::numeric_limits<std::uint32_t>::max()); // per sender: its last
-    auto cutSeries = [&](int group, auto&& each) {
+    auto cutSeries = [&](int group, auto&& each, std::vector<Burst>& toBursts, std::vector<BurstSend>& toSends,
+                         std::vector<std::uint32_t>& lastSend) {
         std::vector<Piece> pieces;
         each([&](std::int64_t s, std::int64_t e, int) {
             if (pieces.empty() || s > pieces.back().second) pieces.push_back({s, e});
@@ -216,30 +257,30 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         std::vector<char> openerBurst; // per burst of this group: a parameter all-gather that opens a step
         if (out.source == StepSource::DataParallel) splitDistributedOptimizer(pieces, cuts, openerBurst, params);
         std::vector<std::uint32_t> burstOfPiece(pieces.size());
-        const std::uint32_t base = std::uint32_t(bursts.size());
+        const std::uint32_t base = std::uint32_t(toBursts.size());
         std::size_t c = 0;
         for (std::size_t i = 0; i < pieces.size(); ++i) {
             const std::uint32_t id = base + std::uint32_t(c);
-            if (id == bursts.size())
-                bursts.push_back(
+            if (id == toBursts.size())
+                toBursts.push_back(
                     {pieces[i].first, pieces[i].second, group, c < openerBurst.size() && openerBurst[c] != 0});
-            bursts[id].e = std::max(bursts[id].e, pieces[i].second);
+            toBursts[id].e = std::max(toBursts[id].e, pieces[i].second);
             burstOfPiece[i] = id;
             if (c < cuts.size() && cuts[c] == i) ++c;
         }
         // A record lies in the last piece that starts at or before it (a piece opens with the first record past
-        // the one before); bursts come in order, so a sender's send in the burst is its last one.
+        // the one before); toBursts come in order, so a sender's send in the burst is its last one.
         std::size_t p = 0;
         each([&](std::int64_t s, std::int64_t e, int src) {
             while (p + 1 < pieces.size() && pieces[p + 1].first <= s) ++p;
             const std::uint32_t id = burstOfPiece[p];
-            std::uint32_t& at = sendOf[std::size_t(src)];
-            if (at < sends.size() && sends[at].burst == id) {
-                sends[at].s = std::min(sends[at].s, s);
-                sends[at].e = std::max(sends[at].e, e);
+            std::uint32_t& at = lastSend[std::size_t(src)];
+            if (at < toSends.size() && toSends[at].burst == id) {
+                toSends[at].s = std::min(toSends[at].s, s);
+                toSends[at].e = std::max(toSends[at].e, e);
             } else {
-                at = std::uint32_t(sends.size());
-                sends.push_back({s, e, src, id});
+                at = std::uint32_t(toSends.size());
+                toSends.push_back({s, e, src, id});
             }
         });
     };
@@ -252,9 +293,29 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     if (dp && !onePhase) {
         // With a pipeline the stages sync one after another (the last stage first), so each ring is cut on its
         // own.
-        for (std::size_t g = 0; g < groupEnd.size(); ++g) { // (each group's positions are by start)
-            gather(g, skip);
-            cutSeries(int(g), eachOf(buffer));
+        // The groups side by side, a thread a group at a time, each into bursts and sends of its own (a sender is
+        // of one group), joined in the groups' order: what cutting them one after another gives.
+        struct Cut {
+            std::vector<Burst> bursts;
+            std::vector<BurstSend> sends;
+        };
+        std::vector<Cut> cut(groupEnd.size());
+        const unsigned threads = unsigned(std::min<std::size_t>(threadCount(params.threads), dpTotal / 4096 + 1));
+        std::vector<std::vector<SyncRec>> buffers(threads);
+        std::vector<std::vector<std::uint32_t>> lastSends(threads);
+        parallelFor(groupEnd.size(), threads, [&](std::size_t g, unsigned worker) {
+            std::vector<SyncRec>& records = buffers[worker];
+            gather(g, skip, records); // (each group's positions are by start)
+            std::vector<std::uint32_t>& last = lastSends[worker];
+            last.assign(nics, std::numeric_limits<std::uint32_t>::max());
+            cutSeries(int(g), eachOf(records), cut[g].bursts, cut[g].sends, last);
+        });
+        for (Cut& c : cut) {
+            const std::uint32_t base = std::uint32_t(bursts.size());
+            bursts.insert(bursts.end(), c.bursts.begin(), c.bursts.end());
+            for (BurstSend& x : c.sends) x.burst += base;
+            sends.insert(sends.end(), c.sends.begin(), c.sends.end());
+            c = {};
         }
         std::vector<SyncRec>().swap(buffer);
     } else {
@@ -265,18 +326,21 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         // Without DP sync, the PP records are the one series.
         std::vector<SyncRec>().swap(buffer);
         if (recordsInOrder) {
-            cutSeries(0, [&](auto&& f) {
-                eachRecord(dp, [&](std::size_t p, std::uint32_t r, int a, int) {
-                    if (!skip || !(*skip)[p]) f(flows.startNs[r], std::max(flows.end(r), flows.startNs[r]), a);
-                });
-            });
+            cutSeries(
+                0,
+                [&](auto&& f) {
+                    eachRecord(dp, [&](std::size_t p, std::uint32_t r, int a, int) {
+                        if (!skip || !(*skip)[p]) f(flows.startNs[r], std::max(flows.end(r), flows.startNs[r]), a);
+                    });
+                },
+                bursts, sends, sendOf);
         } else { // records not by start: the series gathered and sorted
             std::vector<SyncRec> all;
             eachRecord(dp, [&](std::size_t p, std::uint32_t r, int a, int b) {
                 if (!skip || !(*skip)[p]) all.push_back(record(r, a, b, 0));
             });
             std::stable_sort(all.begin(), all.end(), [](const SyncRec& x, const SyncRec& y) { return x.s < y.s; });
-            cutSeries(0, eachOf(all));
+            cutSeries(0, eachOf(all), bursts, sends, sendOf);
         }
         // One series of the ring's syncs: its exchanges are of it too.
         if (dp)
@@ -641,21 +705,38 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
 
     // 5. Step 0 starts at the job's first record; each step's first activity; traffic after the last end.
     const std::size_t K = ends.size();
+    struct Activity {
+        std::vector<std::int64_t> firstAct;
+        std::int64_t jobFirst = kNever, trailingEnd = std::numeric_limits<std::int64_t>::min();
+        std::size_t trailing = 0;
+    };
+    std::vector<Activity> activity(parts);
+    inParts([&](std::size_t part, std::size_t from, std::size_t to) {
+        Activity& act = activity[part];
+        act.firstAct.assign(K, kNever);
+        for (std::size_t p = from; p < to; ++p) {
+            const std::uint32_t r = job.records[p];
+            const int a = ix.local(flows.src[r]);
+            const std::int64_t off = a >= 0 ? nicOffset[std::size_t(a)] : 0;
+            const std::int64_t s = flows.startNs[r] - off;
+            act.jobFirst = std::min(act.jobFirst, s);
+            const std::size_t k = std::size_t(std::lower_bound(ends.begin(), ends.end(), s) - ends.begin());
+            if (k < K) {
+                act.firstAct[k] = std::min(act.firstAct[k], s);
+            } else {
+                ++act.trailing;
+                act.trailingEnd = std::max(act.trailingEnd, flows.end(r) - off);
+            }
+        }
+    });
     std::vector<std::int64_t> firstAct(K, kNever);
     std::int64_t jobFirst = kNever, trailingEnd = std::numeric_limits<std::int64_t>::min();
     std::size_t trailing = 0;
-    for (std::uint32_t r : job.records) {
-        const int a = ix.local(flows.src[r]);
-        const std::int64_t off = a >= 0 ? nicOffset[std::size_t(a)] : 0;
-        const std::int64_t s = flows.startNs[r] - off;
-        jobFirst = std::min(jobFirst, s);
-        const std::size_t k = std::size_t(std::lower_bound(ends.begin(), ends.end(), s) - ends.begin());
-        if (k < K) {
-            firstAct[k] = std::min(firstAct[k], s);
-        } else {
-            ++trailing;
-            trailingEnd = std::max(trailingEnd, flows.end(r) - off);
-        }
+    for (const Activity& act : activity) {
+        for (std::size_t k = 0; k < K; ++k) firstAct[k] = std::min(firstAct[k], act.firstAct[k]);
+        jobFirst = std::min(jobFirst, act.jobFirst);
+        trailing += act.trailing;
+        trailingEnd = std::max(trailingEnd, act.trailingEnd);
     }
     for (std::size_t k = 0; k < K; ++k) {
         StepInfo st;
