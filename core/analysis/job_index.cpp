@@ -51,9 +51,7 @@ JobIndex::JobIndex(const FlowTable& flows, const Topology& topology, const Recog
     }
 }
 
-PairKind JobIndex::kind(int a, int b) const {
-    if (!m_dense.empty())
-        return m_dense[std::size_t(a) * m_nics.size() + std::size_t(b)] == 1 ? PairKind::DP : PairKind::PP;
+PairKind JobIndex::sparseKind(int a, int b) const {
     auto it = m_sparse.find(pairKey(std::uint32_t(a), std::uint32_t(b)));
     return it == m_sparse.end() ? PairKind::PP : it->second;
 }

@@ -20,13 +20,18 @@ public:
     int local(EndpointId e) const { return e < m_local.size() ? m_local[e] : -1; }
     std::size_t size() const { return m_nics.size(); }
     EndpointId endpoint(int local) const { return m_nics[std::size_t(local)]; }
-    PairKind kind(int a, int b) const; // locals; PP when the pair was never classified
+    PairKind kind(int a, int b) const { // locals; PP when the pair was never classified
+        if (!m_dense.empty()) [[likely]]
+            return m_dense[std::size_t(a) * m_nics.size() + std::size_t(b)] == 1 ? PairKind::DP : PairKind::PP;
+        return sparseKind(a, b);
+    }
     int stage(int local) const { return m_stage[std::size_t(local)]; }     // 0 when pp = 1
     int dpGroup(int local) const { return m_group[std::size_t(local)]; }   // -1 when in no DP group
     int leaf(int local) const { return m_leaf[std::size_t(local)]; }       // topology switch index, or -1
     int host(int local) const { return m_host[std::size_t(local)]; }       // topology host index, or -1
 
 private:
+    PairKind sparseKind(int a, int b) const;
     std::vector<int> m_local;
     std::vector<EndpointId> m_nics;
     std::vector<int> m_stage, m_group, m_leaf, m_host;

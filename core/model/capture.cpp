@@ -28,7 +28,8 @@ CaptureSummary summarize(const Capture& capture) {
     CaptureSummary s;
     const FlowTable& f = capture.flows;
     s.source = capture.source;
-    const StoreOverview o = TableStore(f, capture.source).overview();
+    std::vector<bool> roce; // per endpoint: in a RoCE record
+    const StoreOverview o = TableStore(f, capture.source).overview(roce);
     s.records = o.records;
     s.roceRecords = o.roceRecords;
     s.roceBytes = o.roceBytes;
@@ -40,12 +41,11 @@ CaptureSummary summarize(const Capture& capture) {
     if (capture.hasTopology) {
         s.hosts = capture.topology.hosts.size();
         s.nics = capture.topology.nics.size();
-        s.unknownRoceEndpoints = unknownRoceEndpoints(f, capture.topology).size();
+        // (unknownRoceEndpoints(...).size(): the RoCE endpoints the topology does not know)
+        for (EndpointId e = 0; e < roce.size(); ++e)
+            s.unknownRoceEndpoints += roce[e] && !capture.topology.nicByIp(f.endpoints.at(e));
     } else {
         // Without a topology each RoCE endpoint is a NIC and its own host (the warning says so).
-        std::vector<bool> roce(f.endpoints.size(), false);
-        for (std::size_t i = 0; i < f.size(); ++i)
-            if (f.isRoce(i)) roce[f.src[i]] = roce[f.dst[i]] = true;
         s.nics = s.hosts = std::uint64_t(std::count(roce.begin(), roce.end(), true));
     }
     const LoadDiagnostics& d = capture.diagnostics;

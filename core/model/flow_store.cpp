@@ -2,6 +2,7 @@
 #include "model/flow_store.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <unordered_map>
 
@@ -64,28 +65,46 @@ TimeResolution measureResolution(const FlowTable& flows) {
 }
 
 StoreOverview TableStore::overview() {
+    std::vector<bool> roce;
+    return overview(roce);
+}
+
+StoreOverview TableStore::overview(std::vector<bool>& roceEndpoint) const {
+    // One pass: every figure, and the endpoints seen (a byte each: 1 in a record, 2 in a RoCE record).
     StoreOverview o;
     const FlowTable& f = m_flows;
     o.records = f.size();
-    std::vector<bool> seen(f.endpoints.size(), false);
-    bool anyRoce = false;
+    std::vector<std::uint8_t> seen(f.endpoints.size(), 0);
+    std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
+    std::int64_t roceFirst = first, roceLast = last;
     for (std::size_t i = 0; i < f.size(); ++i) {
-        seen[f.src[i]] = seen[f.dst[i]] = true;
+        const std::int64_t s = f.startNs[i], e = f.end(i);
+        first = std::min(first, s);
+        last = std::max(last, e);
         if (!f.isRoce(i)) {
+            seen[f.src[i]] |= 1;
+            seen[f.dst[i]] |= 1;
             ++o.otherRecords;
             o.otherBytes += f.bytes[i];
             continue;
         }
+        seen[f.src[i]] |= 3;
+        seen[f.dst[i]] |= 3;
         ++o.roceRecords;
         o.roceBytes += f.bytes[i];
-        o.roceFirstNs = anyRoce ? std::min(o.roceFirstNs, f.startNs[i]) : f.startNs[i];
-        o.roceLastNs = anyRoce ? std::max(o.roceLastNs, f.end(i)) : f.end(i);
-        anyRoce = true;
+        roceFirst = std::min(roceFirst, s);
+        roceLast = std::max(roceLast, e);
     }
-    o.endpoints = std::uint64_t(std::count(seen.begin(), seen.end(), true));
+    o.endpoints = std::uint64_t(std::count_if(seen.begin(), seen.end(), [](std::uint8_t x) { return x != 0; }));
+    roceEndpoint.assign(seen.size(), false);
+    for (std::size_t e = 0; e < seen.size(); ++e) roceEndpoint[e] = (seen[e] & 2) != 0;
+    if (o.roceRecords) {
+        o.roceFirstNs = roceFirst;
+        o.roceLastNs = roceLast;
+    }
     if (!f.empty()) {
-        o.firstNs = *std::min_element(f.startNs.begin(), f.startNs.end());
-        o.lastNs = f.lastEnd();
+        o.firstNs = first;
+        o.lastNs = last;
     }
     return o;
 }

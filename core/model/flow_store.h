@@ -150,6 +150,8 @@ public:
         : m_flows(flows), m_source(std::move(source)), m_diag(std::move(diag)) {}
     std::string source() const override { return m_source; }
     StoreOverview overview() override;
+    // The same, and per endpoint (by id) whether a RoCE record has it as source or destination.
+    StoreOverview overview(std::vector<bool>& roceEndpoint) const;
     FlowTable groupedRoce(std::int64_t lo, std::int64_t width) override;
     FlowTable roceRecords(const RecordSelection& selection) override;
     using FlowStore::roceRecords;
