@@ -550,6 +550,8 @@ private slots:
         QTest::newRow("nearly, a few rows far out of place") << 1;
         QTest::newRow("no order") << 2;
         QTest::newRow("already sorted but for one last row") << 3;
+        QTest::newRow("nearly, a block's starts over 2^31 ns apart (three radix passes)") << 4;
+        QTest::newRow("nearly, a pause of 72 minutes (a block spans 2^32 ns or more)") << 5;
     }
     void theSortIsTheStableSortForEveryShapeOfInput() {
         QFETCH(int, shape);
@@ -558,10 +560,12 @@ private slots:
         const int n = 200000;
         for (int i = 0; i < n; ++i) {
             std::int64_t start = std::int64_t(i) * 3;
-            if (shape == 0 || shape == 1) start += std::int64_t(rng() % 5000) - 2500; // about 800 rows
+            if (shape == 0 || shape == 1 || shape == 5) start += std::int64_t(rng() % 5000) - 2500; // about 800 rows
             if (shape == 1 && rng() % 20000 == 0) start = std::int64_t(rng() % (3 * std::uint64_t(n)));
             if (shape == 2) start = std::int64_t(rng() % 100000);
             if (shape == 3 && i == n - 1) start = 5;
+            if (shape == 4) start = std::int64_t(i) * 100'000 + std::int64_t(rng() % 5'000'000) / 1000 * 1000;
+            if (shape == 5 && i >= n / 3) start += std::int64_t(1000) << 32; // 72 minutes, a multiple of 2^32 ns
             t.append(start, start + std::int64_t(rng() % 3), 0, 0, 1, 4791, 17, std::uint64_t(i), 1);
         }
         std::vector<std::uint32_t> want(t.size());

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <type_traits>
@@ -390,8 +391,7 @@ static void permuteNear(T* v, const std::vector<std::uint32_t>& order, std::size
 void FlowTable::sortByStart(unsigned threads) {
     if (isSortedByStart()) return;
     const unsigned t = threadCount(threads);
-    std::vector<std::uint32_t> order(size());
-    std::iota(order.begin(), order.end(), 0u);
+    std::vector<std::uint32_t> order(size()); // (every block fills its rows')
     auto less = [this](std::uint32_t a, std::uint32_t b) {
         return startNs[a] != startNs[b] ? startNs[a] < startNs[b] : end(a) < end(b);
     };
@@ -405,8 +405,60 @@ void FlowTable::sortByStart(unsigned threads) {
     std::vector<std::size_t> bounds;
     for (std::size_t b = 0; b < size(); b += kBlock) bounds.push_back(b);
     bounds.push_back(size());
-    parallelFor(bounds.size() - 1, t, [&](std::size_t k, unsigned) {
-        std::stable_sort(order.begin() + std::ptrdiff_t(bounds[k]), order.begin() + std::ptrdiff_t(bounds[k + 1]), less);
+    // A block is sorted by radix: each row a 64-bit key, its start's offset from the block's first start above its
+    // place in the block, sorted 11 bits of the offset a pass from the lowest (each pass stable: rows with one
+    // start keep their order); then rows with one start are put in order of their ends. The order of a stable
+    // sort by (start, end), in as many passes as the block's span of starts takes (3 for 8.6 s; a comparison
+    // sort of the blocks took twice the time on `large`). A block spanning 2^32 ns or more is sorted by
+    // comparison instead.
+    std::vector<std::vector<std::uint64_t>> keys(t), spare(t);
+    const std::int64_t* const starts = startNs.data(); // (not compacted before the sort)
+    parallelFor(bounds.size() - 1, t, [&](std::size_t k, unsigned worker) {
+        const std::size_t lo = bounds[k], hi = bounds[k + 1];
+        std::int64_t low = std::numeric_limits<std::int64_t>::max(), high = std::numeric_limits<std::int64_t>::min();
+        for (std::size_t i = lo; i < hi; ++i) {
+            low = std::min(low, starts[i]);
+            high = std::max(high, starts[i]);
+        }
+        const std::uint64_t span = std::uint64_t(high) - std::uint64_t(low);
+        if (span >> 32) {
+            std::iota(order.begin() + std::ptrdiff_t(lo), order.begin() + std::ptrdiff_t(hi), std::uint32_t(lo));
+            std::stable_sort(order.begin() + std::ptrdiff_t(lo), order.begin() + std::ptrdiff_t(hi), less);
+            return;
+        }
+        std::vector<std::uint64_t>& v = keys[worker];
+        std::vector<std::uint64_t>& w = spare[worker];
+        v.resize(hi - lo);
+        w.resize(hi - lo);
+        for (std::size_t i = lo; i < hi; ++i)
+            v[i - lo] = (std::uint64_t(starts[i]) - std::uint64_t(low)) << 32 | std::uint64_t(i - lo);
+        constexpr unsigned kBits = 11;
+        for (unsigned shift = 32; shift < 64 && (span >> (shift - 32)) != 0; shift += kBits) {
+            std::uint32_t count[(1u << kBits) + 1] = {};
+            for (std::uint64_t x : v) ++count[((x >> shift) & ((1u << kBits) - 1)) + 1];
+            for (unsigned d = 1; d <= (1u << kBits); ++d) count[d] += count[d - 1];
+            for (std::uint64_t x : v) w[count[(x >> shift) & ((1u << kBits) - 1)]++] = x;
+            v.swap(w);
+        }
+        for (std::size_t i = 0; i < v.size();) {
+            std::size_t j = i + 1;
+            while (j < v.size() && v[j] >> 32 == v[i] >> 32) ++j;
+            auto byEnd = [&](std::uint64_t x, std::uint64_t y) {
+                return end(lo + (x & 0xFFFFFFFF)) < end(lo + (y & 0xFFFFFFFF));
+            };
+            if (j - i > 64) {
+                std::stable_sort(v.begin() + std::ptrdiff_t(i), v.begin() + std::ptrdiff_t(j), byEnd);
+            } else { // a few rows (most): by insertion, stable
+                for (std::size_t a = i + 1; a < j; ++a) {
+                    const std::uint64_t x = v[a];
+                    std::size_t b = a;
+                    for (; b > i && byEnd(x, v[b - 1]); --b) v[b] = v[b - 1];
+                    v[b] = x;
+                }
+            }
+            i = j;
+        }
+        for (std::size_t i = lo; i < hi; ++i) order[i] = std::uint32_t(lo + (v[i - lo] & 0xFFFFFFFF));
     });
     auto at = [&](std::size_t i) { return order.begin() + std::ptrdiff_t(i); };
     std::size_t joined = 1; // blocks [0, joined) are one sorted run
