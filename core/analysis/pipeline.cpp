@@ -7,30 +7,11 @@
 
 namespace prism {
 
-namespace {
-
-// Stages 2 and 3 of a job: its parallelism, its index and its steps (what reads the job alone, none of the
-// report's other jobs: jobs are prepared side by side, then finished in order).
-struct PreparedJob {
-    ParallelismResult par;
-    std::optional<JobIndex> index;
-    StepDivision division;
-};
-
-PreparedJob prepareJob(const FlowTable& flows, const Topology& topo, const RecognizedJob& rj, std::int64_t firstNs,
-                       const AnalysisOptions& options) {
-    PreparedJob p;
-    p.par = inferParallelism(flows, topo, rj, options.parallelism);
-    p.index.emplace(flows, topo, rj, p.par); // one per job, for steps, timeline and diagnosis
-    p.division = divideSteps(flows, topo, rj, p.par, options.steps, firstNs, &*p.index);
-    return p;
-}
-
-JobInfo finishJob(const FlowTable& flows, const Topology& topo, const RecognizedJob& rj, std::size_t j,
-                  const std::vector<JobInfo>& earlier, const AnalysisOptions& options, bool reportOnly,
-                  JobAnalysis& analysed, const std::function<bool(double)>& progress,
-                  const std::function<void()>& linksFound, PreparedJob&& prepared) {
-    ParallelismResult& par = prepared.par;
+JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const RecognizedJob& rj, std::size_t j,
+                   const std::vector<JobInfo>& earlier, std::int64_t firstNs, const AnalysisOptions& options,
+                   bool reportOnly, JobAnalysis& analysed, const std::function<bool(double)>& progress,
+                   const std::function<void()>& linksFound) {
+    ParallelismResult par = inferParallelism(flows, topo, rj, options.parallelism);
     JobInfo info;
     info.id = "job-" + std::to_string(j);
     for (EndpointId e : rj.nics) info.gpus.push_back(flows.endpoints.at(e).toString());
@@ -67,8 +48,8 @@ JobInfo finishJob(const FlowTable& flows, const Topology& topo, const Recognized
         info.notes.push_back(std::to_string(rj.unknownNics.size()) +
                              " endpoints of this job are not in topology.json; each counts as its own host");
     // Stages 3-5: steps from the DP sync bursts, the per-rank timeline in their aligned time, diagnosis.
-    const JobIndex& index = *prepared.index;
-    StepDivision& division = prepared.division;
+    const JobIndex index(flows, topo, rj, par); // one per job, for steps, timeline and diagnosis
+    StepDivision division = divideSteps(flows, topo, rj, par, options.steps, firstNs, &index);
     info.steps = division.steps;
     const int divisionNotes = int(info.notes.size());
     if (division.firstCutNote >= 0) analysed.firstCutNote = divisionNotes + division.firstCutNote;
@@ -106,16 +87,6 @@ JobInfo finishJob(const FlowTable& flows, const Topology& topo, const Recognized
     return info;
 }
 
-} // namespace
-
-JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const RecognizedJob& rj, std::size_t j,
-                   const std::vector<JobInfo>& earlier, std::int64_t firstNs, const AnalysisOptions& options,
-                   bool reportOnly, JobAnalysis& analysed, const std::function<bool(double)>& progress,
-                   const std::function<void()>& linksFound) {
-    return finishJob(flows, topo, rj, j, earlier, options, reportOnly, analysed, progress, linksFound,
-                     prepareJob(flows, topo, rj, firstNs, options));
-}
-
 namespace {
 
 // reportOnly: the timelines are not kept, so only the statistics diagnosis needs are built.
@@ -150,30 +121,18 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
     // Where the records are let go, the lists of the jobs not yet analysed wait packed (see below).
     if (release)
         for (std::size_t j = 1; j < jobs.size(); ++j) jobs[j].packRecords();
-    // Jobs go in groups of one per core: their parallelism and steps side by side (much of which runs on one core
-    // a job), then each finished in order (its timeline and diagnosis on every core). A job prepared waits with its
-    // list unpacked, its index and its steps (on `large` the second job: 5 MB, while the first is finished).
-    const std::size_t group = threadCount(0);
-    std::vector<std::optional<PreparedJob>> prepared(jobs.size());
     for (std::size_t j = 0; j < jobs.size(); ++j) {
         const double base = 0.6 + 0.4 * double(j) / double(jobs.size()), span = 0.4 / double(jobs.size());
-        if (j % group == 0) {
-            const std::size_t count = std::min(group, jobs.size() - j);
-            parallelFor(count, unsigned(count), [&](std::size_t k, unsigned) {
-                jobs[j + k].unpackRecords();
-                prepared[j + k] = prepareJob(flows, topo, jobs[j + k], report.capture->firstNs, options);
-            });
-        }
         JobAnalysis& analysed = out.jobs.emplace_back();
+        jobs[j].unpackRecords();
         // The last job's slow links are the last reader of the source ports: where the records are let go, the
         // column goes as soon as they are found, while that job's timeline may still be built (2 bytes a record;
         // on `large` the GUI's peak 2-4 MB lower).
         std::function<void()> linksFound;
         if (release && j + 1 == jobs.size())
             linksFound = [release] { std::vector<std::uint16_t>().swap(release->srcPort); };
-        report.jobs.push_back(finishJob(flows, topo, jobs[j], j, report.jobs, options, reportOnly, analysed,
-                                        stage(base, base + span), linksFound, std::move(*prepared[j])));
-        prepared[j].reset();
+        report.jobs.push_back(analyzeJob(flows, topo, jobs[j], j, report.jobs, report.capture->firstNs, options,
+                                         reportOnly, analysed, stage(base, base + span), linksFound));
         // Done with it: for a report the list goes now, and an analysis that lets the records go (the GUI's)
         // keeps it packed: a varint of each difference, 1-2 bytes a record where 4 (on `large` the first job's
         // list is 18 MB, 5 packed, while the second job is analysed).
