@@ -90,11 +90,15 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     // A rank's DP sync is one activity whichever ring neighbour a record is with: one stream for all peers.
     // A rank's transfers are needed only while its statistics and segments are made: the ranks go in blocks, the
     // records read once per block, so only a block's transfers are held.
+    // A rank's latest transfer of each stream: (kind, exchange, peer) in one key, the peer 0 for a DP sync (one
+    // stream whichever ring neighbour), so a record finds its stream by one compare an entry.
     struct Open {
-        SegmentKind kind;
-        std::uint32_t peer;
+        std::uint64_t key;
         std::size_t index;
-        bool exchange;
+    };
+    auto streamKey = [](SegmentKind kind, std::uint32_t peer, bool exchange) {
+        return std::uint64_t(kind == SegmentKind::DpSync ? 0 : peer) | std::uint64_t(kind) << 32 |
+               std::uint64_t(exchange) << 40;
     };
     const unsigned threads = threadCount(threadsWanted);
     // Eighths (at least 64 ranks): on `large` 22 MB less at the peak than quarters for the same time; sixteenths
@@ -179,9 +183,9 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                            std::uint64_t bytes, bool exchange = false) {
                 RankLists& mine = lists[rank - lo];
                 auto& list = mine.transfers;
+                const std::uint64_t key = streamKey(kind, peer, exchange);
                 for (Open& o : mine.open) {
-                    if (o.kind != kind || o.exchange != exchange || (o.peer != peer && kind != SegmentKind::DpSync))
-                        continue;
+                    if (o.key != key) continue;
                     Transfer& t = list[o.index];
                     if (s <= t.e + kMergeGapNs) {
                         t.e = std::max(t.e, e);
@@ -193,10 +197,11 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                     }
                     return;
                 }
-                mine.open.push_back({kind, peer, list.size(), exchange});
+                mine.open.push_back({key, list.size()});
                 list.push_back({s, e, bytes, peer, kind, exchange});
             };
             const std::uint32_t me = std::uint32_t(b * threads + w);
+            const bool anyExchange = division && !division->expertPairs.empty();
             const std::uint32_t* const passOf = passOfEndpoint.data();
             const bool looked = !passes.empty();
             // Record q, with whether its source end (mineA) and destination end (mineB) are this pass's.
@@ -214,7 +219,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 const int a = ix.local(ea), b = ix.local(eb);
                 const auto [s, e] = times(r);
                 if (ix.kind(a, b) == PairKind::DP) {
-                    const bool exchange = division && division->isExchange(flows.src[r], flows.dst[r], s);
+                    const bool exchange = anyExchange && division->isExchange(flows.src[r], flows.dst[r], s);
                     if (mineA) add(ra, SegmentKind::DpSync, rb, s, e, flows.bytes[r], exchange);
                     if (mineB) add(rb, SegmentKind::DpSync, ra, s, e, flows.bytes[r], exchange);
                 } else {
