@@ -269,7 +269,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             if (c < cuts.size() && cuts[c] == i) ++c;
         }
         // A record lies in the last piece that starts at or before it (a piece opens with the first record past
-        // the one before); toBursts come in order, so a sender's send in the burst is its last one.
+        // the one before); bursts come in order, so a sender's send in the burst is its last one.
         std::size_t p = 0;
         each([&](std::int64_t s, std::int64_t e, int src) {
             while (p + 1 < pieces.size() && pieces[p + 1].first <= s) ++p;

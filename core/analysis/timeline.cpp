@@ -90,8 +90,8 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     // A rank's DP sync is one activity whichever ring neighbour a record is with: one stream for all peers.
     // A rank's transfers are needed only while its statistics and segments are made: the ranks go in blocks, the
     // records read once per block, so only a block's transfers are held.
-    // A rank's latest transfer of each stream: (kind, exchange, peer) in one key, the peer 0 for a DP sync (one
-    // stream whichever ring neighbour), so a record finds its stream by one compare an entry.
+    // A rank's latest transfer of each stream: (kind, exchange, peer) in one key, the peer 0 for a DP sync, so a
+    // record finds its stream by one compare an entry.
     struct Open {
         std::uint64_t key;
         std::size_t index;

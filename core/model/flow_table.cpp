@@ -405,14 +405,14 @@ void FlowTable::sortByStart(unsigned threads) {
     std::vector<std::size_t> bounds;
     for (std::size_t b = 0; b < size(); b += kBlock) bounds.push_back(b);
     bounds.push_back(size());
-    // A block is sorted by radix: each row a 64-bit key, its start's offset from the block's first start above its
+    // A block is sorted by radix: each row a 64-bit key, its start's offset from the block's least start above its
     // place in the block, sorted 11 bits of the offset a pass from the lowest (each pass stable: rows with one
     // start keep their order); then rows with one start are put in order of their ends. The order of a stable
     // sort by (start, end), in as many passes as the block's span of starts takes (3 for 8.6 s; a comparison
     // sort of the blocks took twice the time on `large`). A block spanning 2^32 ns or more is sorted by
     // comparison instead.
     std::vector<std::vector<std::uint64_t>> keys(t), spare(t);
-    const std::int64_t* const starts = startNs.data(); // (not compacted before the sort)
+    const std::int64_t* const starts = startNs.data(); // (8 bytes a row: a compacted column expands, as below)
     parallelFor(bounds.size() - 1, t, [&](std::size_t k, unsigned worker) {
         const std::size_t lo = bounds[k], hi = bounds[k + 1];
         std::int64_t low = std::numeric_limits<std::int64_t>::max(), high = std::numeric_limits<std::int64_t>::min();
