@@ -79,10 +79,10 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
     // and dropped by then: it is closed, e + 2 us before the record at hand).
     struct Open {
         std::int64_t e;
-        std::int32_t b;
-        std::uint16_t port;
+        std::uint64_t channel; // receiver and source port, one word (channelOf)
         std::uint32_t step, i;
     };
+    auto channelOf = [](std::int32_t b, std::uint16_t port) { return std::uint64_t(std::uint32_t(b)) << 16 | port; };
     std::vector<std::vector<Open>> open(n);
     constexpr std::int64_t kTouch = 2'000; // a record starting within this of a transfer's end continues it
     std::int64_t maxOffset = std::numeric_limits<std::int64_t>::min();
@@ -367,15 +367,16 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
         while (byStart && judged < K && ready(judged, s)) judgeStep(judged++);
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
         if (a < 0 || b < 0 || flows.bytes[r] == 0) continue;
+        const std::uint64_t channel = channelOf(b, flows.srcPort[r]);
         auto start = [&] { // a new transfer from this record
             const std::uint32_t step = std::uint32_t(stepOf(s - sd.offsetOf(ix.endpoint(a))));
             std::vector<Xfer>& to = xfersOfStep[step];
             to.push_back({s, e, flows.bytes[r], a, b, flows.srcPort[r]});
-            return Open{e, b, flows.srcPort[r], step, std::uint32_t(to.size() - 1)};
+            return Open{e, channel, step, std::uint32_t(to.size() - 1)};
         };
         bool merged = false;
         for (Open& o : open[std::size_t(a)]) {
-            if (o.b != b || o.port != flows.srcPort[r]) continue;
+            if (o.channel != channel) continue;
             if (s <= o.e + kTouch) {
                 Xfer& x = xfersOfStep[o.step][o.i];
                 x.e = std::max(x.e, e);
