@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
 
 using namespace prism;
@@ -507,6 +508,28 @@ private slots:
 
         Analysis clean = runAnalysis(captureOf(sim::simulate(presetConfig("tiny", 1))));
         QVERIFY(clean.jobs[0].division->changePoints.empty());
+    }
+
+    // A step found near the last one (lowerBoundNear) is std::lower_bound's answer from any starting guess: on
+    // sorted ends with ties, values before, between, on and after them, guesses anywhere (past the end too).
+    void aStepFoundNearTheLastOneIsTheBinarySearchs() {
+        std::mt19937_64 rng(5);
+        for (int round = 0; round < 300; ++round) {
+            std::vector<std::int64_t> ends(rng() % 12);
+            for (std::int64_t& e : ends) e = std::int64_t(rng() % 40);
+            std::sort(ends.begin(), ends.end());
+            for (std::int64_t v = -2; v <= 42; ++v)
+                for (std::size_t near = 0; near <= ends.size() + 2; ++near) {
+                    const auto want = std::size_t(std::lower_bound(ends.begin(), ends.end(), v) - ends.begin());
+                    if (lowerBoundNear(ends, v, near) != want)
+                        QFAIL(qPrintable(QString("value %1 from %2 among %3 ends: %4, lower_bound %5")
+                                             .arg(v)
+                                             .arg(near)
+                                             .arg(ends.size())
+                                             .arg(lowerBoundNear(ends, v, near))
+                                             .arg(want)));
+                }
+        }
     }
 
     void chooseCutsFindsTheRhythmOfBursts() {

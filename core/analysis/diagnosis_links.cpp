@@ -56,17 +56,11 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
     if (K == 0 || n == 0) return out;
     std::vector<std::int64_t> ends(K);
     for (std::size_t k = 0; k < K; ++k) ends[k] = sd.steps[k].endNs;
-    // The first step ending at or after s (K: none, or s before the first step): the last answer's step, or one on
-    // or back (records come nearly by start), else by binary search.
+    // The first step ending at or after s (K: none, or s before the first step), near the last one asked for.
     std::size_t near = 0;
     auto stepOf = [&](std::int64_t s) {
         if (s < sd.steps.front().startNs) return K;
-        std::size_t& k = near;
-        if ((k < K && ends[k] < s && (k + 1 == K || ends[k + 1] < s)) || (k > 1 && ends[k - 2] >= s))
-            k = std::size_t(std::lower_bound(ends.begin(), ends.end(), s) - ends.begin());
-        else if (k < K && ends[k] < s) ++k;
-        else if (k > 0 && ends[k - 1] >= s) --k;
-        return k;
+        return near = lowerBoundNear(ends, s, near);
     };
     // Transfers: an exporter splits a long transfer into records at its active timeout, so a slow transfer
     // gives more, smaller records than a fast one of the same size. Records that continue each other on one

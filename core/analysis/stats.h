@@ -1,5 +1,6 @@
 #pragma once
 // Medians and robust statistics, for the engine and the UI alike.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -17,5 +18,18 @@ RobustStats robustStats(std::vector<double> values);
 double medianOf(std::vector<double> values);
 // The upper of the two middle values of an even count (a value that occurs: a duration, a gap). Empty: 0.
 std::int64_t upperMedian(std::vector<std::int64_t> values);
+
+// std::lower_bound's index of `v` in `sorted`, found from `near`, the answer for a value close by: the same
+// index, or one on or back, else by binary search. For values that come nearly in order (records by start
+// against step ends), where a binary search a value cost a fifth of a pass's time.
+inline std::size_t lowerBoundNear(const std::vector<std::int64_t>& sorted, std::int64_t v, std::size_t near) {
+    const std::size_t n = sorted.size();
+    std::size_t k = near < n ? near : n;
+    if ((k < n && sorted[k] < v && (k + 1 == n || sorted[k + 1] < v)) || (k > 1 && sorted[k - 2] >= v))
+        return std::size_t(std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin());
+    if (k < n && sorted[k] < v) return k + 1;
+    if (k > 0 && sorted[k - 1] >= v) return k - 1;
+    return k;
+}
 
 } // namespace prism

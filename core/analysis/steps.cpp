@@ -714,19 +714,14 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     inParts([&](std::size_t part, std::size_t from, std::size_t to) {
         Activity& act = activity[part];
         act.firstAct.assign(K, kNever);
-        // The first end at or after each start: the last record's, or one step on or back (records come nearly by
-        // start), else by binary search.
-        std::size_t k = 0;
+        std::size_t k = 0; // the first end at or after each start (near the last record's)
         for (std::size_t p = from; p < to; ++p) {
             const std::uint32_t r = job.records[p];
             const int a = ix.local(flows.src[r]);
             const std::int64_t off = a >= 0 ? nicOffset[std::size_t(a)] : 0;
             const std::int64_t s = flows.startNs[r] - off;
             act.jobFirst = std::min(act.jobFirst, s);
-            if ((k < K && ends[k] < s && (k + 1 == K || ends[k + 1] < s)) || (k > 1 && ends[k - 2] >= s))
-                k = std::size_t(std::lower_bound(ends.begin(), ends.end(), s) - ends.begin()); // far from the last
-            else if (k < K && ends[k] < s) ++k;
-            else if (k > 0 && ends[k - 1] >= s) --k;
+            k = lowerBoundNear(ends, s, k);
             if (k < K) {
                 act.firstAct[k] = std::min(act.firstAct[k], s);
             } else {
