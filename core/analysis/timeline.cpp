@@ -101,15 +101,18 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                std::uint64_t(exchange) << 40;
     };
     const unsigned threads = threadCount(threadsWanted);
-    // Eighths (at least 64 ranks): on `large` 22 MB less at the peak than quarters for the same time; sixteenths
-    // saved 4 MB more for 10% more CPU (docs/BENCHMARKS.md). (Blocks that take whole DP groups, dealt out so that
-    // each holds every stage, held 5 MB less on `large` but took 6% more CPU: not kept.)
+    // A report's statistics in quarters (at least 64 ranks): each pass reads its records' rows scattered over the
+    // whole table, every column's cache lines once a pass, so fewer passes read less: on `large` 0.035 s (85 ms
+    // of CPU) less than eighths for 5 MB more at the peak (7 MB on its first half); halves 60 MB more. (Eighths
+    // had been 22 MB less than quarters for the same time, before the passes scanned their records 16 at a
+    // time; sixteenths 4 MB less again for 10% more CPU; docs/BENCHMARKS.md. Blocks that take whole DP groups,
+    // dealt out so that each holds every stage, held 5 MB less on `large` but took 6% more CPU: not kept.)
     // Segments need the compute before a DP sync, which its whole DP group sets (below): there the blocks end
     // only between groups (ranks go by stage, then DP group, so a group's ranks are side by side; where they are
     // not, one block), and each block's segments are made before the next block's transfers. Eighths there too
     // (the GUI on `large`: 13 MB less at its peak than quarters for 0.03 s more, now that a pass scans its
     // records 16 at a time; quarters were 0.4 s faster before; sixteenths 3 MB less again for 0.2 s more).
-    const std::size_t block = blockRanks ? blockRanks : std::max<std::size_t>(64, (R + 7) / 8);
+    const std::size_t block = blockRanks ? blockRanks : std::max<std::size_t>(64, segments ? (R + 7) / 8 : (R + 3) / 4);
     std::vector<std::size_t> cuts{0}; // blocks [cuts[b], cuts[b + 1])
     if (segments) {
         std::vector<std::size_t> lastOfGroup;
