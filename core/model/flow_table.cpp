@@ -3,6 +3,7 @@
 #include "util/parallel.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <memory>
 #include <numeric>
 #include <type_traits>
+#include <utility>
 
 namespace prism {
 
@@ -373,18 +375,22 @@ static void permute(T* v, const std::vector<std::uint32_t>& order, std::byte* sc
     });
 }
 
-// v[i] = v[order[i]] in place, where no row comes from more than `mask` rows back (order[i] + mask >= i): the
+// v[c][i] = v[c][order[i]] in place for the first C columns of v, where no row comes from more than `mask` rows
+// back (order[i] + mask >= i): the
 // rows are overwritten in order, each one's old value kept in `ring` (mask + 1 values) until no later row can
 // want it. Rows from ahead are read where they are (not overwritten yet). For a table that came nearly sorted,
 // the ring is a few kilobytes where a gather needs a copy of the column.
-template <typename T>
-static void permuteNear(T* v, const std::vector<std::uint32_t>& order, std::size_t mask, T* ring) {
+template <typename T, std::size_t C>
+static void permuteNear(const std::array<T*, 4>& v, const std::vector<std::uint32_t>& order, std::size_t mask,
+                        const std::array<T*, 4>& ring) {
     for (std::size_t i = 0; i < order.size(); ++i) {
-        const T old = v[i];
         const std::size_t j = order[i];
-        const T value = j >= i ? v[j] : ring[j & mask];
-        ring[i & mask] = old;
-        v[i] = value;
+        for (std::size_t c = 0; c < C; ++c) {
+            const T old = v[c][i];
+            const T value = j >= i ? v[c][j] : ring[c][j & mask];
+            ring[c][i & mask] = old;
+            v[c][i] = value;
+        }
     }
 }
 
@@ -521,10 +527,32 @@ void FlowTable::sortByStart(unsigned threads) {
         while (mask <= back) mask <<= 1;
         mask -= 1; // a power of two above `back`, less one
         const std::unique_ptr<std::uint64_t[]> rings(new std::uint64_t[columns.size() * (mask + 1)]);
-        parallelFor(columns.size(), t, [&](std::size_t k, unsigned) {
-            each(columns[k], [&](auto* v) {
-                using T = std::remove_pointer_t<decltype(v)>;
-                permuteNear(v, order, mask, reinterpret_cast<T*>(rings.get() + k * (mask + 1)));
+        // Columns of one width go up to four at a time, through one read of the order (it was read once a column).
+        std::vector<std::vector<std::size_t>> groups;
+        for (std::size_t width : {8, 4, 2, 1}) {
+            std::vector<std::size_t> group;
+            for (std::size_t k = 0; k < columns.size(); ++k) {
+                if (columns[k].width != width) continue;
+                group.push_back(k);
+                if (group.size() == 4) groups.push_back(std::exchange(group, {}));
+            }
+            if (!group.empty()) groups.push_back(group);
+        }
+        parallelFor(groups.size(), t, [&](std::size_t g, unsigned) {
+            const std::vector<std::size_t>& group = groups[g];
+            each(columns[group[0]], [&](auto* first) {
+                using T = std::remove_pointer_t<decltype(first)>;
+                std::array<T*, 4> v{}, ring{};
+                for (std::size_t m = 0; m < group.size(); ++m) {
+                    v[m] = static_cast<T*>(columns[group[m]].data);
+                    ring[m] = reinterpret_cast<T*>(rings.get() + group[m] * (mask + 1));
+                }
+                switch (group.size()) {
+                case 1: permuteNear<T, 1>(v, order, mask, ring); break;
+                case 2: permuteNear<T, 2>(v, order, mask, ring); break;
+                case 3: permuteNear<T, 3>(v, order, mask, ring); break;
+                default: permuteNear<T, 4>(v, order, mask, ring); break;
+                }
             });
         });
         return;
