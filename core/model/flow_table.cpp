@@ -376,10 +376,10 @@ static void permute(T* v, const std::vector<std::uint32_t>& order, std::byte* sc
 }
 
 // v[c][i] = v[c][order[i]] in place for the first C columns of v, where no row comes from more than `mask` rows
-// back (order[i] + mask >= i): the
-// rows are overwritten in order, each one's old value kept in `ring` (mask + 1 values) until no later row can
-// want it. Rows from ahead are read where they are (not overwritten yet). For a table that came nearly sorted,
-// the ring is a few kilobytes where a gather needs a copy of the column.
+// back (order[i] + mask >= i): the rows are overwritten in order, each one's old value kept in its column's
+// `ring` (mask + 1 values) until no later row can want it. Rows from ahead are read where they are (not
+// overwritten yet). For a table that came nearly sorted, a ring is a few kilobytes where a gather needs a copy
+// of the column.
 template <typename T, std::size_t C>
 static void permuteNear(const std::array<T*, 4>& v, const std::vector<std::uint32_t>& order, std::size_t mask,
                         const std::array<T*, 4>& ring) {
