@@ -91,10 +91,13 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     // A rank's transfers are needed only while its statistics and segments are made: the ranks go in blocks, the
     // records read once per block, so only a block's transfers are held.
     // A rank's latest transfer of each stream: (kind, exchange, peer) in one key, the peer 0 for a DP sync, so a
-    // record finds its stream by one compare an entry.
+    // record finds its stream by one compare an entry. The stream's latest transfer is held in its entry, where the
+    // records merge into it, and goes to its place in the list when the stream's next one begins (or the pass ends):
+    // a merge into the list's entry missed the cache, one a record (`analyze large`: CPU 1.665 -> 1.615 s).
     struct Open {
         std::uint64_t key;
-        std::size_t index;
+        std::size_t index; // the transfer's place in the rank's list
+        Transfer t;
     };
     auto streamKey = [](SegmentKind kind, std::uint32_t peer, bool exchange) {
         return std::uint64_t(kind == SegmentKind::DpSync ? 0 : peer) | std::uint64_t(kind) << 32 |
@@ -189,19 +192,21 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 const std::uint64_t key = streamKey(kind, peer, exchange);
                 for (Open& o : mine.open) {
                     if (o.key != key) continue;
-                    Transfer& t = list[o.index];
+                    Transfer& t = o.t;
                     if (s <= t.e + kMergeGapNs) {
                         t.e = std::max(t.e, e);
                         t.s = std::min(t.s, s);
                         t.bytes += bytes;
                     } else {
+                        list[o.index] = t;
                         o.index = list.size();
-                        list.push_back({s, e, bytes, peer, kind, exchange});
+                        t = {s, e, bytes, peer, kind, exchange};
+                        list.emplace_back();
                     }
                     return;
                 }
-                mine.open.push_back({key, list.size()});
-                list.push_back({s, e, bytes, peer, kind, exchange});
+                mine.open.push_back({key, list.size(), {s, e, bytes, peer, kind, exchange}});
+                list.emplace_back();
             };
             const std::uint32_t me = std::uint32_t(b * threads + w);
             const bool anyExchange = division && !division->expertPairs.empty();
@@ -260,6 +265,9 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                     if (mineA || mineB) take(q, mineA, mineB);
                 }
             }
+            for (std::size_t k = lo; k < hi; ++k) // the open transfers to their places
+                if (k % threads == w)
+                    for (const Open& o : lists[k - lo].open) lists[k - lo].transfers[o.index] = o.t;
         });
     };
 
