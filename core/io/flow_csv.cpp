@@ -651,6 +651,7 @@ private:
             if (have >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
             m_atStart = false;
         }
+        bool canonical = m_header && canonicalHeader(); // (set again once the header is read)
         while (p < end) {
             const char* nl = static_cast<const char*>(std::memchr(p, '\n', std::size_t(end - p)));
             if (m_skipping) { // the rest of an overlong line, already reported
@@ -668,8 +669,9 @@ private:
             if (e != p && *p != '#') {
                 if (!m_header) {
                     header(p, e);
+                    canonical = m_header && canonicalHeader();
                     if (m_header && m_headerOnly) return std::size_t((nl ? nl + 1 : end) - buf);
-                } else if (!fastRow(p, e)) {
+                } else if (!(canonical ? canonicalRow(p, e) : fastRow(p, e))) {
                     slowRow(p, e);
                 }
             }
@@ -741,7 +743,8 @@ private:
     }
 
     // Unsigned fields up to `max`; plain digits only (anything else is left to slowRow).
-    template <typename T> static bool num(const char*& p, T& v) {
+    template <typename T>
+    [[gnu::always_inline]] static bool num(const char*& p, T& v) {
         std::uint64_t x = 0;
         const char* q = parseU64(p, x);
         if (!q || x > std::uint64_t(std::numeric_limits<T>::max())) return false;
@@ -750,7 +753,7 @@ private:
         return true;
     }
 
-    static bool num(const char*& p, std::int64_t& v) {
+    [[gnu::always_inline]] static bool num(const char*& p, std::int64_t& v) {
         bool negative = *p == '-'; // p <= line end, and the byte at the line end is readable
         std::uint64_t x = 0;
         const char* q = parseU64(p + negative, x);
@@ -774,6 +777,34 @@ private:
         if (!addr) return false;
         id = m_table.endpoints.intern(*addr);
         p = c;
+        return true;
+    }
+
+    // The header this project writes (start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets): its rows
+    // by canonicalRow.
+    bool canonicalHeader() const {
+        static constexpr Col kOrder[] = {Col::StartNs, Col::EndNs, Col::SrcIp, Col::DstIp,  Col::SrcPort,
+                                         Col::DstPort, Col::Proto, Col::Bytes, Col::Packets};
+        return !m_congestion && std::equal(m_cols.begin(), m_cols.end(), std::begin(kOrder), std::end(kOrder));
+    }
+
+    // fastRow for the canonical header: the fields in their order, inline, without a column's dispatch (`analyze
+    // large`: CPU 1.64 -> 1.595 s, 1.09 -> 1.075 s, medians of 10 alternated). The same rows accepted, to the same
+    // values; the rest go to slowRow as from fastRow.
+    [[gnu::always_inline]] bool canonicalRow(const char* p, const char* e) {
+        std::int64_t start = 0, end = 0;
+        EndpointId s = 0, d = 0;
+        std::uint16_t sport = 0, dport = 0;
+        std::uint8_t proto = 0;
+        std::uint64_t bytes = 0, packets = 0;
+        // The byte at the line end is never ',' (it is '\r', '\n' or the zeroed padding).
+        auto comma = [&] { return *p++ == ','; };
+        if (!num(p, start) || !comma() || !num(p, end) || !comma() || !ip(p, e, s) || !comma() || !ip(p, e, d) ||
+            !comma() || !num(p, sport) || !comma() || !num(p, dport) || !comma() || !num(p, proto) || !comma() ||
+            !num(p, bytes) || !comma() || !num(p, packets))
+            return false;
+        if (p != e || end < start) return false;
+        m_table.append(start, end, s, d, sport, dport, proto, bytes, packets);
         return true;
     }
 
