@@ -1,5 +1,6 @@
 #include "model/flow_table.h"
 
+#include "util/memory.h"
 #include "util/parallel.h"
 
 #include <algorithm>
@@ -362,8 +363,11 @@ bool FlowTable::isSortedByStart() const {
 // v[i] = v[order[i]]: gathered into `scratch` (room for 8 bytes a row) by the threads side by side, rows split
 // between them, then copied back. One column at a time through one scratch block: the sort holds the order and
 // one 8-byte column beside the table, not a new copy of every column in flight.
+// A sort's order of rows: row i of the sorted table is row order[i] (unset until the blocks fill it).
+using RowOrder = std::vector<std::uint32_t, UnsetAllocator<std::uint32_t>>;
+
 template <typename T>
-static void permute(T* v, const std::vector<std::uint32_t>& order, std::byte* scratch, unsigned threads) {
+static void permute(T* v, const RowOrder& order, std::byte* scratch, unsigned threads) {
     static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>);
     T* out = reinterpret_cast<T*>(scratch);
     const std::size_t n = order.size(), parts = std::clamp<std::size_t>(n / 65536, 1, threads);
@@ -381,7 +385,7 @@ static void permute(T* v, const std::vector<std::uint32_t>& order, std::byte* sc
 // overwritten yet). For a table that came nearly sorted, a ring is a few kilobytes where a gather needs a copy
 // of the column.
 template <typename T, std::size_t C>
-static void permuteNear(const std::array<T*, 4>& v, const std::vector<std::uint32_t>& order, std::size_t mask,
+static void permuteNear(const std::array<T*, 4>& v, const RowOrder& order, std::size_t mask,
                         const std::array<T*, 4>& ring) {
     for (std::size_t i = 0; i < order.size(); ++i) {
         const std::size_t j = order[i];
@@ -397,7 +401,7 @@ static void permuteNear(const std::array<T*, 4>& v, const std::vector<std::uint3
 void FlowTable::sortByStart(unsigned threads) {
     if (isSortedByStart()) return;
     const unsigned t = threadCount(threads);
-    std::vector<std::uint32_t> order(size()); // (every block fills its rows')
+    RowOrder order(size()); // (every block fills its rows', side by side)
     auto less = [this](std::uint32_t a, std::uint32_t b) {
         return startNs[a] != startNs[b] ? startNs[a] < startNs[b] : end(a) < end(b);
     };
@@ -479,7 +483,7 @@ void FlowTable::sortByStart(unsigned threads) {
     }
     if (joined + 1 < bounds.size()) {
         bounds.erase(bounds.begin() + 1, bounds.begin() + std::ptrdiff_t(joined)); // the run is one part
-        std::vector<std::uint32_t> merged(order.size());
+        RowOrder merged(order.size());
         while (bounds.size() > 2) {
             std::vector<std::size_t> next;
             for (std::size_t k = 0; k + 1 < bounds.size(); k += 2) next.push_back(bounds[k]);
