@@ -831,6 +831,32 @@ private slots:
         QCOMPARE(summarize(c).unknownRoceEndpoints, std::uint64_t(30));
     }
 
+    // Counted in parts side by side on a capture of several parts (65536 records or more each): every record
+    // counted once, for its source and (when another) its destination, in whichever part it falls.
+    void unknownRoceEndpointCountsCoverEveryRecord() {
+        std::string s = "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets\n";
+        std::map<std::string, std::uint64_t> expected;
+        const int rows = 200000;
+        for (int i = 0; i < rows; ++i) {
+            const bool roce = i % 3 != 0;
+            const std::string dst = "10.7.0." + std::to_string(i % 7 + i / 50000); // some only in later parts
+            const std::string src = i % 11 == 0 ? dst : "10.0.0.1";                // (a record to itself: once)
+            s += std::to_string(i) + "," + std::to_string(i + 100) + "," + src + "," + dst + ",1," +
+                 (roce ? "4791" : "80") + ",17,1,1\n";
+            if (roce) ++expected[dst];
+        }
+        fs::create_directories(tmp("unknowns-parts"));
+        writeBytes(tmp("unknowns-parts/flows.csv"), s);
+        fs::copy_file(data("capture_ok/topology.json"), tmp("unknowns-parts/topology.json"),
+                      fs::copy_options::overwrite_existing);
+        Capture c = loadCapture(tmp("unknowns-parts"));
+        const std::vector<UnknownEndpoint> unknown = unknownRoceEndpoints(c.flows, c.topology);
+        QCOMPARE(unknown.size(), expected.size());
+        for (const UnknownEndpoint& u : unknown)
+            QCOMPARE(u.records, expected.at(c.flows.endpoints.at(u.id).toString()));
+        QCOMPARE(summarize(c).unknownRoceEndpoints, std::uint64_t(expected.size()));
+    }
+
     void captureWithoutTopologyWarnsThatEachNicIsAHost() {
         fs::create_directories(tmp("notopo"));
         fs::copy_file(data("capture_ok/flows.csv"), tmp("notopo/flows.csv"), fs::copy_options::overwrite_existing);
