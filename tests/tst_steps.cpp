@@ -983,6 +983,12 @@ private slots:
         one.threads = 1;
         const StepDivision d = divideSteps(c.flows, c.topology, job, a.jobs[0].parallelism, one, first);
         QVERIFY(d.steps.size() >= 4);
+        // The expert groups gathered on the way are those of a pass of their own over the records (diagnosis takes
+        // them from the division).
+        const std::vector<int> groups =
+            expertGroups(c.flows, job, JobIndex(c.flows, c.topology, job, a.jobs[0].parallelism));
+        QCOMPARE(d.expertGroups, groups);
+        if (preset.startsWith("moe")) QVERIFY(std::any_of(groups.begin(), groups.end(), [](int g) { return g >= 0; }));
         for (unsigned threads : {2u, 3u, 7u}) {
             StepParams p;
             p.threads = threads;
@@ -994,6 +1000,7 @@ private slots:
             QCOMPARE(e.firstStepCut, d.firstStepCut);
             QCOMPARE(e.lastStepCut, d.lastStepCut);
             QCOMPARE(e.medianStepNs, d.medianStepNs);
+            QCOMPARE(e.expertGroups, groups);
         }
     }
 

@@ -42,7 +42,7 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
         return a >= 0 && b >= 0 && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b) &&
                ix.kind(a, b) == PairKind::DP;
     };
-    const std::vector<int> block = expertGroups(flows, job, ix);
+    const std::vector<int> block = sd.expertGroups.size() == n ? sd.expertGroups : expertGroups(flows, job, ix);
     auto find = [&](int x) { return block[std::size_t(x)]; };
     // Where the step division told the ring's hops from the exchanges (sd.isExchange), an exchange is any
     // send to an EP peer outside the ring's sync: EP groups of two are judged too.

@@ -66,6 +66,11 @@ std::vector<int> expertGroups(const FlowTable& flows, const RecognizedJob& job, 
         auto& v = peersOf[std::size_t(a)];
         if (std::find(v.begin(), v.end(), b) == v.end()) v.push_back(b);
     }
+    return expertGroupsOfPeers(peersOf);
+}
+
+std::vector<int> expertGroupsOfPeers(const std::vector<std::vector<int>>& peersOf) {
+    const std::size_t n = peersOf.size();
     std::vector<int> group(n, -1);
     std::vector<int> parent(n);
     std::iota(parent.begin(), parent.end(), 0);

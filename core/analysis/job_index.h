@@ -43,6 +43,9 @@ private:
 // expert all-to-all has (a ring collective's hops go one way). Per job-local NIC its group (the local index
 // of one member), or -1 for a NIC in no such pair.
 std::vector<int> expertGroups(const FlowTable& flows, const RecognizedJob& job, const JobIndex& ix);
+// The same from the DP peers each NIC sends to (peersOf[a]: the b of its records a -> b on a DP pair inside one DP
+// group, each once, in the order of the first such record): where a pass over the records gathered them already.
+std::vector<int> expertGroupsOfPeers(const std::vector<std::vector<int>>& peersOf);
 
 // Whether the job's records come by start time (a sorted table's do): then a stage can hand a step, or a stretch
 // of time, on once the records have moved past it, instead of holding every record's item to the end.

@@ -140,6 +140,11 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         dpLinks.append(t.links);
     }
     const bool mayExchange = dpLinks.mayHoldExchanges();
+    {
+        std::vector<std::vector<int>> peersOf(nics); // the same records, in the same order, as expertGroups reads
+        dpLinks.eachLink([&](std::int32_t a, std::int32_t b, std::int32_t) { peersOf[std::size_t(a)].push_back(b); });
+        out.expertGroups = expertGroupsOfPeers(peersOf);
+    }
     // The positions of the DP records, group after group, each group in the job's order: wanted where the groups
     // are taken one at a time (their expert exchanges, or their own series).
     std::vector<std::uint32_t> grouped;

@@ -65,6 +65,10 @@ struct StepDivision {
         auto operator<=>(const ExpertPair&) const = default;
     };
     std::vector<ExpertPair> expertPairs;
+    // Per job NIC (JobIndex's local index) its expert group, as expertGroups() gives it (job_index.h), from the DP
+    // peers the steps' pass over the records gathered: diagnosis needs no pass of its own. Empty where no steps were
+    // divided. Derived while analysing; sessions do not store it.
+    std::vector<int> expertGroups;
     std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> syncWindowsNs;
 
     std::int64_t offsetOf(EndpointId e) const { return e < clockOffsetNs.size() ? clockOffsetNs[e] : 0; }
