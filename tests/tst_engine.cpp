@@ -485,6 +485,46 @@ private slots:
     // Recognition reads the records in parts side by side, one a thread: whatever their number, its result is
     // that of one pass in order (the same jobs, NICs, hosts, spans, counts, clusters merged, restarts, nodes and
     // record lists), on a table by start and on one whose rows are not (the series then made in one part).
+    // Each job's window copied into per-pair order by threads side by side (slots split between them): the same
+    // pairs, groups and chains on any number.
+    void parallelismIsTheSameOnAnyNumberOfThreads_data() {
+        QTest::addColumn<QString>("preset");
+        for (const char* p : {"two-jobs", "moe", "interleaved", "zero1", "megatron-8", "deep-pipeline"})
+            QTest::newRow(p) << QString(p);
+    }
+    void parallelismIsTheSameOnAnyNumberOfThreads() {
+        QFETCH(QString, preset);
+        const Capture capture = captureOf(sim::simulate(presetConfig(qPrintable(preset), 1)));
+        const RecognitionResult rec = recognizeJobs(capture.flows, capture.topology);
+        QVERIFY(!rec.jobs.empty());
+        for (const RecognizedJob& job : rec.jobs) {
+            QVERIFY(job.records.size() >= 3 * 4096); // three parts on three threads
+            ParallelismParams one;
+            one.threads = 1;
+            const ParallelismResult a = inferParallelism(capture.flows, capture.topology, job, one);
+            QVERIFY(!a.pairs.empty());
+            for (unsigned threads : {2u, 3u, 7u}) {
+                ParallelismParams p;
+                p.threads = threads;
+                const ParallelismResult b = inferParallelism(capture.flows, capture.topology, job, p);
+                QCOMPARE(b.tp, a.tp);
+                QCOMPARE(b.pp, a.pp);
+                QCOMPARE(b.dp, a.dp);
+                QCOMPARE(b.dpGroups, a.dpGroups);
+                QCOMPARE(b.ppChains, a.ppChains);
+                QCOMPARE(b.notes, a.notes);
+                QCOMPARE(b.pairs.size(), a.pairs.size());
+                for (std::size_t k = 0; k < a.pairs.size(); ++k) {
+                    const PairInfo &x = a.pairs[k], &y = b.pairs[k];
+                    QCOMPARE(std::tuple(y.a, y.b, y.kind, y.bytesAB, y.bytesBA, y.recordsAB, y.recordsBA),
+                             std::tuple(x.a, x.b, x.kind, x.bytesAB, x.bytesBA, x.recordsAB, x.recordsBA));
+                    QCOMPARE(std::tuple(y.simultaneity, y.forwardVotes, y.forwardScore, y.distinctSizes),
+                             std::tuple(x.simultaneity, x.forwardVotes, x.forwardScore, x.distinctSizes));
+                }
+            }
+        }
+    }
+
     void recognitionIsTheSameOnAnyNumberOfThreads_data() {
         QTest::addColumn<QString>("preset");
         for (const char* p : {"two-jobs", "restart", "reuse", "moe", "interleaved", "checkpoints", "zero1"})

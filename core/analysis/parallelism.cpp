@@ -4,6 +4,7 @@
 #include "analysis/exchanges.h"
 #include "analysis/rhythm.h"
 #include "analysis/stats.h"
+#include "util/parallel.h"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
@@ -129,15 +130,31 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     byDir.durationNs.resize(m);
     byDir.bytes.resize(m);
     {
-        // Pass 2: times and sizes into per-slot order.
+        // Pass 2: times and sizes into per-slot order. The threads take slots of about as many records each, each
+        // reading every record's slot and copying its own slots' records (their positions apart): the copy is a
+        // write missing the cache a record (on `large` 15 ms of the 30 ms the job-0's parallelism took on one core).
+        // The columns take their high halves before, where the table's have them: no thread widens one.
+        if (flows.durationNs.wide()) byDir.durationNs.widen();
+        if (flows.bytes.wide()) byDir.bytes.widen();
         std::vector<std::uint32_t> fillDir(byDir.off.begin(), byDir.off.end() - 1);
-        for (std::size_t k = 0; k < m; ++k) {
-            const std::uint32_t r = records[k];
-            const std::uint32_t pos = fillDir[slot[k]]++;
-            byDir.startNs[pos] = flows.startNs[r];
-            byDir.durationNs.set(pos, flows.durationNs[r]);
-            byDir.bytes.set(pos, flows.bytes[r]);
-        }
+        const std::size_t parts = std::clamp<std::size_t>(m / 4096, 1, threadCount(params.threads));
+        std::vector<std::uint32_t> firstSlot{0}; // the threads' slots: [firstSlot[w], firstSlot[w + 1])
+        for (std::size_t w = 1; w < parts; ++w)
+            firstSlot.push_back(std::uint32_t(std::lower_bound(byDir.off.begin(), byDir.off.end() - 1, m * w / parts) -
+                                              byDir.off.begin()));
+        firstSlot.push_back(std::uint32_t(2 * pairs));
+        parallelFor(parts, unsigned(parts), [&](std::size_t w, unsigned) {
+            const std::uint32_t lo = firstSlot[w], hi = firstSlot[w + 1];
+            for (std::size_t k = 0; k < m; ++k) {
+                const std::uint32_t sl = slot[k];
+                if (sl < lo || sl >= hi) continue;
+                const std::uint32_t r = records[k];
+                const std::uint32_t pos = fillDir[sl]++;
+                byDir.startNs[pos] = flows.startNs[r];
+                byDir.durationNs.set(pos, flows.durationNs[r]);
+                byDir.bytes.set(pos, flows.bytes[r]);
+            }
+        });
     }
     auto buildByNode = [&] {
         if (!byNode.off.empty()) return;

@@ -21,6 +21,7 @@ struct ParallelismParams {
     double boundaryGapFactor = 3.0;     // a silence this many times the median gap on a pair is a step boundary
     std::size_t windowRecords = 1 << 20; // records of the job's middle read for the signatures (0 = all)
     std::int64_t exchangeWindowNs = 20'000; // a member's sends of one expert all-to-all start this close
+    unsigned threads = 0; // for the passes over the window's records (0: one per core); the same result on any
 };
 
 enum class PairKind { DP, PP };
