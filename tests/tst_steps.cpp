@@ -1004,6 +1004,25 @@ private slots:
         }
     }
 
+    // The check reads the records in parts side by side: a step back is seen wherever it is, at a part's first
+    // record too.
+    void recordsByStartSeesAStepBackAnywhere() {
+        FlowTable t;
+        const EndpointId a = t.endpoints.intern(*IpAddr::parse("10.0.0.1")),
+                         b = t.endpoints.intern(*IpAddr::parse("10.0.0.2"));
+        const std::size_t n = 300000;
+        for (std::size_t i = 0; i < n; ++i)
+            t.append(std::int64_t(1000 * i), std::int64_t(1000 * i + 10), a, b, 1, 4791, 17, 1, 1);
+        RecognizedJob job;
+        for (std::uint32_t i = 0; i < n; ++i) job.records.push_back(i);
+        QVERIFY(recordsByStart(t, job));
+        for (std::size_t at : {std::size_t(1), n / 4, n / 3, n / 2, 2 * n / 3, n - 1}) {
+            RecognizedJob back = job;
+            std::swap(back.records[at - 1], back.records[at]);
+            QVERIFY2(!recordsByStart(t, back), qPrintable(QString::number(at)));
+        }
+    }
+
     void theOrderOfAJobsRecordsDoesNotChangeItsSteps() {
         QFETCH(QString, preset);
         sim::SimResult sim = sim::simulate(presetConfig(preset.toStdString().c_str(), 2));

@@ -1,5 +1,7 @@
 #include "analysis/job_index.h"
 
+#include "util/parallel.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -92,9 +94,17 @@ std::vector<int> expertGroupsOfPeers(const std::vector<std::vector<int>>& peersO
 }
 
 bool recordsByStart(const FlowTable& flows, const RecognizedJob& job) {
-    for (std::size_t j = 1; j < job.records.size(); ++j)
-        if (flows.startNs[job.records[j]] < flows.startNs[job.records[j - 1]]) return false;
-    return true;
+    // In parts side by side (at least 65536 records each): a job's 4M records took 6 ms on one core.
+    const std::size_t n = job.records.size(), parts = std::clamp<std::size_t>(n >> 16, 1, threadCount(0));
+    std::vector<std::uint8_t> inOrder(parts, 1);
+    parallelFor(parts, unsigned(parts), [&](std::size_t k, unsigned) {
+        for (std::size_t j = std::max<std::size_t>(1, n * k / parts), to = n * (k + 1) / parts; j < to; ++j)
+            if (flows.startNs[job.records[j]] < flows.startNs[job.records[j - 1]]) {
+                inOrder[k] = 0;
+                return;
+            }
+    });
+    return std::all_of(inOrder.begin(), inOrder.end(), [](std::uint8_t b) { return b != 0; });
 }
 
 } // namespace prism
