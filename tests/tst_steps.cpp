@@ -13,6 +13,7 @@
 
 #include <QtTest>
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <random>
@@ -881,6 +882,53 @@ private slots:
         QCOMPARE(s.n, std::size_t(5));
         QCOMPARE(medianOf({4, 1, 3, 2}), 2.5);
         QCOMPARE(robustStats({}).n, std::size_t(0));
+    }
+
+    // Medians of many values are selected by radix on their bits: the same values, to the bit, as the middle of
+    // the sorted values, on sizes about the threshold and values of every kind (few distinct, negatives, a wide
+    // range of magnitudes, all equal, ties at the middle), and through robustStats' deviations.
+    void largeMediansAreTheSortedMiddleToTheBit() {
+        std::uint64_t x = 7;
+        auto next = [&] {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            return x >> 11;
+        };
+        auto sortedMedian = [](std::vector<double> v) {
+            std::sort(v.begin(), v.end());
+            const std::size_t h = v.size() / 2;
+            return v.size() % 2 ? v[h] : (v[h] + v[h - 1]) / 2;
+        };
+        auto same = [](double a, double b) {
+            return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+        };
+        for (std::size_t n : {1023u, 1024u, 1025u, 2048u, 4097u, 25000u, 25001u}) {
+            for (int kind = 0; kind < 6; ++kind) {
+                std::vector<double> v(n);
+                for (std::size_t i = 0; i < n; ++i) {
+                    const double u = double(next() % 1000003) / 1000003.0;
+                    switch (kind) {
+                    case 0: v[i] = float(u * 40.0); break;                              // rates, as floats
+                    case 1: v[i] = double(next() % 7); break;                           // few distinct
+                    case 2: v[i] = (u - 0.5) * 1e6; break;                              // negatives too
+                    case 3: v[i] = std::ldexp(u + 0.5, int(next() % 200) - 100); break; // magnitudes 1e-30..1e30
+                    case 4: v[i] = 3.25; break;                                         // all equal
+                    default: v[i] = i < n / 2 ? 1.0 : 2.0; break;                       // the middle a tie apart
+                    }
+                }
+                const double m = sortedMedian(v);
+                QVERIFY2(same(medianOf(v), m), qPrintable(QString("n %1 kind %2").arg(n).arg(kind)));
+                std::vector<double> dev(v);
+                for (double& d : dev) d = std::fabs(d - m);
+                const RobustStats r = robustStats(v);
+                QVERIFY(same(r.median, m));
+                QVERIFY2(same(r.sigma, 1.4826 * sortedMedian(dev)),
+                         qPrintable(QString("n %1 kind %2").arg(n).arg(kind)));
+            }
+        }
+        // NaN or -0 among them: as before (nth_element), no crash.
+        std::vector<double> signedZeros(3000, 0.0);
+        for (std::size_t i = 0; i < signedZeros.size(); i += 2) signedZeros[i] = -0.0;
+        QCOMPARE(medianOf(signedZeros), 0.0);
     }
 
     // unitePiece against the union taken by sorting: intervals on a small grid (so that many touch, nest and
