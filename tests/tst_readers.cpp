@@ -292,6 +292,41 @@ private slots:
         }
     }
 
+    // Stamps under the canonical header reuse the value of their first 8 digits where the last stamp had the same:
+    // start and end of a row, rows one after another, of any length from 8 digits up, and rows that are not well
+    // formed after such digits (sent to the full check, which reports them).
+    void stampsSharingTheirLeadingDigitsParseExactly() {
+        const std::vector<std::pair<std::string, std::string>> stamps = {{"1793491200000010847", "1793491200000070374"},
+                                                                         {"1793491200000015847", "1793491299999999999"},
+                                                                         {"12345678", "12345678"},
+                                                                         {"12345678", "123456789"},
+                                                                         {"1234567812345678", "1234567812345679"},
+                                                                         {"1793491", "17934912"},
+                                                                         {"17934912", "1793491200"},
+                                                                         {"9223372036854775806", "9223372036854775807"},
+                                                                         {"92233720", "922337203685477580"},
+                                                                         {"10000000", "100000000000000000"}};
+        std::string text = "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets\n";
+        std::vector<Row> want;
+        for (const auto& [start, end] : stamps) {
+            text += start + "," + end + ",10.0.0.1,10.0.0.2,1,4791,17,100,1\n";
+            want.emplace_back(std::stoll(start), std::stoll(end), "10.0.0.1", "10.0.0.2", 1, 4791, 17, 100, 1);
+        }
+        text += "1234567812345678,1234567812345678x,10.0.0.1,10.0.0.2,1,4791,17,100,1\n";      // a cached head, then x
+        text += "9223372036854775806,9223372036854775808,10.0.0.1,10.0.0.2,1,4791,17,100,1\n"; // INT64_MAX + 1
+        writeBytes(tmp("stamps.csv"), text);
+        std::stable_sort(want.begin(), want.end(), [](const Row& a, const Row& b) {
+            return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+        });
+        LoadDiagnostics diag;
+        const FlowTable t = readCsv(tmp("stamps.csv"), false, diag);
+        COMPARE_ROWS(rows(t), want);
+        QCOMPARE(diag.skippedRows, std::uint64_t(2));
+        QCOMPARE(diag.errors.size(), std::size_t(2));
+        QCOMPARE(diag.errors[0].line, std::uint64_t(stamps.size() + 2));
+        QCOMPARE(diag.errors[1].line, std::uint64_t(stamps.size() + 3));
+    }
+
     void headerProblemsThatAreNotFatalBecomeWarnings() {
         std::string basic = readBytes(data("good_basic.csv"));
         std::string dup = replaceAll(basic, "packets\n", "packets,Bytes\n");

@@ -791,6 +791,41 @@ private:
     // fastRow for the canonical header: the fields in their order, inline, without a column's dispatch (`analyze
     // large`: CPU 1.64 -> 1.595 s, 1.09 -> 1.075 s, medians of 10 alternated). The same rows accepted, to the same
     // values; the rest go to slowRow as from fastRow.
+    // A time stamp as num reads it, the value of its first 8 digits taken from the last stamp's where they are the
+    // same bytes: a row's start and end, and the rows' starts, share their leading digits (readFlowsCsv of `large`
+    // 0.322 -> 0.305 s, its CPU 37 ms less, medians of 21 loads).
+    [[gnu::always_inline]] bool stamp(const char*& p, std::int64_t& v) {
+        const std::uint64_t head = load8(p);
+        if (head != m_stampHead) {
+            if (leadingDigits(head) != 8) return num(p, v); // shorter, signed or not a number: as ever
+            m_stampHead = head;
+            m_stampHeadValue = digitsValue(head, 8);
+        }
+        std::uint64_t x = m_stampHeadValue;
+        const char* q = p + 8;
+        std::uint64_t next = load8(q);
+        unsigned n = leadingDigits(next);
+        if (n) { // the rest as parseU64 reads it
+            x = x * kPow10[n] + digitsValue(next, n);
+            q += n;
+            if (n == 8) {
+                next = load8(q);
+                n = leadingDigits(next);
+                if (n > 4) return false;
+                if (n) {
+                    const std::uint64_t low = digitsValue(next, n);
+                    if (n == 4 && x > (UINT64_MAX - low) / 10000) return false;
+                    x = x * kPow10[n] + low;
+                    q += n;
+                }
+            }
+        }
+        if (x > std::uint64_t(INT64_MAX)) return false;
+        v = std::int64_t(x);
+        p = q;
+        return true;
+    }
+
     [[gnu::always_inline]] bool canonicalRow(const char* p, const char* e) {
         std::int64_t start = 0, end = 0;
         EndpointId s = 0, d = 0;
@@ -799,7 +834,7 @@ private:
         std::uint64_t bytes = 0, packets = 0;
         // The byte at the line end is never ',' (it is '\r', '\n' or the zeroed padding).
         auto comma = [&] { return *p++ == ','; };
-        if (!num(p, start) || !comma() || !num(p, end) || !comma() || !ip(p, e, s) || !comma() || !ip(p, e, d) ||
+        if (!stamp(p, start) || !comma() || !stamp(p, end) || !comma() || !ip(p, e, s) || !comma() || !ip(p, e, d) ||
             !comma() || !num(p, sport) || !comma() || !num(p, dport) || !comma() || !num(p, proto) || !comma() ||
             !num(p, bytes) || !comma() || !num(p, packets))
             return false;
@@ -1014,6 +1049,8 @@ private:
     LoadDiagnostics& m_diag;
     FlowTable m_table;
     V4Cache m_v4;
+    std::uint64_t m_stampHead = ~std::uint64_t(0); // the last stamp's first 8 bytes (8 digits), for stamp()
+    std::uint64_t m_stampHeadValue = 0;
     std::vector<Col> m_cols;
     std::uint64_t m_line = 0;
     std::uint64_t m_bytesSeen = 0; // offset of the next (decompressed) byte to parse: the next chunk mark's
