@@ -370,7 +370,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
         if (a < 0 || b < 0 || flows.bytes[r] == 0) continue;
         const std::uint64_t channel = channelOf(b, flows.srcPort[r]);
-        auto start = [&] { // a new transfer from this record
+        auto start = [&]() __attribute__((always_inline)) { // a new transfer from this record
             const std::uint32_t step = std::uint32_t(stepOf(s - sd.offsetOf(ix.endpoint(a))));
             std::vector<Xfer>& to = xfersOfStep[step];
             to.push_back({s, e, flows.bytes[r], a, b, flows.srcPort[r]});

@@ -318,7 +318,7 @@ struct RecognitionPasses::State {
         }
         return s;
     }
-    std::uint32_t nodeOf(EndpointId e, std::int64_t start) const {
+    [[gnu::always_inline]] std::uint32_t nodeOf(EndpointId e, std::int64_t start) const {
         const std::vector<std::int64_t>& starts = epochStarts[e];
         if (starts.empty()) [[likely]] return nodeBase[e];
         return nodeBase[e] + std::uint32_t(std::upper_bound(starts.begin(), starts.end(), start) - starts.begin());

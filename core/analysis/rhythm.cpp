@@ -9,19 +9,6 @@
 
 namespace prism {
 
-void unitePiece(std::vector<std::pair<std::int64_t, std::int64_t>>& pieces, std::pair<std::int64_t, std::int64_t> x) {
-    std::size_t hi = pieces.size(); // pieces [hi, end) lie wholly after x
-    while (hi > 0 && pieces[hi - 1].first > x.second) --hi;
-    std::size_t lo = hi; // pieces [lo, hi) overlap or touch x
-    while (lo > 0 && pieces[lo - 1].second >= x.first) --lo;
-    if (lo == hi) {
-        pieces.insert(pieces.begin() + std::ptrdiff_t(hi), x);
-        return;
-    }
-    pieces[lo] = {std::min(pieces[lo].first, x.first), std::max(pieces[hi - 1].second, x.second)};
-    pieces.erase(pieces.begin() + std::ptrdiff_t(lo) + 1, pieces.begin() + std::ptrdiff_t(hi));
-}
-
 std::vector<std::pair<std::int64_t, std::int64_t>>
 joinUnions(const std::vector<std::pair<std::int64_t, std::int64_t>>& a,
            const std::vector<std::pair<std::int64_t, std::int64_t>>& b) {

@@ -4,6 +4,7 @@
 // share with divideSteps (steps.h) and the pipeline drain test (drains.h). Parallelism inference uses them too.
 #include "analysis/bocd.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -29,7 +30,20 @@ struct StepParams {
 // Unites [x.first, x.second] with `pieces` (ascending, apart: each ends before the next starts), keeping them so:
 // the pieces it overlaps or touches become one with it, else it goes in its place. Cheap when x starts near
 // the end (records by start, stirred a little by clock offsets): the scan goes back from the last piece.
-void unitePiece(std::vector<std::pair<std::int64_t, std::int64_t>>& pieces, std::pair<std::int64_t, std::int64_t> x);
+// (Inline: a call a record took 2% of `analyze large`.)
+inline void unitePiece(std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
+                       std::pair<std::int64_t, std::int64_t> x) {
+    std::size_t hi = pieces.size(); // pieces [hi, end) lie wholly after x
+    while (hi > 0 && pieces[hi - 1].first > x.second) --hi;
+    std::size_t lo = hi; // pieces [lo, hi) overlap or touch x
+    while (lo > 0 && pieces[lo - 1].second >= x.first) --lo;
+    if (lo == hi) {
+        pieces.insert(pieces.begin() + std::ptrdiff_t(hi), x);
+        return;
+    }
+    pieces[lo] = {std::min(pieces[lo].first, x.first), std::max(pieces[hi - 1].second, x.second)};
+    pieces.erase(pieces.begin() + std::ptrdiff_t(lo) + 1, pieces.begin() + std::ptrdiff_t(hi));
+}
 
 // The union of two such unions (`a` and `b` each ascending, apart), joined as unitePiece joins: the pieces united
 // in two parts give the pieces united whole.

@@ -69,7 +69,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
     const std::size_t S = steps.size();
 
     std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
-    auto times = [&](std::uint32_t r) {
+    auto times = [&](std::uint32_t r) __attribute__((always_inline)) {
         const std::int64_t off = flows.src[r] < offsets.size() ? offsets[flows.src[r]] : 0;
         const std::int64_t s = flows.startNs[r] - off;
         return std::pair(s, std::max(flows.end(r) - off, s + 1));

@@ -763,7 +763,7 @@ private:
         return true;
     }
 
-    bool ip(const char*& p, const char* e, EndpointId& id) {
+    [[gnu::always_inline]] bool ip(const char*& p, const char* e, EndpointId& id) {
         std::uint32_t v4 = 0;
         const char* q = parseV4(p, e, v4);
         if (q && (q == e || *q == ',')) {

@@ -142,7 +142,7 @@ class StartColumn {
 public:
     static constexpr int kShift = 16;
 
-    std::int64_t operator[](std::size_t i) const {
+    [[gnu::always_inline]] std::int64_t operator[](std::size_t i) const {
         if (!m_compact) return m_full[i];
         const std::int64_t base = m_base[i >> kShift];
         return base != kWideBlock ? base + std::int64_t(m_off[i]) : m_full[m_off[i]];
