@@ -327,6 +327,21 @@ private slots:
         QCOMPARE(diag.errors[1].line, std::uint64_t(stamps.size() + 3));
     }
 
+    // A row is read to its line end without looking for it first: "\r\n" ends a line, a lone CR does not (the
+    // two rows it stands between are one line, not well formed, reported), and a stray CR before "\r\n" is taken
+    // as the line is when its end is looked for first (trimmed: the row is read).
+    void aLoneCarriageReturnEndsNoLine() {
+        const std::string row = "1000,2000,10.0.0.1,10.0.0.2,49152,4791,17,4096,4";
+        writeBytes(tmp("lone-cr.csv"), "start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes,packets\n" + row +
+                                           "\r" + row + "\n" + row + "\r\r\n" + row + "\r\n");
+        LoadDiagnostics diag;
+        const FlowTable t = readCsv(tmp("lone-cr.csv"), false, diag);
+        QCOMPARE(t.size(), std::size_t(2));
+        QCOMPARE(diag.skippedRows, std::uint64_t(1));
+        QCOMPARE(diag.errors.at(0).line, std::uint64_t(2));
+        for (std::size_t i = 0; i < t.size(); ++i) QCOMPARE(t.packets[i], std::uint64_t(4));
+    }
+
     void headerProblemsThatAreNotFatalBecomeWarnings() {
         std::string basic = readBytes(data("good_basic.csv"));
         std::string dup = replaceAll(basic, "packets\n", "packets,Bytes\n");

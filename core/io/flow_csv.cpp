@@ -653,6 +653,13 @@ private:
         }
         bool canonical = m_header && canonicalHeader(); // (set again once the header is read)
         while (p < end) {
+            if (canonical && !m_skipping) {
+                if (const char* next = canonicalLine(p, end)) {
+                    ++m_line;
+                    p = next;
+                    continue;
+                }
+            }
             const char* nl = static_cast<const char*>(std::memchr(p, '\n', std::size_t(end - p)));
             if (m_skipping) { // the rest of an overlong line, already reported
                 if (!nl) return have;
@@ -826,21 +833,41 @@ private:
         return true;
     }
 
-    [[gnu::always_inline]] bool canonicalRow(const char* p, const char* e) {
+    struct Fields {
         std::int64_t start = 0, end = 0;
         EndpointId s = 0, d = 0;
         std::uint16_t sport = 0, dport = 0;
         std::uint8_t proto = 0;
         std::uint64_t bytes = 0, packets = 0;
+    };
+    // The fields of a row under the canonical header, from p on (e: where the line ends, or a bound past it).
+    [[gnu::always_inline]] bool canonicalFields(const char*& p, const char* e, Fields& f) {
         // The byte at the line end is never ',' (it is '\r', '\n' or the zeroed padding).
         auto comma = [&] { return *p++ == ','; };
-        if (!stamp(p, start) || !comma() || !stamp(p, end) || !comma() || !ip(p, e, s) || !comma() || !ip(p, e, d) ||
-            !comma() || !num(p, sport) || !comma() || !num(p, dport) || !comma() || !num(p, proto) || !comma() ||
-            !num(p, bytes) || !comma() || !num(p, packets))
-            return false;
-        if (p != e || end < start) return false;
-        m_table.append(start, end, s, d, sport, dport, proto, bytes, packets);
+        return stamp(p, f.start) && comma() && stamp(p, f.end) && comma() && ip(p, e, f.s) && comma() &&
+               ip(p, e, f.d) && comma() && num(p, f.sport) && comma() && num(p, f.dport) && comma() &&
+               num(p, f.proto) && comma() && num(p, f.bytes) && comma() && num(p, f.packets);
+    }
+
+    [[gnu::always_inline]] bool canonicalRow(const char* p, const char* e) {
+        Fields f;
+        if (!canonicalFields(p, e, f) || p != e || f.end < f.start) return false;
+        m_table.append(f.start, f.end, f.s, f.d, f.sport, f.dport, f.proto, f.bytes, f.packets);
         return true;
+    }
+
+    // canonicalRow for a line whose end is not looked for first: its fields read from p, then its end ('\n' or
+    // "\r\n", before `end`, the data's). The position after the line, or nullptr: the line then goes the usual way
+    // (its end found first; a comment, a blank line, a row cut off at the data's end or not well formed). Finding
+    // each line's end first took 2.4% of `analyze large`.
+    [[gnu::always_inline]] const char* canonicalLine(const char* p, const char* end) {
+        Fields f;
+        if (!canonicalFields(p, end, f)) return nullptr;
+        // (Past `end` is the zeroed padding: a '\n' or "\r\n" found is the data's.)
+        const char* next = *p == '\n' ? p + 1 : *p == '\r' && p[1] == '\n' ? p + 2 : nullptr;
+        if (!next || f.end < f.start) return nullptr;
+        m_table.append(f.start, f.end, f.s, f.d, f.sport, f.dport, f.proto, f.bytes, f.packets);
+        return next;
     }
 
     // Well-formed rows only; false sends the row to slowRow, which decides and explains.
