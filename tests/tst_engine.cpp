@@ -70,7 +70,7 @@ private slots:
             for (std::size_t j = 0; j < a.recognition.jobs.size(); ++j) {
                 const RecognizedJob &x = a.recognition.jobs[j], &y = b.recognition.jobs[j];
                 QVERIFY(y.records.empty() && !x.records.empty()); // packed where the records are let go
-                std::vector<std::uint32_t> list;
+                decltype(x.records) list;
                 y.forEachRecord([&](std::uint32_t r) { list.push_back(r); });
                 QVERIFY2(list == x.records, preset);
                 const JobTimeline &tx = a.jobs[j].timeline, &ty = b.jobs[j].timeline;

@@ -536,7 +536,7 @@ private slots:
         for (std::uint32_t i = 0; i < 5000; ++i) rj.records.push_back(i * 2 + (rng() % 2));
         for (std::uint32_t v : {0xFFFFFFFFu, 0u, 0x80000000u, 7u, 7u, 1u << 20}) rj.records.push_back(v);
         for (int i = 0; i < 3000; ++i) rj.records.push_back(std::uint32_t(rng()));
-        const std::vector<std::uint32_t> list = rj.records;
+        const std::vector<std::uint32_t> list(rj.records.begin(), rj.records.end());
         std::string session;
         store::encodeIndexList(list, session);
         rj.packRecords();

@@ -136,7 +136,7 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
         // Done with it: for a report the list goes now, and an analysis that lets the records go (the GUI's)
         // keeps it packed: a varint of each difference, 1-2 bytes a record where 4 (on `large` the first job's
         // list is 18 MB, 5 packed, while the second job is analysed).
-        if (reportOnly) std::vector<std::uint32_t>().swap(jobs[j].records);
+        if (reportOnly) decltype(jobs[j].records)().swap(jobs[j].records);
         else if (release) jobs[j].packRecords();
     }
     // Records too coarse in time for the steps they hold: said plainly, with the exporter setting that fixes it.

@@ -20,12 +20,12 @@ void RecognizedJob::packRecords() {
     appendIndexDeltas(records, out);
     packedCount = records.size();
     packedRecords = std::move(out);
-    std::vector<std::uint32_t>().swap(records);
+    decltype(records)().swap(records);
 }
 
 void RecognizedJob::unpackRecords() {
     if (packedRecords.empty()) return;
-    std::vector<std::uint32_t> list;
+    decltype(records) list;
     list.reserve(packedCount);
     forEachRecord([&](std::uint32_t r) { list.push_back(r); });
     records = std::move(list);

@@ -11,6 +11,7 @@
 // assumed anywhere.
 #include "model/flow_table.h"
 #include "model/topology.h"
+#include "util/memory.h"
 
 #include <cstdint>
 #include <functional>
@@ -33,8 +34,10 @@ struct RecognizedJob {
     std::vector<EndpointId> unknownNics; // endpoints of the job that the topology does not know, by address
     std::int64_t startNs = 0;
     std::int64_t endNs = 0;
-    std::vector<std::uint32_t> records; // indices of the job's RoCE records in the FlowTable, by start time
-                                        // (empty from RecognitionPasses, or once packed)
+    // Indices of the job's RoCE records in the FlowTable, by start time (empty from RecognitionPasses, or once
+    // packed). Unset when sized: recognition fills a job's list in parts side by side, its pages faulted in there
+    // (zeroed first, 25 MB on `large`, they were faulted in on one core).
+    std::vector<std::uint32_t, UnsetAllocator<std::uint32_t>> records;
     std::uint64_t recordCount = 0;      // the job's RoCE records (records.size() when they are listed)
     // The list packed, once its job is analysed, by an analysis that is kept (the GUI's, runAnalysisReleasing):
     // the differences of successive indices, zig-zagged, as LEB128 varints (1 or 2 bytes a record where the list

@@ -197,7 +197,7 @@ std::string decodeFlowColumn(FlowColumn c, std::string_view encoding, std::strin
     return "unknown column";
 }
 
-void encodeIndexList(const std::vector<std::uint32_t>& list, std::string& out) { appendIndexDeltas(list, out); }
+void encodeIndexList(std::span<const std::uint32_t> list, std::string& out) { appendIndexDeltas(list, out); }
 
 std::string decodeIndexList(std::string_view data, std::size_t count, std::size_t limit,
                             std::vector<std::uint32_t>& out) {

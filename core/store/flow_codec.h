@@ -7,6 +7,7 @@
 #include "model/flow_table.h"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,7 +50,7 @@ std::string decodeFlowColumn(FlowColumn c, std::string_view encoding, std::strin
                              std::size_t count, std::size_t endpoints, FlowTable& flows, WideCounts* wide = nullptr);
 
 // Record indices (ascending, as RecognizedJob::records): delta varints.
-void encodeIndexList(const std::vector<std::uint32_t>& list, std::string& out);
+void encodeIndexList(std::span<const std::uint32_t> list, std::string& out);
 std::string decodeIndexList(std::string_view data, std::size_t count, std::size_t limit,
                             std::vector<std::uint32_t>& out);
 

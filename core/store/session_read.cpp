@@ -363,8 +363,9 @@ void readAnalysis(Database& db, const std::string& path, const MetaMap& meta, co
             if (s.text(2) != "delta-zigzag-varint") damaged(path, "job_records has an unknown encoding");
             if (crc32c(blob) != std::uint32_t(s.integer(3))) damaged(path, "job_records fails its CRC-32C check");
             if (s.integer(1) < 0) damaged(path, "job_records has a negative count");
-            std::string err = store::decodeIndexList(blob, std::size_t(s.integer(1)), flows.size(),
-                                                     a.recognition.jobs[j].records);
+            std::vector<std::uint32_t> list;
+            std::string err = store::decodeIndexList(blob, std::size_t(s.integer(1)), flows.size(), list);
+            a.recognition.jobs[j].records.assign(list.begin(), list.end());
             if (!err.empty()) damaged(path, "job_records of job " + std::to_string(j) + ": " + err);
         }
     }

@@ -4,6 +4,7 @@
 // its end.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,7 +55,7 @@ inline void putSigned(std::string& out, std::int64_t v) { putVarint(out, zigzag(
 // Appends a list of indices as the differences of successive ones (the first from 0), zig-zagged, as varints:
 // a session's job_records ("delta-zigzag-varint"), a job's record list held packed. Sized exactly first (a
 // writer's worst-case buffer would be 10 bytes a value beside the list).
-inline void appendIndexDeltas(const std::vector<std::uint32_t>& list, std::string& out) {
+inline void appendIndexDeltas(std::span<const std::uint32_t> list, std::string& out) {
     auto length = [](std::uint64_t v) {
         std::size_t n = 1;
         while (v >= 0x80) v >>= 7, ++n;
