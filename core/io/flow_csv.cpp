@@ -61,7 +61,7 @@ std::string_view columnName(Col c) {
 
 // Dotted IPv4 with the same rules as IpAddr::parse (no leading zeros, octets <= 255).
 // Returns the position after the address, or nullptr when the text there is not an IPv4 address.
-inline const char* parseV4(const char* p, const char* e, std::uint32_t& out) {
+[[gnu::always_inline]] inline const char* parseV4(const char* p, const char* e, std::uint32_t& out) {
     std::uint32_t value = 0;
     for (int part = 0; part < 4; ++part) {
         if (part) {
@@ -148,7 +148,7 @@ class V4Cache {
 public:
     V4Cache() : m_slots(std::size_t(1) << 8, 0) {} // grows with the addresses: a small file pays for 256 slots
 
-    EndpointId get(std::uint32_t key, EndpointTable& table) {
+    [[gnu::always_inline]] EndpointId get(std::uint32_t key, EndpointTable& table) {
         std::size_t mask = m_slots.size() - 1;
         std::size_t h = hash(key) & mask;
         for (;;) {
