@@ -77,6 +77,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
     // dropped as soon as no later record can start a transfer in it or extend one of its transfers. The last
     // list holds the transfers outside every step (before the first, after the last), never judged.
     std::vector<std::vector<Xfer>> xfersOfStep(K + 1);
+    std::size_t usualXfers = 0; // the most transfers a step judged so far had
     // Per sender: its latest transfer per channel, with what merging needs (the transfer may be judged
     // and dropped by then: it is closed, e + 2 us before the record at hand).
     struct Open {
@@ -289,6 +290,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
     // Judges step k from its transfers, then drops them.
     auto judgeStep = [&](std::size_t k) {
         std::vector<Xfer>& xs = xfersOfStep[k];
+        usualXfers = std::max(usualXfers, xs.size());
         std::vector<std::vector<float>> samples(2 * kClasses);
         for (const Xfer& x : xs) samples[bucketOf(x)].push_back(float(throughput(x)));
         std::vector<double> ref(samples.size(), 0.0), refSigma(samples.size(), 0.0);
@@ -373,6 +375,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
         auto start = [&]() __attribute__((always_inline)) { // a new transfer from this record
             const std::uint32_t step = std::uint32_t(stepOf(s - sd.offsetOf(ix.endpoint(a))));
             std::vector<Xfer>& to = xfersOfStep[step];
+            if (to.capacity() == 0) to.reserve(usualXfers); // a step's list sized as the largest judged yet
             to.push_back({s, e, flows.bytes[r], a, b, flows.srcPort[r]});
             return Open{e, channel, step, std::uint32_t(to.size() - 1)};
         };
