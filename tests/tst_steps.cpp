@@ -931,6 +931,29 @@ private slots:
         QCOMPARE(medianOf(signedZeros), 0.0);
     }
 
+    // sortNearlySorted is std::stable_sort: on lists in order, stirred a little (by insertion), stirred far (the
+    // merge sort takes over midway) and reversed, with many equal keys whose order must stay.
+    void sortNearlySortedIsTheStableSort() {
+        std::uint64_t x = 11;
+        auto next = [&](std::uint64_t n) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            return (x >> 33) % n;
+        };
+        using Item = std::pair<int, int>; // (key, place)
+        auto less = [](const Item& a, const Item& b) { return a.first < b.first; };
+        for (int round = 0; round < 400; ++round) {
+            const std::size_t n = 1 + next(300);
+            const int stir = int(next(5)) == 0 ? 1000 : int(next(30)); // far now and then
+            std::vector<Item> v;
+            for (std::size_t i = 0; i < n; ++i) v.push_back({int(i / 3) + int(next(std::uint64_t(stir) + 1)), int(i)});
+            if (round % 50 == 0) std::reverse(v.begin(), v.end());
+            std::vector<Item> want = v;
+            std::stable_sort(want.begin(), want.end(), less);
+            sortNearlySorted(v, less, 1 + next(20));
+            QVERIFY2(v == want, qPrintable(QString("round %1").arg(round)));
+        }
+    }
+
     // unitePiece against the union taken by sorting: intervals on a small grid (so that many touch, nest and
     // coincide), in order, a little out of order (a start stirred by up to `spread`, as clock offsets stir
     // records), and shuffled; and joinUnions of two parts' unions against it.

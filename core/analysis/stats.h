@@ -32,4 +32,26 @@ inline std::size_t lowerBoundNear(const std::vector<std::int64_t>& sorted, std::
     return k;
 }
 
+// std::stable_sort of a list that is nearly in order (a rank's transfers: records come by start, stirred only by
+// the peers' clock offsets): by insertion while each element moves back at most `reach` places, which is stable
+// and keeps equal elements in their order, so a list found out of order farther goes on by std::stable_sort, to
+// the same result. (std::stable_sort of every rank's transfers took 1% of `analyze large`.)
+template <typename T, typename Less>
+void sortNearlySorted(std::vector<T>& v, Less less, std::size_t reach = 16) {
+    for (std::size_t i = 1; i < v.size(); ++i) {
+        if (!less(v[i], v[i - 1])) continue;
+        const T x = v[i];
+        std::size_t j = i;
+        while (j > 0 && i - j < reach && less(x, v[j - 1])) {
+            v[j] = v[j - 1];
+            --j;
+        }
+        v[j] = x;
+        if (j > 0 && less(x, v[j - 1])) { // farther back than `reach`: the rest by merge sort
+            std::stable_sort(v.begin(), v.end(), less);
+            return;
+        }
+    }
+}
+
 } // namespace prism

@@ -284,7 +284,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                          std::vector<std::vector<std::int64_t>>& bwd) {
         // Nearly sorted already (records come by start; a peer's clock offset is constant).
         auto byStart = [](const Transfer& x, const Transfer& y) { return x.s < y.s; };
-        if (!std::is_sorted(list.begin(), list.end(), byStart)) std::stable_sort(list.begin(), list.end(), byStart);
+        sortNearlySorted(list, byStart);
         RankTimeline& rt = tl.ranks[k];
         // Pipeline neighbours: upstream (earlier stage) and downstream (later stage). In a ring (interleaved
         // stages: the last stage sends the next model chunk to stage 0) the link between the last stage and
