@@ -112,6 +112,28 @@ inline std::uint64_t digitsValue(std::uint64_t x, unsigned n) {
 
 constexpr std::uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
+// The digits at p that follow 8 digits worth v (at most 12 more), into v; nullptr when the value overflows.
+[[gnu::always_inline]] inline const char* parseU64After8(const char* p, std::uint64_t& v) {
+    std::uint64_t x = load8(p);
+    unsigned n = leadingDigits(x);
+    if (n) {
+        v = v * kPow10[n] + digitsValue(x, n);
+        p += n;
+        if (n == 8) { // 16 digits so far: at most 4 more fit (UINT64_MAX has 20)
+            x = load8(p);
+            n = leadingDigits(x);
+            if (n > 4) return nullptr;
+            if (n) {
+                std::uint64_t low = digitsValue(x, n);
+                if (n == 4 && v > (UINT64_MAX - low) / 10000) return nullptr;
+                v = v * kPow10[n] + low;
+                p += n;
+            }
+        }
+    }
+    return p;
+}
+
 // Digits to uint64; nullptr when there is no digit or the value overflows (the slow path explains).
 // Several times faster than std::from_chars on 19-digit nanosecond times and branch-light on short fields.
 [[gnu::always_inline]] inline const char* parseU64(const char* p, std::uint64_t& out) {
@@ -120,25 +142,7 @@ constexpr std::uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 1
     if (n == 0) return nullptr;
     std::uint64_t v = digitsValue(x, n);
     p += n;
-    if (n == 8) {
-        x = load8(p);
-        n = leadingDigits(x);
-        if (n) {
-            v = v * kPow10[n] + digitsValue(x, n);
-            p += n;
-            if (n == 8) { // 16 digits so far: at most 4 more fit (UINT64_MAX has 20)
-                x = load8(p);
-                n = leadingDigits(x);
-                if (n > 4) return nullptr;
-                if (n) {
-                    std::uint64_t low = digitsValue(x, n);
-                    if (n == 4 && v > (UINT64_MAX - low) / 10000) return nullptr;
-                    v = v * kPow10[n] + low;
-                    p += n;
-                }
-            }
-        }
-    }
+    if (n == 8 && !(p = parseU64After8(p, v))) return nullptr;
     out = v;
     return p;
 }
@@ -795,9 +799,6 @@ private:
         return !m_congestion && std::equal(m_cols.begin(), m_cols.end(), std::begin(kOrder), std::end(kOrder));
     }
 
-    // fastRow for the canonical header: the fields in their order, inline, without a column's dispatch (`analyze
-    // large`: CPU 1.64 -> 1.595 s, 1.09 -> 1.075 s, medians of 10 alternated). The same rows accepted, to the same
-    // values; the rest go to slowRow as from fastRow.
     // A time stamp as num reads it, the value of its first 8 digits taken from the last stamp's where they are the
     // same bytes: a row's start and end, and the rows' starts, share their leading digits (readFlowsCsv of `large`
     // 0.322 -> 0.305 s, its CPU 37 ms less, medians of 21 loads).
@@ -809,25 +810,8 @@ private:
             m_stampHeadValue = digitsValue(head, 8);
         }
         std::uint64_t x = m_stampHeadValue;
-        const char* q = p + 8;
-        std::uint64_t next = load8(q);
-        unsigned n = leadingDigits(next);
-        if (n) { // the rest as parseU64 reads it
-            x = x * kPow10[n] + digitsValue(next, n);
-            q += n;
-            if (n == 8) {
-                next = load8(q);
-                n = leadingDigits(next);
-                if (n > 4) return false;
-                if (n) {
-                    const std::uint64_t low = digitsValue(next, n);
-                    if (n == 4 && x > (UINT64_MAX - low) / 10000) return false;
-                    x = x * kPow10[n] + low;
-                    q += n;
-                }
-            }
-        }
-        if (x > std::uint64_t(INT64_MAX)) return false;
+        const char* q = parseU64After8(p + 8, x); // the rest as parseU64 reads it
+        if (!q || x > std::uint64_t(INT64_MAX)) return false;
         v = std::int64_t(x);
         p = q;
         return true;
@@ -849,6 +833,9 @@ private:
                num(p, f.proto) && comma() && num(p, f.bytes) && comma() && num(p, f.packets);
     }
 
+    // fastRow for the canonical header: the fields in their order, inline, without a column's dispatch (`analyze
+    // large`: CPU 1.64 -> 1.595 s, 1.09 -> 1.075 s, medians of 10 alternated). The same rows accepted, to the same
+    // values; the rest go to slowRow as from fastRow.
     [[gnu::always_inline]] bool canonicalRow(const char* p, const char* e) {
         Fields f;
         if (!canonicalFields(p, e, f) || p != e || f.end < f.start) return false;
