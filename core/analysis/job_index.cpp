@@ -95,7 +95,7 @@ std::vector<int> expertGroupsOfPeers(const std::vector<std::vector<int>>& peersO
 
 bool recordsByStart(const FlowTable& flows, const RecognizedJob& job) {
     // In parts side by side (at least 65536 records each): a job's 4M records took 6 ms on one core.
-    const std::size_t n = job.records.size(), parts = std::clamp<std::size_t>(n >> 16, 1, threadCount(0));
+    const std::size_t n = job.records.size(), parts = partsFor(n, 0, 65536);
     std::vector<std::uint8_t> inOrder(parts, 1);
     parallelFor(parts, unsigned(parts), [&](std::size_t k, unsigned) {
         for (std::size_t j = std::max<std::size_t>(1, n * k / parts), to = n * (k + 1) / parts; j < to; ++j)

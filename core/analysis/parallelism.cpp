@@ -139,7 +139,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         if (flows.durationNs.wide()) byDir.durationNs.widen();
         if (flows.bytes.wide()) byDir.bytes.widen();
         std::vector<std::uint32_t> fillDir(byDir.off.begin(), byDir.off.end() - 1);
-        const std::size_t parts = std::clamp<std::size_t>(m / 4096, 1, threadCount(params.threads));
+        const std::size_t parts = partsFor(m, params.threads, 4096);
         std::vector<std::uint32_t> firstSlot{0}; // the threads' slots: [firstSlot[w], firstSlot[w + 1])
         for (std::size_t w = 1; w < parts; ++w)
             firstSlot.push_back(std::uint32_t(std::lower_bound(byDir.off.begin(), byDir.off.end() - 1, m * w / parts) -

@@ -566,7 +566,7 @@ RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology
     State& S = *passes.m;
     // The passes read the records in parts side by side (rows [cuts[k], cuts[k + 1])), each pass giving what it
     // gives reading them in order (below): the same connections, graph, statistics, series and lists, bit for bit.
-    const std::size_t parts = std::max<std::size_t>(1, std::min<std::size_t>(threadCount(threads), n / 4096));
+    const std::size_t parts = partsFor(n, threads, 4096);
     std::vector<std::size_t> cuts;
     for (std::size_t k = 0; k <= parts; ++k) cuts.push_back(n * k / parts);
     // Pass 1: the connections' lifetimes give each endpoint's epochs (recognition.h). A later part's connections

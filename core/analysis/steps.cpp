@@ -98,8 +98,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     auto eachRecord = [&](bool dp, auto&& take) { eachRecordIn(dp, 0, job.records.size(), take); };
     // The passes that only gather read the job's records in parts side by side, one a core, each part into its own
     // tallies, joined in the parts' order: what one pass in order gives.
-    const std::size_t parts =
-        std::max<std::size_t>(1, std::min<std::size_t>(threadCount(params.threads), job.records.size() / 4096));
+    const std::size_t parts = partsFor(job.records.size(), params.threads, 4096);
     auto partBegin = [&](std::size_t k) { return job.records.size() * k / parts; };
     auto inParts = [&](auto&& fn) {
         parallelFor(parts, unsigned(parts), [&](std::size_t k, unsigned) { fn(k, partBegin(k), partBegin(k + 1)); });

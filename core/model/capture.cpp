@@ -10,7 +10,7 @@ namespace prism {
 
 std::vector<UnknownEndpoint> unknownRoceEndpoints(const FlowTable& flows, const Topology& topology) {
     // The records in parts side by side, each counting into its own counts (at least 65536 records a part).
-    const std::size_t n = flows.size(), parts = std::clamp<std::size_t>(n >> 16, 1, threadCount(0));
+    const std::size_t n = flows.size(), parts = partsFor(n, 0, 65536);
     std::vector<std::vector<std::uint64_t>> counts(parts, std::vector<std::uint64_t>(flows.endpoints.size(), 0));
     parallelFor(parts, unsigned(parts), [&](std::size_t k, unsigned) {
         std::vector<std::uint64_t>& c = counts[k];

@@ -370,7 +370,7 @@ template <typename T>
 static void permute(T* v, const RowOrder& order, std::byte* scratch, unsigned threads) {
     static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>);
     T* out = reinterpret_cast<T*>(scratch);
-    const std::size_t n = order.size(), parts = std::clamp<std::size_t>(n / 65536, 1, threads);
+    const std::size_t n = order.size(), parts = partsFor(n, threads, 65536);
     parallelFor(parts, threads, [&](std::size_t k, unsigned) {
         for (std::size_t i = n * k / parts, hi = n * (k + 1) / parts; i < hi; ++i) out[i] = v[order[i]];
     });

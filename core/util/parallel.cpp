@@ -13,6 +13,10 @@ unsigned threadCount(unsigned wanted) {
     return std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
 }
 
+std::size_t partsFor(std::size_t items, unsigned threads, std::size_t least) {
+    return std::max<std::size_t>(1, std::min<std::size_t>(threadCount(threads), items / least));
+}
+
 bool startThread(std::vector<std::thread>& pool, std::function<void()> fn) {
     try {
         pool.emplace_back(std::move(fn));

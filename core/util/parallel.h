@@ -12,6 +12,10 @@ namespace prism {
 // Threads to use: `wanted`, or one per core (at most 8) when 0.
 unsigned threadCount(unsigned wanted);
 
+// How many parts to read `items` in side by side: one a thread (threadCount(threads)), each of at least `least`
+// items; at least one.
+std::size_t partsFor(std::size_t items, unsigned threads, std::size_t least);
+
 // Starts `fn` on a new thread added to `pool`; false, with nothing added, when the system cannot start one (a
 // process or container thread limit: EAGAIN), so the caller goes on with the threads it has.
 bool startThread(std::vector<std::thread>& pool, std::function<void()> fn);
