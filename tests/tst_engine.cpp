@@ -485,11 +485,13 @@ private slots:
     // Recognition reads the records in parts side by side, one a thread: whatever their number, its result is
     // that of one pass in order (the same jobs, NICs, hosts, spans, counts, clusters merged, restarts, nodes and
     // record lists), on a table by start and on one whose rows are not (the series then made in one part).
-    // Each job's window copied into per-pair order by threads side by side (slots split between them): the same
-    // pairs, groups and chains on any number.
+    // Each job's window copied into per-pair order by threads side by side (slots split between them), and the
+    // loops over pairs and nodes (signatures, DP bursts, votes) on them: the same pairs, groups and chains on any
+    // number, with DP rings, expert exchanges, and without DP traffic (pure-pp, interleaved-nodp).
     void parallelismIsTheSameOnAnyNumberOfThreads_data() {
         QTest::addColumn<QString>("preset");
-        for (const char* p : {"two-jobs", "moe", "interleaved", "zero1", "megatron-8", "deep-pipeline"})
+        for (const char* p :
+             {"two-jobs", "moe", "interleaved", "zero1", "megatron-8", "deep-pipeline", "pure-pp", "interleaved-nodp"})
             QTest::newRow(p) << QString(p);
     }
     void parallelismIsTheSameOnAnyNumberOfThreads() {
