@@ -29,8 +29,9 @@ struct Csr {
     // Per-pair lists carry their records' times and sizes in list order instead of indices, so the per-pair
     // passes read memory sequentially instead of jumping across the whole capture. Durations and sizes as the
     // flow table holds them (4 bytes each while they fit): 16 bytes a record of the window, not 24.
-    std::vector<std::int64_t, UnsetAllocator<std::int64_t>> startNs; // (every place filled, by the threads)
-    CountColumn durationNs, bytes;
+    // (Every place filled, by the threads.)
+    std::vector<std::int64_t, UnsetAllocator<std::int64_t>> startNs;
+    HalvedColumn<std::uint64_t, std::uint32_t, UnsetAllocator<std::uint32_t>> durationNs, bytes;
     std::int64_t endNs(std::size_t q) const { return std::int64_t(std::uint64_t(startNs[q]) + durationNs[q]); }
     std::size_t size(std::size_t k) const { return off[k + 1] - off[k]; }
     const std::uint32_t* begin(std::size_t k) const { return idx.data() + off[k]; }
@@ -129,8 +130,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     byDir.off.assign(pairs * 2 + 1, 0);
     for (std::size_t i = 0; i < 2 * pairs; ++i) byDir.off[i + 1] = byDir.off[i] + count[i];
     byDir.startNs.resize(m);
-    byDir.durationNs.resize(m);
-    byDir.bytes.resize(m);
+    byDir.durationNs.resizeToFill(m);
+    byDir.bytes.resizeToFill(m);
     {
         // Pass 2: times and sizes into per-slot order. The threads take slots of about as many records each, each
         // reading every record's slot and copying its own slots' records (their positions apart): the copy is a

@@ -53,8 +53,8 @@ struct FlowRecord {
 
 // A column of values held in halves: the low halves, and the high halves only once a value needs them (then
 // twice the bytes a row, as a plain column). Reads need no search; a value that needs the high half widens the
-// whole column, once.
-template <typename Value, typename Half>
+// whole column, once. (`Alloc`: the halves' allocator.)
+template <typename Value, typename Half, typename Alloc = std::allocator<Half>>
 class HalvedColumn {
     static_assert(sizeof(Value) == 2 * sizeof(Half) && std::is_unsigned_v<Value> && std::is_unsigned_v<Half>);
     static constexpr int kBits = 8 * sizeof(Half);
@@ -90,6 +90,12 @@ public:
         m_low.resize(n, 0);
         if (wide()) m_high.resize(n, 0);
     }
+    // n rows for their users to fill whole: new ones value-initialized by the allocator (unset with one that leaves
+    // them so, as UnsetAllocator: not written on one core before the fill).
+    void resizeToFill(std::size_t n) {
+        m_low.resize(n);
+        if (wide()) m_high.resize(n);
+    }
     // Every row of `other` after these.
     void append(const HalvedColumn& other) {
         if (other.wide() && !wide()) widen();
@@ -103,7 +109,7 @@ public:
     void widen() {
         if (m_wide) return;
         m_high.reserve(m_low.capacity());
-        m_high.assign(m_low.size(), 0);
+        m_high.assign(m_low.size(), Half(0));
         m_wide = true;
     }
     // Filling many rows at once, from several threads (a session's chunks): each writes the low halves of its
@@ -120,7 +126,7 @@ public:
     }
 
 private:
-    std::vector<Half> m_low, m_high;
+    std::vector<Half, Alloc> m_low, m_high;
     bool m_wide = false;
 };
 
