@@ -65,7 +65,7 @@ bool StartColumn::compact(unsigned threads) {
     for (std::size_t b = 0; b < blocks; ++b)
         if (base[b] == kWideBlock) wideRows += rows(b).second - rows(b).first;
     if (wideRows * 2 > n) return false; // 12 bytes a row or more: no saving
-    std::vector<std::uint32_t> off(n); // (beside the 8-byte rows until those go)
+    decltype(m_off) off(n);             // (beside the 8-byte rows until those go; every row written below)
     std::vector<std::int64_t> wide;
     wide.reserve(wideRows);
     for (std::size_t b = 0; b < blocks; ++b) { // the wide blocks' rows, in order, where their offsets point
@@ -103,7 +103,7 @@ void StartColumn::expand() {
     std::vector<std::int64_t> full(m_off.size());
     for (std::size_t i = 0; i < full.size(); ++i) full[i] = (*this)[i];
     m_full = std::move(full); // (the wide blocks' rows were read above)
-    std::vector<std::uint32_t>().swap(m_off);
+    decltype(m_off)().swap(m_off);
     std::vector<std::int64_t>().swap(m_base);
     m_compact = false;
 }
