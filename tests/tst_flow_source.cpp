@@ -90,6 +90,17 @@ private slots:
                                              << int(SourceKind::Topology) << "topology.json";
         QTest::newRow("a report") << "flows.csv" << QByteArray(R"({"format": "llmprism-report", "version": 1, "jobs": []})")
                                   << int(SourceKind::Other) << "JSON without a top-level \"hosts\" (not a topology)";
+        // "hosts" counts as a key of the top-level object only, and in a well-formed file only.
+        QTest::newRow("hosts nested") << "a.json" << QByteArray(R"({"cluster": {"hosts": []}, "x": [{"hosts": 1}]})")
+                                      << int(SourceKind::Other)
+                                      << "JSON without a top-level \"hosts\" (not a topology)";
+        QTest::newRow("hosts in an array") << "a.json" << QByteArray(R"([{"hosts": []}])") << int(SourceKind::Other)
+                                           << "JSON without a top-level \"hosts\" (not a topology)";
+        QTest::newRow("hosts, then broken")
+            << "a.json" << QByteArray(R"({"hosts": [], "nics": [1, 2)") << int(SourceKind::Other)
+            << "JSON without a top-level \"hosts\" (not a topology)";
+        QTest::newRow("hosts last") << "a.json" << QByteArray(R"({"nics": [{"hosts": 2}], "hosts": []})")
+                                    << int(SourceKind::Topology) << "topology.json";
         QTest::newRow("a README") << "flows.csv.gz" << QByteArray("# Capture of 2024-01-02\n\nTaken on rack 3.\n")
                                   << int(SourceKind::Other) << "text whose first line is \"Taken on rack 3.\"";
         QTest::newRow("empty") << "flows.csv" << QByteArray() << int(SourceKind::Other) << "an empty text file";

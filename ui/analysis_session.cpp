@@ -54,7 +54,7 @@ std::shared_ptr<const Capture> AnalysisSession::withRecords(const std::function<
     if (recordsHeld()) return std::shared_ptr<const Capture>(std::shared_ptr<const Capture>(), &capture); // not owned
     LoadOptions lo = loadOptions;
     lo.progress = progress;
-    const CaptureFiles files = findCaptureFiles(capturePaths, lo);
+    CaptureFiles files = findCaptureFiles(capturePaths, lo);
     const std::string shown =
         files.files.empty()
             ? capture.source
@@ -65,7 +65,7 @@ std::shared_ptr<const Capture> AnalysisSession::withRecords(const std::function<
         throw std::runtime_error(shown + ": its records are read again for this, which needs about " +
                                  formatBytes(need) + ", more than the " + formatBytes(available) +
                                  " available now: close other programs, or use `llmprism-cli` (import, compare)");
-    auto again = std::make_shared<Capture>(loadCapture(capturePaths, lo));
+    auto again = std::make_shared<Capture>(loadCapture(std::move(files), lo));
     // A session holds its capture's records and their analysis together (record indices, endpoint ids and host
     // indices point into them): the files must hold what was analysed.
     if (again->flows.fingerprint() != recordsFingerprint || again->hasTopology != capture.hasTopology ||

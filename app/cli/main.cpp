@@ -23,6 +23,7 @@
 #include <future>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -451,10 +452,11 @@ struct Analyze {
             if (inputs.size() > 1) throw UsageError{"a ClickHouse table is analysed alone"};
             report = analyzeClickHouse(inputs.front(), lo, budget ? budget : prism::availableMemory() / 10 * 8, capture);
         } else {
+            std::optional<prism::CaptureFiles> found; // (looked for once, read whole below where they fit)
             if (!budget) {
                 // Would the whole capture fit? If not, in stages within what there is, rather than be killed.
-                const std::uint64_t avail = prism::availableMemory(),
-                                    need = prism::wholeLoadEstimate(prism::findCaptureFiles(inputs, lo));
+                found = prism::findCaptureFiles(inputs, lo);
+                const std::uint64_t avail = prism::availableMemory(), need = prism::wholeLoadEstimate(*found);
                 if (avail && need > avail / 10 * 8) {
                     budget = avail / 10 * 8;
                     if (!source.quiet)
@@ -468,7 +470,7 @@ struct Analyze {
             } else {
                 prism::LoadOptions whole = lo; // a .gz that inflates far beyond its size stops before memory does
                 whole.maxRecords = prism::maxRecordsInMemory();
-                capture = prism::loadCapture(inputs, whole);
+                capture = prism::loadCapture(std::move(*found), whole);
                 report = prism::analyzeCaptureReleasing(capture); // only the report is wanted of it
             }
         }

@@ -178,7 +178,10 @@ CaptureFiles findCaptureFiles(const std::vector<std::string>& sources, const Loa
 }
 
 Capture loadCapture(const std::vector<std::string>& sources, const LoadOptions& options) {
-    CaptureFiles found = findCaptureFiles(sources, options);
+    return loadCapture(findCaptureFiles(sources, options), options);
+}
+
+Capture loadCapture(CaptureFiles found, const LoadOptions& options) {
     Capture c;
     c.source = found.source;
     c.topologyPath = found.topologyPath;

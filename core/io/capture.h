@@ -106,5 +106,9 @@ void writeTopologyJson(const Topology& topology, const std::string& path);
 Capture loadCapture(const std::string& pathOrFolder, const LoadOptions& options = {});
 // The same for several sources (folders and files, each as above), merged into one capture.
 Capture loadCapture(const std::vector<std::string>& sources, const LoadOptions& options = {});
+struct CaptureFiles;
+// The same for the files findCaptureFiles (io/flow_source.h) found: a caller that looked at them first (to judge
+// whether they fit in memory) does not look for them again.
+Capture loadCapture(CaptureFiles found, const LoadOptions& options = {});
 
 } // namespace prism

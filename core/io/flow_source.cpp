@@ -38,12 +38,37 @@ std::string_view firstLine(std::string_view text) {
     return {};
 }
 
-// A JSON file whose top level is an object with "hosts": the whole file is parsed (topologies are small).
+// A JSON file whose top level is an object with "hosts": the whole file is read and must be well formed, without
+// building its document (readTopologyJson builds it once the topology is chosen; building it here too took
+// longer than the read itself).
 bool isTopologyJson(const std::string& path, bool gzip) {
     if (gzip) return false; // readTopologyJson reads plain files only
+    struct HostsKey : nlohmann::json_sax<nlohmann::json> {
+        int depth = 0;
+        bool object = false, hosts = false;
+        bool open(bool isObject) {
+            if (depth++ == 0) object = isObject;
+            return true;
+        }
+        bool null() override { return true; }
+        bool boolean(bool) override { return true; }
+        bool number_integer(number_integer_t) override { return true; }
+        bool number_unsigned(number_unsigned_t) override { return true; }
+        bool number_float(number_float_t, const string_t&) override { return true; }
+        bool string(string_t&) override { return true; }
+        bool binary(binary_t&) override { return true; }
+        bool start_object(std::size_t) override { return open(true); }
+        bool key(string_t& k) override {
+            if (depth == 1 && k == "hosts") hosts = true;
+            return true;
+        }
+        bool end_object() override { return --depth, true; }
+        bool start_array(std::size_t) override { return open(false); }
+        bool end_array() override { return --depth, true; }
+        bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+    } sax;
     std::ifstream in(path, std::ios::binary);
-    auto j = nlohmann::json::parse(in, nullptr, false);
-    return !j.is_discarded() && j.is_object() && j.contains("hosts");
+    return nlohmann::json::sax_parse(in, &sax) && sax.object && sax.hosts;
 }
 
 } // namespace
