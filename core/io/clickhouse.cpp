@@ -6,6 +6,8 @@
 #include "io/text_input.h"
 #include "model/units.h"
 
+#include "util/dynamic_library.h"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -36,9 +38,47 @@ std::string literal(std::string_view s) {
     return out + "'";
 }
 
-void initCurlOnce() {
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+// libcurl's functions, loaded when a ClickHouse table is first read (util/dynamic_library.h): a command that reads
+// none does not load libcurl and the libraries it pulls in (5 ms of every start). Initialised once, on loading.
+struct Curl {
+    decltype(&curl_global_init) globalInit;
+    decltype(&curl_easy_init) init;
+    decltype(&curl_easy_cleanup) cleanup;
+    decltype(&curl_easy_reset) reset;
+    decltype(&curl_easy_escape) escape;
+    decltype(&curl_free) free;
+    decltype(&curl_easy_setopt) setopt;
+    decltype(&curl_easy_getinfo) getinfo;
+    decltype(&curl_easy_perform) perform;
+    decltype(&curl_easy_strerror) strerror;
+};
+
+const Curl& libcurl() {
+    static const Curl api = [] {
+        std::string error;
+        void* library = loadLibrary({"libcurl.so.4", "libcurl-gnutls.so.4"}, error);
+        if (!library)
+            throw std::runtime_error("reading ClickHouse needs libcurl, which cannot be loaded (" + error +
+                                     "): install it (Debian: apt install libcurl4t64)");
+        Curl c{};
+        auto get = [&](auto& fn, const char* name) {
+            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(librarySymbol(library, name));
+            if (!fn) throw std::runtime_error(std::string("libcurl without ") + name + ": too old a libcurl");
+        };
+        get(c.globalInit, "curl_global_init");
+        get(c.init, "curl_easy_init");
+        get(c.cleanup, "curl_easy_cleanup");
+        get(c.reset, "curl_easy_reset");
+        get(c.escape, "curl_easy_escape");
+        get(c.free, "curl_free");
+        get(c.setopt, "curl_easy_setopt");
+        get(c.getinfo, "curl_easy_getinfo");
+        get(c.perform, "curl_easy_perform");
+        get(c.strerror, "curl_easy_strerror");
+        c.globalInit(CURL_GLOBAL_DEFAULT);
+        return c;
+    }();
+    return api;
 }
 
 // The fields of a TabSeparated line.
@@ -268,22 +308,21 @@ std::string ClickHouseUrl::display() const {
 std::string ClickHouseUrl::qualifiedTable() const { return "`" + database + "`.`" + table + "`"; }
 
 ClickHouseClient::ClickHouseClient(ClickHouseUrl url) : m_url(std::move(url)) {
-    initCurlOnce();
-    m_curl = curl_easy_init();
+    m_curl = libcurl().init();
     if (!m_curl) throw std::runtime_error("libcurl could not start a session");
 }
 
-ClickHouseClient::~ClickHouseClient() { curl_easy_cleanup(static_cast<CURL*>(m_curl)); }
+ClickHouseClient::~ClickHouseClient() { libcurl().cleanup(static_cast<CURL*>(m_curl)); }
 
 void ClickHouseClient::run(const std::string& sql, std::string_view body,
                            const std::function<void(std::string_view)>& sink) {
     CURL* curl = static_cast<CURL*>(m_curl);
-    curl_easy_reset(curl);
+    libcurl().reset(curl);
     std::string address = "http://" + m_url.host + ":" + std::to_string(m_url.port) + "/?max_query_size=104857600";
     auto param = [&](const char* name, const std::string& value) {
-        char* e = curl_easy_escape(curl, value.c_str(), int(value.size()));
+        char* e = libcurl().escape(curl, value.c_str(), int(value.size()));
         address += std::string("&") + name + "=" + e;
-        curl_free(e);
+        libcurl().free(e);
     };
     if (!m_url.user.empty()) param("user", m_url.user);
     if (!m_url.password.empty()) param("password", m_url.password);
@@ -305,7 +344,7 @@ void ClickHouseClient::run(const std::string& sql, std::string_view body,
     } rx{&sink, {}, {}, 0, curl, nullptr, &m_interrupt};
     auto write = +[](char* data, size_t, size_t n, void* user) -> size_t {
         auto* r = static_cast<Receiver*>(user);
-        if (r->status == 0) curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &r->status);
+        if (r->status == 0) libcurl().getinfo(r->curl, CURLINFO_RESPONSE_CODE, &r->status);
         if (r->status != 200) {
             if (r->error.size() < 4096) r->error.append(data, std::min<std::size_t>(n, 4096));
             return n;
@@ -322,40 +361,40 @@ void ClickHouseClient::run(const std::string& sql, std::string_view body,
         }
         return n;
     };
-    curl_easy_setopt(curl, CURLOPT_URL, address.c_str());
-    curl_easy_setopt(curl, CURLOPT_POST, 1L);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, post.data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(post.size()));
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, write);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &rx);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    libcurl().setopt(curl, CURLOPT_URL, address.c_str());
+    libcurl().setopt(curl, CURLOPT_POST, 1L);
+    libcurl().setopt(curl, CURLOPT_POSTFIELDS, post.data());
+    libcurl().setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(post.size()));
+    libcurl().setopt(curl, CURLOPT_WRITEFUNCTION, write);
+    libcurl().setopt(curl, CURLOPT_WRITEDATA, &rx);
+    libcurl().setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
+    libcurl().setopt(curl, CURLOPT_NOSIGNAL, 1L);
     // A server or network that goes away without a reset (a partition, a suspended machine) ends the query after
     // TCP keepalive's probes go unanswered, instead of a wait without end; a long query on a live server is not
     // cut (no speed limit: a large GROUP BY may send nothing for minutes).
-    curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, 30L);
-    curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, 10L);
+    libcurl().setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+    libcurl().setopt(curl, CURLOPT_TCP_KEEPIDLE, 30L);
+    libcurl().setopt(curl, CURLOPT_TCP_KEEPINTVL, 10L);
     auto xfer = +[](void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> int {
         auto* r = static_cast<Receiver*>(user);
         if (*r->interrupt && (*r->interrupt)()) r->interrupted = true;
         return r->interrupted ? 1 : 0; // non-zero: libcurl stops the transfer
     };
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, xfer);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &rx);
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, m_interrupt ? 0L : 1L);
+    libcurl().setopt(curl, CURLOPT_XFERINFOFUNCTION, xfer);
+    libcurl().setopt(curl, CURLOPT_XFERINFODATA, &rx);
+    libcurl().setopt(curl, CURLOPT_NOPROGRESS, m_interrupt ? 0L : 1L);
     char curlError[CURL_ERROR_SIZE] = {0};
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curlError);
-    const CURLcode rc = curl_easy_perform(curl);
+    libcurl().setopt(curl, CURLOPT_ERRORBUFFER, curlError);
+    const CURLcode rc = libcurl().perform(curl);
     if (rx.thrown) std::rethrow_exception(rx.thrown);
     if (rx.interrupted) throw Cancelled();
     if (rc != CURLE_OK)
         throw InputError({m_url.display(), 0, 0,
                           "cannot reach the server at " + m_url.host + ":" + std::to_string(m_url.port) + " (" +
-                              (curlError[0] ? curlError : curl_easy_strerror(rc)) +
+                              (curlError[0] ? curlError : libcurl().strerror(rc)) +
                               "): is clickhouse-server running, with its HTTP interface on that port?"});
     long status = 0;
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    libcurl().getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
     if (status != 200) {
         std::string message = rx.error;
         while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();

@@ -1,0 +1,17 @@
+#pragma once
+// Shared libraries loaded when first needed (dlopen) rather than at every start.
+#include <string>
+#include <vector>
+
+namespace prism {
+
+// Loads the first of `names` (sonames, as the dynamic linker finds them, or paths) that loads, for the rest of the
+// process, as a library linked at start stays; null when none does, and `error` then says what each gave. For a
+// library a program needs for one feature only: libcurl (ClickHouse) and the thirty libraries it pulls in took
+// 5 ms of each command's start.
+void* loadLibrary(const std::vector<std::string>& names, std::string& error);
+
+// The address of `symbol` in a library loadLibrary gave; null when it has none.
+void* librarySymbol(void* library, const char* symbol);
+
+} // namespace prism

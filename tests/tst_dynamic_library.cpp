@@ -1,0 +1,54 @@
+// Shared libraries loaded when first needed (core/util/dynamic_library.h): the first of the names that loads, its
+// symbols by name, a clear error naming every library tried; and the command line starts without libcurl, which
+// it loads only to read a ClickHouse table (io/clickhouse.cpp).
+#include "util/dynamic_library.h"
+
+#include <QtTest>
+
+#include <string>
+#include <vector>
+#include <zlib.h>
+
+using namespace prism;
+
+class TestDynamicLibrary : public QObject {
+    Q_OBJECT
+private slots:
+    void theFirstNameThatLoadsIsLoaded() {
+        std::string error = "left from before";
+        void* z = loadLibrary({"libllmprism-no-such-library.so.0", "libz.so.1"}, error);
+        QVERIFY(z);
+        QVERIFY(error.empty());
+        using Version = const char* (*)();
+        auto version = reinterpret_cast<Version>(librarySymbol(z, "zlibVersion"));
+        QVERIFY(version);
+        QCOMPARE(std::string(version()), std::string(zlibVersion())); // the library the program linked, again
+        QVERIFY(!librarySymbol(z, "llmprism_no_such_symbol"));
+        QVERIFY(!librarySymbol(nullptr, "zlibVersion"));
+    }
+
+    void noneLoadsAndTheErrorNamesEach() {
+        std::string error;
+        QVERIFY(!loadLibrary({"libllmprism-none-a.so.0", "/nonexistent/libllmprism-none-b.so.1"}, error));
+        QVERIFY2(error.find("libllmprism-none-a.so.0") != std::string::npos, error.c_str());
+        QVERIFY2(error.find("/nonexistent/libllmprism-none-b.so.1") != std::string::npos, error.c_str());
+        QVERIFY(!loadLibrary({}, error));
+        QVERIFY(!error.empty());
+    }
+
+    // The command line's start loads no libcurl: it is not among the libraries its ELF file needs.
+    void theCommandLineDoesNotNeedLibcurlToStart() {
+        QProcess p;
+        p.start("readelf", {"--dynamic", LLMPRISM_CLI});
+        if (!p.waitForStarted()) QSKIP("readelf (binutils) is not installed");
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const QString out = QString::fromUtf8(p.readAllStandardOutput());
+        QVERIFY2(out.contains("(NEEDED)"), qPrintable(out));
+        QVERIFY2(out.contains("libz.so"), qPrintable(out)); // (what the check reads is the list of needed libraries)
+        QVERIFY2(!out.contains("libcurl"), qPrintable(out));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDynamicLibrary)
+#include "tst_dynamic_library.moc"
