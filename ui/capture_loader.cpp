@@ -12,6 +12,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 namespace prism::ui {
 
@@ -48,19 +49,25 @@ std::uint64_t CaptureLoader::memoryBudget() {
 // The app reads a capture whole when it fits the budget; one that would not is analysed in stages (the staged
 // report of every job, then one job's window at a time), before the system has to kill the app for it. Files
 // are judged by their size (wholeLoadEstimate), a ClickHouse table by its record count (~96 B a record whole,
-// as a flows.csv row and a tenth).
+// as a flows.csv row and a tenth). A capture read whole gets the files found in `found` (loadCapture does not
+// look for them again).
 static std::shared_ptr<StagedCapture> stagedIfLarge(const std::vector<std::string>& sources, const LoadOptions& lo,
                                                     const std::function<bool(double)>& progress,
-                                                    const std::function<bool()>& cancelled = {}) {
+                                                    const std::function<bool()>& cancelled,
+                                                    std::optional<CaptureFiles>& found) {
     const std::uint64_t budget = CaptureLoader::memoryBudget();
     if (!budget) return nullptr;
-    const CaptureFiles files = findCaptureFiles(sources, lo);
+    CaptureFiles files = findCaptureFiles(sources, lo);
+    auto whole = [&] {
+        found = std::move(files);
+        return nullptr;
+    };
     auto staged = std::make_shared<StagedCapture>();
     staged->topologyPath = files.topologyPath;
     if (!files.files.empty() && files.files.front().info.kind == SourceKind::ClickHouse) {
         const std::string& url = files.files.front().path;
         auto table = std::make_unique<ClickHouseStore>(ClickHouseUrl::parse(url), TimeWindow{lo.fromNs, lo.toNs});
-        if (table->overview().records * 96 <= budget) return nullptr;
+        if (table->overview().records * 96 <= budget) return whole();
         if (!files.topologyPath.empty()) {
             staged->topology = readTopologyJson(files.topologyPath);
             staged->hasTopology = true;
@@ -68,7 +75,7 @@ static std::shared_ptr<StagedCapture> stagedIfLarge(const std::vector<std::strin
         staged->flowsPaths = {url};
         staged->store = std::move(table);
     } else {
-        if (wholeLoadEstimate(files) <= budget) return nullptr;
+        if (wholeLoadEstimate(files) <= budget) return whole();
         LoadOptions streamed = lo;
         streamed.maxRecords = 0; // never held whole
         auto fileStore = std::make_unique<FileStore>(FileStore::Found{}, files, streamed);
@@ -209,13 +216,14 @@ SessionPtr CaptureLoader::loadNow(const QStringList& paths, bool strict) {
     lo.maxRecords = maxRecordsInMemory();
     std::vector<std::string> all;
     for (const QString& p : paths) all.push_back(p.toStdString());
-    if (auto staged = stagedIfLarge(all, lo, {})) {
+    std::optional<CaptureFiles> found;
+    if (auto staged = stagedIfLarge(all, lo, {}, {}, found)) {
         auto window = firstWindow(staged, {});
         window->source = path;
         window->sources = paths;
         return window;
     }
-    session->capture = loadCapture(all, lo);
+    session->capture = found ? loadCapture(std::move(*found), lo) : loadCapture(all, lo);
     analyseWhole(*session, all, lo, {});
     session->buildLod(std::vector<int>{0}); // the job shown first; the others when they are shown
     return session;
@@ -292,8 +300,9 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
         lo.progress = [report](double f) { return report(0.8 * f, "Reading flows"); };
         std::vector<std::string> all;
         for (const QString& p : paths) all.push_back(p.toStdString());
+        std::optional<CaptureFiles> found;
         if (auto staged = stagedIfLarge(
-                all, lo, [report](double f) { return report(0.9 * f, "Analysing in stages"); }, cancelled)) {
+                all, lo, [report](double f) { return report(0.9 * f, "Analysing in stages"); }, cancelled, found)) {
             auto window = firstWindow(
                 staged, [report](double f) { return report(0.9 + 0.1 * f, "Loading a window"); }, cancelled);
             window->source = path;
@@ -303,7 +312,7 @@ int CaptureLoader::load(const QStringList& paths, bool strict) {
         auto session = std::make_shared<AnalysisSession>();
         session->source = path;
         session->sources = paths;
-        session->capture = loadCapture(all, lo);
+        session->capture = found ? loadCapture(std::move(*found), lo) : loadCapture(all, lo);
         AnalysisOptions ao;
         ao.progress = [report](double f) { return report(0.8 + 0.17 * f, "Analysing"); };
         analyseWhole(*session, all, lo, ao);
