@@ -6,16 +6,18 @@
 #include "io/capture.h" // kStagedAdvice
 #include "io/text_input.h"
 #include "model/units.h"
+#include "util/dynamic_library.h"
 
 #include <pcap/pcap.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace prism {
@@ -33,8 +35,50 @@ std::string packetIssue(std::uint64_t number, const std::string& what) {
     return "packet " + std::to_string(number) + ": " + what;
 }
 
+// libpcap, loaded when a capture file is first read (util/dynamic_library.h): the commands that read none do not
+// load it, and the libraries it pulls in (D-Bus, systemd's, libgcrypt...), at start.
+struct Pcap {
+    decltype(&pcap_fopen_offline_with_tstamp_precision) open;
+    decltype(&pcap_close) close;
+    decltype(&pcap_datalink) datalink;
+    decltype(&pcap_datalink_val_to_name) datalinkName;
+    decltype(&pcap_is_swapped) isSwapped;
+    decltype(&pcap_next_ex) next;
+    decltype(&pcap_geterr) geterr;
+};
+
+const Pcap& libpcap(const std::string& path) {
+    static const Pcap* api = nullptr;
+    static std::once_flag once;
+    static std::string problem;
+    std::call_once(once, [] {
+        std::string error;
+        void* library = loadLibrary({"libpcap.so.0.8", "libpcap.so.1"}, error);
+        if (!library) {
+            problem = "reading pcap or pcapng needs libpcap, which cannot be loaded (" + error +
+                      "): install it (Debian: apt install libpcap0.8t64)";
+            return;
+        }
+        static Pcap p{};
+        auto get = [&](auto& fn, const char* name) {
+            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(librarySymbol(library, name));
+            if (!fn && problem.empty()) problem = std::string("libpcap without ") + name + ": too old a libpcap";
+        };
+        get(p.open, "pcap_fopen_offline_with_tstamp_precision");
+        get(p.close, "pcap_close");
+        get(p.datalink, "pcap_datalink");
+        get(p.datalinkName, "pcap_datalink_val_to_name");
+        get(p.isSwapped, "pcap_is_swapped");
+        get(p.next, "pcap_next_ex");
+        get(p.geterr, "pcap_geterr");
+        if (problem.empty()) api = &p;
+    });
+    if (!api) throw InputError(issue(path, problem));
+    return *api;
+}
+
 struct PcapCloser {
-    void operator()(pcap_t* p) const { pcap_close(p); }
+    void operator()(pcap_t* p) const { libpcap({}).close(p); }
 };
 
 constexpr std::uint32_t kMaxCaplen = 262144; // libpcap's MAXIMUM_SNAPLEN
@@ -115,23 +159,23 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
     }
     // Our own stream with a 1 MiB buffer: libpcap reads each record with two small freads, and the default
     // 4 KiB stdio buffer made the read system calls a third of the time. A small file gets a buffer its size.
+    const Pcap& pcapApi = libpcap(path);
     FILE* file = std::fopen(path.c_str(), "rb");
     if (!file) throw InputError(issue(path, std::string("cannot open the file (") + std::strerror(errno) + ")"));
     // (glibc ignores the size unless given the buffer; it must outlive the stream, closed with the pcap_t.)
     const std::size_t bufferSize = readBufferSize(fileSize ? fileSize : UINT64_MAX, std::size_t(1) << 20);
     std::unique_ptr<char[]> buffer(new char[bufferSize]);
     std::setvbuf(file, buffer.get(), _IOFBF, bufferSize);
-    std::unique_ptr<pcap_t, PcapCloser> pcap(
-        pcap_fopen_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO, errbuf));
+    std::unique_ptr<pcap_t, PcapCloser> pcap(pcapApi.open(file, PCAP_TSTAMP_PRECISION_NANO, errbuf));
     if (!pcap) { // libpcap closes the stream only when it succeeds
         std::fclose(file);
         throw InputError(issue(path, std::string("cannot read it as a pcap or pcapng capture (libpcap: ") + errbuf +
                                          ")"));
     }
     PcapStats stats;
-    stats.linkType = pcap_datalink(pcap.get());
+    stats.linkType = pcapApi.datalink(pcap.get());
     if (!linkTypeSupported(stats.linkType)) {
-        const char* name = pcap_datalink_val_to_name(stats.linkType);
+        const char* name = pcapApi.datalinkName(stats.linkType);
         throw InputError(issue(path, "link type " + std::to_string(stats.linkType) + " (" +
                                          (name ? name : "unknown") +
                                          ") is not supported; expected Ethernet, raw IP or Linux cooked capture"));
@@ -196,7 +240,7 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
     if (fileSize >= 24 && ::pread(fileno(file), head, 4, 0) == 4 && isClassicMagic(readU32(head, false))) {
         // Classic pcap (libpcap checked the header): records parsed here from 4 MiB reads, three times faster
         // than pcap_next_ex's two freads a record. Same record format and error texts as libpcap.
-        const bool swapped = pcap_is_swapped(pcap.get()) != 0;
+        const bool swapped = pcapApi.isSwapped(pcap.get()) != 0;
         const std::uint32_t magic = readU32(head, false);
         const bool nano = magic == 0xa1b23c4du || magic == 0x4d3cb2a1u;
         const int fd = fileno(file); // libpcap read the header through stdio; the records are read from byte 24
@@ -238,11 +282,11 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
         pcap_pkthdr* header = nullptr;
         const u_char* data = nullptr;
         for (;;) {
-            const int rc = pcap_next_ex(pcap.get(), &header, &data);
+            const int rc = pcapApi.next(pcap.get(), &header, &data);
             if (rc == PCAP_ERROR_BREAK) break; // end of file
             ++number;
             if (rc != 1) {
-                const std::string why = pcap_geterr(pcap.get());
+                const std::string why = pcapApi.geterr(pcap.get());
                 if (why.find("an interface has a type") != std::string::npos) {
                     // (dumpcap -i eth0 -i any): libpcap reads one link type per file, the rest is not read.
                     InputIssue bad = issue(path, packetIssue(number, why + "; libpcap reads a pcapng of one link type "

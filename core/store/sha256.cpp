@@ -1,6 +1,7 @@
 #include "store/sha256.h"
 
 #include "model/diagnostics.h"
+#include "util/dynamic_library.h"
 
 #include <openssl/evp.h>
 
@@ -12,26 +13,65 @@
 
 namespace prism {
 
+namespace {
+
+// OpenSSL's libcrypto, loaded when a checksum is first taken (util/dynamic_library.h): the commands that take
+// none (analyze, the GUI opening a capture) do not load it at start, nor hold its 1.4 MB of pages.
+struct Crypto {
+    decltype(&EVP_MD_CTX_new) newContext;
+    decltype(&EVP_MD_CTX_free) freeContext;
+    decltype(&EVP_sha256) sha256;
+    decltype(&EVP_DigestInit_ex) init;
+    decltype(&EVP_DigestUpdate) update;
+    decltype(&EVP_DigestFinal_ex) final;
+};
+
+const Crypto& libcrypto() {
+    static const Crypto api = [] {
+        std::string error;
+        void* library = loadLibrary({"libcrypto.so.3"}, error);
+        if (!library)
+            throw std::runtime_error("a SHA-256 checksum needs OpenSSL's libcrypto, which cannot be loaded (" + error +
+                                     "): install it (Debian: apt install libssl3t64)");
+        Crypto c{};
+        auto get = [&](auto& fn, const char* name) {
+            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(librarySymbol(library, name));
+            if (!fn) throw std::runtime_error(std::string("libcrypto without ") + name + ": not OpenSSL 3");
+        };
+        get(c.newContext, "EVP_MD_CTX_new");
+        get(c.freeContext, "EVP_MD_CTX_free");
+        get(c.sha256, "EVP_sha256");
+        get(c.init, "EVP_DigestInit_ex");
+        get(c.update, "EVP_DigestUpdate");
+        get(c.final, "EVP_DigestFinal_ex");
+        return c;
+    }();
+    return api;
+}
+
+} // namespace
+
 struct Sha256::Context {
-    EVP_MD_CTX* md = EVP_MD_CTX_new();
-    ~Context() { EVP_MD_CTX_free(md); }
+    EVP_MD_CTX* md = libcrypto().newContext();
+    ~Context() { libcrypto().freeContext(md); }
 };
 
 Sha256::Sha256() : m_ctx(std::make_unique<Context>()) {
-    if (!m_ctx->md || EVP_DigestInit_ex(m_ctx->md, EVP_sha256(), nullptr) != 1)
+    if (!m_ctx->md || libcrypto().init(m_ctx->md, libcrypto().sha256(), nullptr) != 1)
         throw std::runtime_error("OpenSSL: cannot start a SHA-256 digest");
 }
 
 Sha256::~Sha256() = default;
 
 void Sha256::update(const void* data, std::size_t size) {
-    if (size && EVP_DigestUpdate(m_ctx->md, data, size) != 1) throw std::runtime_error("OpenSSL: SHA-256 update failed");
+    if (size && libcrypto().update(m_ctx->md, data, size) != 1)
+        throw std::runtime_error("OpenSSL: SHA-256 update failed");
 }
 
 std::array<std::uint8_t, 32> Sha256::finish() {
     std::array<std::uint8_t, 32> out{};
     unsigned int n = 0;
-    if (EVP_DigestFinal_ex(m_ctx->md, out.data(), &n) != 1 || n != out.size())
+    if (libcrypto().final(m_ctx->md, out.data(), &n) != 1 || n != out.size())
         throw std::runtime_error("OpenSSL: SHA-256 final failed");
     return out;
 }
