@@ -26,6 +26,11 @@ private slots:
         QCOMPARE(std::string(version()), std::string(zlibVersion())); // the library the program linked, again
         QVERIFY(!librarySymbol(z, "llmprism_no_such_symbol"));
         QVERIFY(!librarySymbol(nullptr, "zlibVersion"));
+        Version bound = nullptr;
+        QVERIFY(bindSymbol(z, "zlibVersion", bound));
+        QCOMPARE(reinterpret_cast<void*>(bound), reinterpret_cast<void*>(version));
+        QVERIFY(!bindSymbol(z, "llmprism_no_such_symbol", bound));
+        QVERIFY(!bound);
     }
 
     void noneLoadsAndTheErrorNamesEach() {

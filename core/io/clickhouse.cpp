@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <charconv>
 #include <exception>
-#include <mutex>
 #include <sstream>
 
 namespace prism {
@@ -62,8 +61,8 @@ const Curl& libcurl() {
                                      "): install it (Debian: apt install libcurl4t64)");
         Curl c{};
         auto get = [&](auto& fn, const char* name) {
-            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(librarySymbol(library, name));
-            if (!fn) throw std::runtime_error(std::string("libcurl without ") + name + ": too old a libcurl");
+            if (!bindSymbol(library, name, fn))
+                throw std::runtime_error(std::string("libcurl without ") + name + ": too old a libcurl");
         };
         get(c.globalInit, "curl_global_init");
         get(c.init, "curl_easy_init");

@@ -17,7 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <mutex>
+#include <stdexcept>
 #include <vector>
 
 namespace prism {
@@ -47,22 +47,18 @@ struct Pcap {
     decltype(&pcap_geterr) geterr;
 };
 
-const Pcap& libpcap(const std::string& path) {
-    static const Pcap* api = nullptr;
-    static std::once_flag once;
-    static std::string problem;
-    std::call_once(once, [] {
+// (Throws std::runtime_error, saying what to install, where it cannot be loaded; tried again at the next call.)
+const Pcap& libpcap() {
+    static const Pcap api = [] {
         std::string error;
         void* library = loadLibrary({"libpcap.so.0.8", "libpcap.so.1"}, error);
-        if (!library) {
-            problem = "reading pcap or pcapng needs libpcap, which cannot be loaded (" + error +
-                      "): install it (Debian: apt install libpcap0.8t64)";
-            return;
-        }
-        static Pcap p{};
+        if (!library)
+            throw std::runtime_error("reading pcap or pcapng needs libpcap, which cannot be loaded (" + error +
+                                     "): install it (Debian: apt install libpcap0.8t64)");
+        Pcap p{};
         auto get = [&](auto& fn, const char* name) {
-            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(librarySymbol(library, name));
-            if (!fn && problem.empty()) problem = std::string("libpcap without ") + name + ": too old a libpcap";
+            if (!bindSymbol(library, name, fn))
+                throw std::runtime_error(std::string("libpcap without ") + name + ": too old a libpcap");
         };
         get(p.open, "pcap_fopen_offline_with_tstamp_precision");
         get(p.close, "pcap_close");
@@ -71,14 +67,13 @@ const Pcap& libpcap(const std::string& path) {
         get(p.isSwapped, "pcap_is_swapped");
         get(p.next, "pcap_next_ex");
         get(p.geterr, "pcap_geterr");
-        if (problem.empty()) api = &p;
-    });
-    if (!api) throw InputError(issue(path, problem));
-    return *api;
+        return p;
+    }();
+    return api;
 }
 
 struct PcapCloser {
-    void operator()(pcap_t* p) const { libpcap({}).close(p); }
+    void operator()(pcap_t* p) const { libpcap().close(p); }
 };
 
 constexpr std::uint32_t kMaxCaplen = 262144; // libpcap's MAXIMUM_SNAPLEN
@@ -159,7 +154,13 @@ FlowTable readPcap(const std::string& path, const PcapReadOptions& options, Load
     }
     // Our own stream with a 1 MiB buffer: libpcap reads each record with two small freads, and the default
     // 4 KiB stdio buffer made the read system calls a third of the time. A small file gets a buffer its size.
-    const Pcap& pcapApi = libpcap(path);
+    const Pcap* loaded = nullptr;
+    try {
+        loaded = &libpcap();
+    } catch (const std::runtime_error& e) {
+        throw InputError(issue(path, e.what()));
+    }
+    const Pcap& pcapApi = *loaded;
     FILE* file = std::fopen(path.c_str(), "rb");
     if (!file) throw InputError(issue(path, std::string("cannot open the file (") + std::strerror(errno) + ")"));
     // (glibc ignores the size unless given the buffer; it must outlive the stream, closed with the pcap_t.)

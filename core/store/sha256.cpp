@@ -35,8 +35,8 @@ const Crypto& libcrypto() {
                                      "): install it (Debian: apt install libssl3t64)");
         Crypto c{};
         auto get = [&](auto& fn, const char* name) {
-            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(librarySymbol(library, name));
-            if (!fn) throw std::runtime_error(std::string("libcrypto without ") + name + ": not OpenSSL 3");
+            if (!bindSymbol(library, name, fn))
+                throw std::runtime_error(std::string("libcrypto without ") + name + ": not OpenSSL 3");
         };
         get(c.newContext, "EVP_MD_CTX_new");
         get(c.freeContext, "EVP_MD_CTX_free");

@@ -15,4 +15,11 @@ void* loadLibrary(const std::vector<std::string>& names, std::string& error);
 // The address of `symbol` in a library loadLibrary gave; null when it has none.
 void* librarySymbol(void* library, const char* symbol);
 
+// Sets the function pointer `fn` to `symbol` of `library`; false (and `fn` null) when the library has none.
+template <typename Fn>
+bool bindSymbol(void* library, const char* symbol, Fn& fn) {
+    fn = reinterpret_cast<Fn>(librarySymbol(library, symbol));
+    return fn != nullptr;
+}
+
 } // namespace prism
