@@ -42,6 +42,30 @@ private slots:
         QVERIFY(!error.empty());
     }
 
+    // A library some work needs: loaded, its functions bound; or an error saying what needs it, why, and what to
+    // install; a function it lacks named.
+    void aRequiredLibrarySaysWhatToInstall() {
+        const RequiredLibrary z({"libllmprism-none.so.0", "libz.so.1"}, "testing needs zlib", "zlib1g");
+        const char* (*version)() = nullptr;
+        z.bind("zlibVersion", version);
+        QCOMPARE(std::string(version()), std::string(zlibVersion()));
+        try {
+            z.bind("llmprism_no_such_symbol", version);
+            QFAIL("a missing function was bound");
+        } catch (const std::runtime_error& e) {
+            QVERIFY2(std::string(e.what()).find("llmprism_no_such_symbol") != std::string::npos, e.what());
+        }
+        try {
+            const RequiredLibrary none({"libllmprism-none.so.0"}, "testing needs libllmprism-none", "llmprism-none");
+            QFAIL("a missing library loaded");
+        } catch (const std::runtime_error& e) {
+            const std::string m = e.what();
+            QVERIFY2(m.find("testing needs libllmprism-none") == 0, e.what());
+            QVERIFY2(m.find("libllmprism-none.so.0") != std::string::npos, e.what()); // dlopen's reason names it
+            QVERIFY2(m.find("apt install llmprism-none") != std::string::npos, e.what());
+        }
+    }
+
     // The command line's start loads none of them: they are not among the libraries its ELF file needs.
     void theCommandLineNeedsNoneOfThemToStart() {
         QProcess p;

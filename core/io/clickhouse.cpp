@@ -54,26 +54,19 @@ struct Curl {
 
 const Curl& libcurl() {
     static const Curl api = [] {
-        std::string error;
-        void* library = loadLibrary({"libcurl.so.4", "libcurl-gnutls.so.4"}, error);
-        if (!library)
-            throw std::runtime_error("reading ClickHouse needs libcurl, which cannot be loaded (" + error +
-                                     "): install it (Debian: apt install libcurl4t64)");
+        const RequiredLibrary curl({"libcurl.so.4", "libcurl-gnutls.so.4"}, "reading ClickHouse needs libcurl",
+                                   "libcurl4t64");
         Curl c{};
-        auto get = [&](auto& fn, const char* name) {
-            if (!bindSymbol(library, name, fn))
-                throw std::runtime_error(std::string("libcurl without ") + name + ": too old a libcurl");
-        };
-        get(c.globalInit, "curl_global_init");
-        get(c.init, "curl_easy_init");
-        get(c.cleanup, "curl_easy_cleanup");
-        get(c.reset, "curl_easy_reset");
-        get(c.escape, "curl_easy_escape");
-        get(c.free, "curl_free");
-        get(c.setopt, "curl_easy_setopt");
-        get(c.getinfo, "curl_easy_getinfo");
-        get(c.perform, "curl_easy_perform");
-        get(c.strerror, "curl_easy_strerror");
+        curl.bind("curl_global_init", c.globalInit);
+        curl.bind("curl_easy_init", c.init);
+        curl.bind("curl_easy_cleanup", c.cleanup);
+        curl.bind("curl_easy_reset", c.reset);
+        curl.bind("curl_easy_escape", c.escape);
+        curl.bind("curl_free", c.free);
+        curl.bind("curl_easy_setopt", c.setopt);
+        curl.bind("curl_easy_getinfo", c.getinfo);
+        curl.bind("curl_easy_perform", c.perform);
+        curl.bind("curl_easy_strerror", c.strerror);
         c.globalInit(CURL_GLOBAL_DEFAULT);
         return c;
     }();

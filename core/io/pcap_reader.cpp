@@ -50,23 +50,16 @@ struct Pcap {
 // (Throws std::runtime_error, saying what to install, where it cannot be loaded; tried again at the next call.)
 const Pcap& libpcap() {
     static const Pcap api = [] {
-        std::string error;
-        void* library = loadLibrary({"libpcap.so.0.8", "libpcap.so.1"}, error);
-        if (!library)
-            throw std::runtime_error("reading pcap or pcapng needs libpcap, which cannot be loaded (" + error +
-                                     "): install it (Debian: apt install libpcap0.8t64)");
+        const RequiredLibrary pcap({"libpcap.so.0.8", "libpcap.so.1"}, "reading pcap or pcapng needs libpcap",
+                                   "libpcap0.8t64");
         Pcap p{};
-        auto get = [&](auto& fn, const char* name) {
-            if (!bindSymbol(library, name, fn))
-                throw std::runtime_error(std::string("libpcap without ") + name + ": too old a libpcap");
-        };
-        get(p.open, "pcap_fopen_offline_with_tstamp_precision");
-        get(p.close, "pcap_close");
-        get(p.datalink, "pcap_datalink");
-        get(p.datalinkName, "pcap_datalink_val_to_name");
-        get(p.isSwapped, "pcap_is_swapped");
-        get(p.next, "pcap_next_ex");
-        get(p.geterr, "pcap_geterr");
+        pcap.bind("pcap_fopen_offline_with_tstamp_precision", p.open);
+        pcap.bind("pcap_close", p.close);
+        pcap.bind("pcap_datalink", p.datalink);
+        pcap.bind("pcap_datalink_val_to_name", p.datalinkName);
+        pcap.bind("pcap_is_swapped", p.isSwapped);
+        pcap.bind("pcap_next_ex", p.next);
+        pcap.bind("pcap_geterr", p.geterr);
         return p;
     }();
     return api;

@@ -28,22 +28,14 @@ struct Crypto {
 
 const Crypto& libcrypto() {
     static const Crypto api = [] {
-        std::string error;
-        void* library = loadLibrary({"libcrypto.so.3"}, error);
-        if (!library)
-            throw std::runtime_error("a SHA-256 checksum needs OpenSSL's libcrypto, which cannot be loaded (" + error +
-                                     "): install it (Debian: apt install libssl3t64)");
+        const RequiredLibrary crypto({"libcrypto.so.3"}, "a SHA-256 checksum needs OpenSSL's libcrypto", "libssl3t64");
         Crypto c{};
-        auto get = [&](auto& fn, const char* name) {
-            if (!bindSymbol(library, name, fn))
-                throw std::runtime_error(std::string("libcrypto without ") + name + ": not OpenSSL 3");
-        };
-        get(c.newContext, "EVP_MD_CTX_new");
-        get(c.freeContext, "EVP_MD_CTX_free");
-        get(c.sha256, "EVP_sha256");
-        get(c.init, "EVP_DigestInit_ex");
-        get(c.update, "EVP_DigestUpdate");
-        get(c.final, "EVP_DigestFinal_ex");
+        crypto.bind("EVP_MD_CTX_new", c.newContext);
+        crypto.bind("EVP_MD_CTX_free", c.freeContext);
+        crypto.bind("EVP_sha256", c.sha256);
+        crypto.bind("EVP_DigestInit_ex", c.init);
+        crypto.bind("EVP_DigestUpdate", c.update);
+        crypto.bind("EVP_DigestFinal_ex", c.final);
         return c;
     }();
     return api;

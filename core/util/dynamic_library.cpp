@@ -20,4 +20,14 @@ void* loadLibrary(const std::vector<std::string>& names, std::string& error) {
 
 void* librarySymbol(void* library, const char* symbol) { return library ? ::dlsym(library, symbol) : nullptr; }
 
+RequiredLibrary::RequiredLibrary(const std::vector<std::string>& names, const std::string& needs,
+                                 const std::string& package)
+    : m_name(names.empty() ? std::string() : names.front()), m_package(package) {
+    std::string error;
+    m_library = loadLibrary(names, error);
+    if (!m_library)
+        throw std::runtime_error(needs + ", which cannot be loaded (" + error + "): install it (Debian: apt install " +
+                                 package + ")");
+}
+
 } // namespace prism

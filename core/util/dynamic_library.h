@@ -1,5 +1,6 @@
 #pragma once
 // Shared libraries loaded when first needed (dlopen) rather than at every start.
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,22 @@ bool bindSymbol(void* library, const char* symbol, Fn& fn) {
     fn = reinterpret_cast<Fn>(librarySymbol(library, symbol));
     return fn != nullptr;
 }
+
+// A library some work needs: loaded (the first of `names` that loads), else a std::runtime_error that says
+// `needs`, why, and to install `package` (Debian's); its functions bound by name, else a std::runtime_error naming
+// the one missing.
+class RequiredLibrary {
+public:
+    RequiredLibrary(const std::vector<std::string>& names, const std::string& needs, const std::string& package);
+    template <typename Fn>
+    void bind(const char* symbol, Fn& fn) const {
+        if (!bindSymbol(m_library, symbol, fn))
+            throw std::runtime_error(m_name + " has no " + symbol + ": a version too old (" + m_package + ")");
+    }
+
+private:
+    void* m_library = nullptr;
+    std::string m_name, m_package;
+};
 
 } // namespace prism
