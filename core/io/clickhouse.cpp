@@ -55,7 +55,7 @@ struct Curl {
 const Curl& libcurl() {
     static const Curl api = [] {
         const RequiredLibrary curl({"libcurl.so.4", "libcurl-gnutls.so.4"}, "reading ClickHouse needs libcurl",
-                                   "libcurl4t64");
+                                   "libcurl4 (libcurl4t64 on Debian 13)");
         Curl c{};
         curl.bind("curl_global_init", c.globalInit);
         curl.bind("curl_easy_init", c.init);

@@ -51,7 +51,7 @@ struct Pcap {
 const Pcap& libpcap() {
     static const Pcap api = [] {
         const RequiredLibrary pcap({"libpcap.so.0.8", "libpcap.so.1"}, "reading pcap or pcapng needs libpcap",
-                                   "libpcap0.8t64");
+                                   "libpcap0.8 (libpcap0.8t64 on Debian 13)");
         Pcap p{};
         pcap.bind("pcap_fopen_offline_with_tstamp_precision", p.open);
         pcap.bind("pcap_close", p.close);

@@ -28,7 +28,8 @@ struct Crypto {
 
 const Crypto& libcrypto() {
     static const Crypto api = [] {
-        const RequiredLibrary crypto({"libcrypto.so.3"}, "a SHA-256 checksum needs OpenSSL's libcrypto", "libssl3t64");
+        const RequiredLibrary crypto({"libcrypto.so.3"}, "a SHA-256 checksum needs OpenSSL's libcrypto",
+                                     "libssl3 (libssl3t64 on Debian 13)");
         Crypto c{};
         crypto.bind("EVP_MD_CTX_new", c.newContext);
         crypto.bind("EVP_MD_CTX_free", c.freeContext);

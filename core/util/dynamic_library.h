@@ -32,7 +32,8 @@ public:
     template <typename Fn>
     void bind(const char* symbol, Fn& fn) const {
         if (!bindSymbol(m_library, symbol, fn))
-            throw std::runtime_error(m_name + " has no " + symbol + ": a version too old (" + m_package + ")");
+            throw std::runtime_error(m_name + " has no " + symbol + ": a version too old; install a newer " +
+                                     m_package);
     }
 
 private:
