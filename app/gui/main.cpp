@@ -22,9 +22,26 @@
 #include <cstring>
 #include <memory>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 using namespace prism::ui;
 
 namespace {
+
+// The heap in two arenas: the GUI thread's, and one that every other thread shares (the capture's loader and
+// the analysis' workers). glibc gives each new thread an arena of its own, up to 8 a core, and memory a stage
+// frees in one arena is not what the next stage, on other threads, allocates from: it stayed resident beside
+// the new. On the first half of `large` the GUI's peak from capture to window 140-144 -> 138-140 MiB, opened
+// interactively 157-162 -> 155.5-156.6 MiB, and 5 MiB less held while the capture is open; on `large` 255 ->
+// 248-250 MiB; no slower (one arena for all: as low, but 5-10% slower; three: in between; docs/BENCHMARKS.md).
+// MALLOC_ARENA_MAX or GLIBC_TUNABLES in the environment decide instead.
+void shareHeapArenas() {
+#if defined(__GLIBC__)
+    if (!std::getenv("MALLOC_ARENA_MAX") && !std::getenv("GLIBC_TUNABLES")) mallopt(M_ARENA_MAX, 2);
+#endif
+}
 
 int fail(int code, const QString& message) {
     std::fprintf(stderr, "llmprism: %s\n", qPrintable(message));
@@ -155,6 +172,7 @@ int screenshot(const QStringList& capture, const ShotOptions& o) {
 } // namespace
 
 int main(int argc, char** argv) {
+    shareHeapArenas();         // before any thread starts
     Q_INIT_RESOURCE(llmprism); // the resources live in the static ui library
     // --screenshot must work without a display: pick the offscreen platform before Qt starts.
     bool shot = false;
