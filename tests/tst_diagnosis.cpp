@@ -646,9 +646,13 @@ private slots:
             QVERIFY(f.firstStep <= f.lastStep);
             QVERIFY(evidence(f, "steps") == double(f.lastStep - f.firstStep + 1));
         }
-        // Ordered by first step; the evidence survives the report file.
-        for (std::size_t i = 1; i < job.findings.size(); ++i)
-            QVERIFY(job.findings[i - 1].firstStep <= job.findings[i].firstStep);
+        // Each says what fixing it would save, the costliest first; the evidence survives the report file.
+        for (std::size_t i = 0; i < job.findings.size(); ++i) {
+            const Finding& f = job.findings[i];
+            QVERIFY2(f.savesShare > 0 && f.savesShare < 1 && f.savesMsPerStep > 0, f.message.c_str());
+            QVERIFY(contains(f.message, "fixing it would save about"));
+            if (i > 0) QVERIFY(job.findings[i - 1].savesShare >= f.savesShare);
+        }
         nlohmann::json j = reportToJson(report);
         const auto& f0 = j["jobs"][0]["findings"][0];
         QVERIFY(f0["evidence"].is_object());

@@ -84,6 +84,25 @@ double zOf(const RobustStats& st, double v, double floorShare) {
     return sigma > 0 ? (v - st.median) / sigma : 0.0;
 }
 
+// The usual step: the job's median, unless the sorted durations fall apart into clusters (a jump of
+// minStepExcess / 2 between neighbours) and the fastest holds at least a fifth of the steps (three or more)
+// — a step is never faster than usual, and when over half of them are slowed the median is a slow one (two
+// 5-step anomalies in 19 steps hid five steps 1.55x long: robust z 3.4 against the median; three anomalies
+// of 3 to 5 steps each left 7 usual steps of 19, and the MAD of the durations hid five 3x steps).
+RobustStats usualStep(const std::vector<double>& d, const DiagnosisParams& p) {
+    const RobustStats st = robustStats(d);
+    std::vector<double> sorted = d;
+    std::sort(sorted.begin(), sorted.end());
+    std::size_t fast = 1;
+    while (fast < sorted.size() && sorted[fast] <= sorted[fast - 1] * (1.0 + p.minStepExcess / 2)) ++fast;
+    if (fast < sorted.size() && fast >= 3 && 5 * fast >= sorted.size()) {
+        sorted.resize(fast);
+        const RobustStats c = robustStats(sorted);
+        if (c.median * (1.0 + p.minStepExcess / 2) < st.median) return c;
+    }
+    return st;
+}
+
 namespace {
 
 int kindOrder(const std::string& k) {
@@ -191,23 +210,7 @@ std::vector<Finding> slowSteps(const StepDivision& sd, const std::vector<Finding
         lead.push_back(double(sd.firstActivityNs[k] - sd.steps[k].startNs));
     }
     const RobustStats st = robustStats(d);
-    // The usual step: the job's median, unless the sorted durations fall apart into clusters (a jump of
-    // minStepExcess / 2 between neighbours) and the fastest holds at least a fifth of the steps (three or more)
-    // — a step is never faster than usual, and when over half of them are slowed the median is a slow one (two
-    // 5-step anomalies in 19 steps hid five steps 1.55x long: robust z 3.4 against the median; three anomalies
-    // of 3 to 5 steps each left 7 usual steps of 19, and the MAD of the durations hid five 3x steps).
-    RobustStats base = st;
-    {
-        std::vector<double> sorted = d;
-        std::sort(sorted.begin(), sorted.end());
-        std::size_t fast = 1;
-        while (fast < sorted.size() && sorted[fast] <= sorted[fast - 1] * (1.0 + p.minStepExcess / 2)) ++fast;
-        if (fast < sorted.size() && fast >= 3 && 5 * fast >= sorted.size()) {
-            sorted.resize(fast);
-            const RobustStats c = robustStats(sorted);
-            if (c.median * (1.0 + p.minStepExcess / 2) < st.median) base = c;
-        }
-    }
+    const RobustStats base = usualStep(d, p);
     const bool usual = base.median < st.median;
     const double leadBase = medianOf(lead);
     const double slowAt = base.median * (1.0 + p.minStepExcess);
@@ -329,6 +332,68 @@ std::vector<Finding> slowSteps(const StepDivision& sd, const std::vector<Finding
 
 } // namespace
 
+// What fixing each finding would save (Finding::savesMsPerStep, savesShare), a what-if at its peers' pace: a slow
+// step's excess over the usual step; a periodic stall's extra time each occurrence; a slow stage's extra time
+// per micro-batch over the step's micro-batches; a slow rank's extra compute, or a slow link's extra transfer
+// time, as their finders measured it (no more than their DP peers waited for them), and no more than the step's
+// excess over the usual step where the finding covers less than half of the job's steps (the usual steps are
+// then its peers' pace); a slow switch what its slowest link costs. Shares are of the job's time in steps 1..
+// (step 0 starts at the job's first record). The costliest finding comes first, then the order they had.
+void assignCosts(std::vector<Finding>& findings, const StepDivision& sd, const DiagnosisParams& p) {
+    const std::size_t K = sd.steps.size();
+    if (K < 2) return;
+    std::vector<double> d;
+    double total = 0;
+    for (std::size_t k = 1; k < K; ++k) {
+        d.push_back(double(sd.steps[k].durationNs()));
+        total += d.back();
+    }
+    const double usual = usualStep(d, p).median;
+    auto position = [&](int index) { // report step index -> position in sd.steps
+        for (std::size_t k = 0; k < K; ++k)
+            if (sd.steps[k].index == index) return int(k);
+        return -1;
+    };
+    auto excessOf = [&](const Finding& f, int& counted) {
+        double sum = 0;
+        counted = 0;
+        for (int k = std::max(1, position(f.firstStep)); k >= 1 && k <= position(f.lastStep); ++k, ++counted)
+            sum += std::max(0.0, d[std::size_t(k) - 1] - usual);
+        return counted ? sum / counted : 0.0;
+    };
+    auto evidence = [](const Finding& f, const char* key) {
+        for (const auto& [name, v] : f.evidence)
+            if (name == key) return v;
+        return -1.0;
+    };
+    for (Finding& f : findings) {
+        int steps = 0;
+        const double excess = excessOf(f, steps) / 1e6;
+        if (f.kind == "slow_step") f.savesMsPerStep = excess;
+        else if (f.kind == "periodic_stall") {
+            f.savesMsPerStep = std::max(0.0, evidence(f, "stall_ms_each"));
+            steps = int(f.occurrences.size());
+        } else if (f.kind == "slow_stage") f.savesMsPerStep = std::max(0.0, evidence(f, "cost_ms_per_step"));
+        else if (f.savesMsPerStep >= 0 && 2 * steps < int(K - 1)) f.savesMsPerStep = std::min(f.savesMsPerStep, excess);
+        if (f.savesMsPerStep >= 0 && total > 0) f.savesShare = std::min(1.0, f.savesMsPerStep * 1e6 * steps / total);
+    }
+    for (Finding& f : findings) // a slow switch: what its costliest slow NIC costs
+        if (f.kind == "slow_switch")
+            for (const Finding& l : findings)
+                if (l.kind == "slow_link" && l.switchName == f.switchName && l.firstStep <= f.lastStep &&
+                    f.firstStep <= l.lastStep && l.savesShare > f.savesShare) {
+                    f.savesMsPerStep = l.savesMsPerStep;
+                    f.savesShare = l.savesShare;
+                }
+    for (Finding& f : findings)
+        if (f.savesShare >= 0)
+            f.message += "; fixing it would save about " + ms(f.savesMsPerStep * 1e6) +
+                         (f.kind == "periodic_stall" ? " each time" : " per step") + " (" +
+                         num(100.0 * f.savesShare, f.savesShare < 0.1 ? 1 : 0) + "% of the job's time)";
+    std::stable_sort(findings.begin(), findings.end(),
+                     [](const Finding& a, const Finding& b) { return a.savesShare > b.savesShare; });
+}
+
 } // namespace diag
 
 std::vector<Finding> findSlowLinks(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
@@ -363,6 +428,7 @@ Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const Recog
     std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
         return std::pair(a.firstStep, kindOrder(a.kind)) < std::pair(b.firstStep, kindOrder(b.kind));
     });
+    assignCosts(out.findings, sd, p);
     return out;
 }
 

@@ -29,6 +29,10 @@ std::vector<std::size_t> periodicChain(const std::vector<int>& starts, int minRe
 void makePeriodicStall(Finding& f, int period, std::vector<int> occurrences, double extraEachNs, bool usual,
                        double baseNs);
 std::string periodicStallNote(int period);
+// The usual step duration among `d` (steps 1..): the median, or the fastest cluster when most steps are slowed.
+RobustStats usualStep(const std::vector<double>& d, const DiagnosisParams& p);
+// Finding::savesMsPerStep and savesShare of every finding, and the costliest first.
+void assignCosts(std::vector<Finding>& findings, const StepDivision& sd, const DiagnosisParams& p);
 // Robust z with a sigma floor (a perfectly steady series has MAD 0: everything would be an outlier).
 double zOf(const RobustStats& st, double v, double floorShare);
 

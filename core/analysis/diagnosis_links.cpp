@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 namespace prism::diag {
@@ -104,6 +105,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
     struct Tally {
         std::uint32_t total = 0, slow = 0;
         double bytes = 0, ns = 0, refNs = 0;
+        double wallNs = 0; // the time its slow transfers took, overlapping channels counted once
     };
     std::vector<Tally> tally(n * K);
     std::unordered_map<std::uint64_t, std::uint32_t> slowPairs; // (step, a, b) -> slow transfers, this step's
@@ -322,6 +324,25 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
             }
             if (slow) ++slowPairs[pairKey(k, x.a, x.b)];
         }
+        // Per NIC, the union of its slow transfers' times: what its slowness can cost the step.
+        std::vector<std::tuple<int, std::int64_t, std::int64_t>> slowSpans;
+        for (const Xfer& x : xs)
+            if (x.slow == 1)
+                for (int v : {x.a, x.b}) slowSpans.emplace_back(v, x.s, x.e);
+        std::sort(slowSpans.begin(), slowSpans.end());
+        for (std::size_t i = 0; i < slowSpans.size();) {
+            const int v = std::get<0>(slowSpans[i]);
+            std::int64_t s0 = std::get<1>(slowSpans[i]), e0 = std::get<2>(slowSpans[i]);
+            double wall = 0;
+            for (; i < slowSpans.size() && std::get<0>(slowSpans[i]) == v; ++i) {
+                if (std::get<1>(slowSpans[i]) > e0) {
+                    wall += double(e0 - s0);
+                    s0 = std::get<1>(slowSpans[i]);
+                }
+                e0 = std::max(e0, std::get<2>(slowSpans[i]));
+            }
+            tally[std::size_t(v) * K + k].wallNs = wall + double(e0 - s0);
+        }
         for (const auto& [key, count] : slowPairs) {
             const std::uint64_t a = (key >> 20) & 0xFFFFF, b = key & 0xFFFFF;
             const bool ca = isCandidate(k, a), cb = isCandidate(k, b);
@@ -408,7 +429,9 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
             nics = {std::stoi(place)};
         for (const Episode& e : episodesOf(steps, p.maxEpisodeGap)) {
             Tally sum;
-            for (int k = e.first; k <= e.last; ++k)
+            double saved = 0; // at its peers' speed its slow transfers take refNs / ns of their time
+            for (int k = e.first; k <= e.last; ++k) {
+                double most = 0;
                 for (int x : nics) {
                     const Tally& t = tally[std::size_t(x) * K + std::size_t(k)];
                     sum.total += t.total;
@@ -416,7 +439,10 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
                     sum.bytes += t.bytes;
                     sum.ns += t.ns;
                     sum.refNs += t.refNs;
+                    if (t.ns > 0) most = std::max(most, t.wallNs * (1.0 - t.refNs / t.ns));
                 }
+                saved += most;
+            }
             Finding f;
             f.kind = "slow_link";
             const EndpointId e0 = ix.endpoint(nics[0]);
@@ -449,6 +475,7 @@ std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology,
                           {"peer_throughput_gbps", refGbps},
                           {"slow_records_share", sum.total ? double(sum.slow) / double(sum.total) : 0.0},
                           {"steps", double(e.last - e.first + 1)}};
+            f.savesMsPerStep = saved / double(e.last - e.first + 1) / 1e6; // capped by the step's excess later
             addCongestion(flows, job, sd, e.first, e.last, e0, nics.size() == 1 ? kAnyPeer : ix.endpoint(nics[1]), f);
             out.push_back(std::move(f));
         }

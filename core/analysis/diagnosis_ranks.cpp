@@ -18,6 +18,38 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double ratioOf(const RobustStats& st, double v) { return st.median > 0 ? v / st.median : kNaN; }
 
+// What the job would save per step of episode `e` with rank `r` (and its TP group) at its peers' pace: its extra
+// compute in each step (extraAt(r * K + k), NaN where not measured: the episode's median then), or where compute
+// was not measured its DP sync lag; no more than the other members of its DP group (on other hosts) waited for
+// it before their sync, where it has such peers. (The cap by the step's own excess is the caller's.)
+template <typename Extra>
+double savedPerStep(const JobTimeline& tl, std::size_t r, const Episode& e, Extra&& extraAt) {
+    const std::size_t K = tl.steps.size();
+    std::vector<double> extra, measured;
+    for (int k = e.first; k <= e.last; ++k) {
+        extra.push_back(extraAt(r * K + std::size_t(k)));
+        if (!std::isnan(extra.back())) measured.push_back(extra.back());
+    }
+    for (int k = e.first; k <= e.last; ++k) {
+        double& x = extra[std::size_t(k - e.first)];
+        if (std::isnan(x))
+            x = measured.empty() ? double(tl.ranks[r].stepStats[std::size_t(k)].dpStartLagNs) : medianOf(measured);
+        x = std::max(0.0, x);
+    }
+    double sum = 0;
+    for (int k = e.first; k <= e.last; ++k) {
+        std::vector<double> waits;
+        for (std::size_t q = 0; q < tl.ranks.size(); ++q)
+            if (q != r && tl.ranks[q].dpGroup == tl.ranks[r].dpGroup && tl.ranks[q].host != tl.ranks[r].host &&
+                tl.ranks[q].stepStats[std::size_t(k)].dpStartNs != RankStepStats::kNoTime)
+                waits.push_back(double(tl.ranks[q].stepStats[std::size_t(k)].dpWaitNs));
+        double x = extra[std::size_t(k - e.first)];
+        if (!waits.empty()) x = std::min(x, medianOf(waits));
+        sum += x;
+    }
+    return sum / double(e.last - e.first + 1);
+}
+
 } // namespace
 
 // Expert-parallel all-to-all (mixture of experts): the members of an EP group meet at every dispatch and
@@ -192,10 +224,15 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             if (members.empty()) continue;
             const std::uint32_t n = usualOf(ns), sm = usualOf(sends), rm = usualOf(recvs);
             if (n == 0 || n < full[st][0] || sm < full[st][1] || rm < full[st][2]) continue;
+            // A rank that saw the stage's transfers is judged on its compute per sample, scaled to the stage's
+            // count: which sends have a known op start can differ by one between ranks of a stage (a warm-up op
+            // whose input came before the step began), and a sum over a different count compared nothing (a GPU
+            // 2.3x slow in every step went unjudged for one sample more than its peers).
             for (std::size_t r : members) {
                 const RankStepStats& s = tl.ranks[r].stepStats[k];
-                if (s.forwardSamples + s.backwardSamples == n && s.ppSends == sm && s.ppRecvs == rm)
-                    value[r * K + k] = double(s.forwardComputeNs + s.backwardComputeNs);
+                const std::uint32_t own = s.forwardSamples + s.backwardSamples;
+                if (own > 0 && 2 * own >= n && s.ppSends == sm && s.ppRecvs == rm)
+                    value[r * K + k] = double(s.forwardComputeNs + s.backwardComputeNs) * n / own;
             }
         }
     }
@@ -327,6 +364,9 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
                             " the gradient sync up to " + ms(lag) + " after the rest of " + (many ? "their" : "its") +
                             " DP group in " + stepRange(f.firstStep, f.lastStep);
             }
+            f.savesMsPerStep = savedPerStep(tl, best, e, [&](std::size_t i) {
+                return !std::isnan(value[i]) && !std::isnan(peerMedian[i]) ? value[i] - peerMedian[i] : kNaN;
+            }) / 1e6;
             f.evidence.push_back({"dp_start_lag_ms", lag / 1e6});
             f.evidence.push_back({"pp_stage", double(key.second)});
             f.evidence.push_back({"gpus", double(hits.size())});

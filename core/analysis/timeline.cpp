@@ -20,6 +20,7 @@ namespace {
 
 constexpr std::int64_t kMergeGapNs = 2'000; // records of one transfer: channels overlap, timeout splits touch
 constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kSyncSlackNs = 1'000; // a sync transfer starts at its round's first record or after
 
 // One transfer on one rank: the records of one message (channels, active-timeout pieces) merged.
 struct Transfer { // 32 bytes: a block of ranks holds some 20 MB of them on `large`
@@ -424,7 +425,14 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                     const std::int64_t anchor = std::max({stepStart, lastIn, lastDpEnd});
                     if (anchor < t.s) busy[k].push_back({anchor, t.s, lastIn < anchor}); // a lead: see below
                 }
-                if (st != kNoIndex && !t.exchange) {
+                // The sync that ends the step: a distributed optimizer's parameter all-gather opens the step
+                // before it (its round starts at the division's syncStartNs), and a pipeline's tied-embedding
+                // all-reduce (a peer of another DP group) comes just before it; neither is the gradient sync.
+                const bool gradientSync =
+                    (!division || st >= division->syncStartNs.size() ||
+                     t.s + kSyncSlackNs >= division->syncStartNs[st]) &&
+                    (t.peer >= tl.ranks.size() || tl.ranks[t.peer].dpGroup == rt.dpGroup);
+                if (st != kNoIndex && !t.exchange && gradientSync) {
                     RankStepStats& ss = rt.stepStats[st];
                     if (ss.dpStartNs == RankStepStats::kNoTime) {
                         ss.dpStartNs = t.s;
@@ -473,6 +481,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 const std::size_t g = std::size_t(tl.ranks[k].dpGroup);
                 ss.dpStartLagNs = ss.dpStartNs - minStart[g];
                 const std::int64_t a = dpAnchor[k * S + s];
+                if (minGap[g] > 0) ss.dpWaitNs = std::max<std::int64_t>(0, ss.dpStartNs - a - minGap[g]);
                 if (segments && minGap[g] > 0)
                     busy[k].push_back({a, std::min(ss.dpStartNs, a + minGap[g]), a <= steps[s].startNs});
             }

@@ -33,6 +33,9 @@ struct RankStepStats {
     std::int64_t dpStartNs = kNoTime;       // first DP sync transfer of the rank in the step
     std::int64_t dpEndNs = kNoTime;         // last DP sync transfer end
     std::int64_t dpStartLagNs = 0;          // dpStartNs minus the earliest dpStartNs of its DP group
+    // Time the rank was ready for its DP sync before it began: its gap before the sync less the shortest gap of
+    // its group (the last member ready computed that long; the others waited the rest for it).
+    std::int64_t dpWaitNs = 0;
     // Busy time before the PP sends to the next stage (forward) and to the previous stage (backward), summed
     // over the step: the compute of its micro-batches as the network sees it, from the moment the op's input
     // was there (waiting excluded). Samples: the sends whose op start was known.

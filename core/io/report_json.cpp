@@ -28,6 +28,8 @@ static json findingToJson(const Finding& f, bool truth) {
     if (!f.occurrences.empty()) o["occurrences"] = f.occurrences;
     if (!truth) o["score"] = f.score;
     if (truth && f.factor > 0) o["factor"] = f.factor;
+    if (f.savesMsPerStep >= 0) o["saves_ms_per_step"] = f.savesMsPerStep;
+    if (f.savesShare >= 0) o["saves_share"] = f.savesShare;
     if (!f.message.empty()) o["message"] = f.message;
     if (!f.evidence.empty()) {
         json ev = json::object();
@@ -228,6 +230,8 @@ Report reportFromJson(const json& j, const std::string& src) {
                 fi.occurrences = rd.get<std::vector<int>>(f, "occurrences", w, {}, false);
                 fi.score = rd.get<double>(f, "score", w, 0.0, false);
                 fi.factor = rd.get<double>(f, "factor", w, 0.0, false);
+                fi.savesMsPerStep = rd.get<double>(f, "saves_ms_per_step", w, -1.0, false);
+                fi.savesShare = rd.get<double>(f, "saves_share", w, -1.0, false);
                 fi.message = rd.get<std::string>(f, "message", w, "", false);
                 if (auto ev = f.find("evidence"); ev != f.end() && !ev->is_null()) {
                     if (!ev->is_object()) rd.fail(w + ".evidence", "expected an object of numbers");

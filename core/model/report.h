@@ -38,6 +38,10 @@ struct Finding {
     int stage = -1;
     int periodSteps = 0;
     std::vector<int> occurrences;
+    // Extension (DESIGN "later fields"): what fixing it would save, a what-if with the rank, link or stage at its
+    // peers' pace: per step of the finding, and as a share of the job's time in its steps. Negative: not known.
+    double savesMsPerStep = -1.0;
+    double savesShare = -1.0;
 };
 
 struct JobInfo {
