@@ -4,6 +4,7 @@
 Usage: scripts/accuracy-sweep.py [--cli build/app/cli/llmprism-cli] [--seeds N] [--multi-seeds N]
                                  [--presets a,b] [--variant-seeds N] [--with-large] [--out docs/ACCURACY.md]
                                  [--check]
+       scripts/accuracy-sweep.py --random N [--first-seed S] [--jobs J] [--failures-out FILE]
 
 Besides the presets as they are, variants: presets with anomalies of varied strength, length and place drawn
 per seed (`simulate --clear-anomalies --anomaly ...`), and with one or two channels per transfer and lost records
@@ -201,6 +202,129 @@ class Tally:
         return out
 
 
+# ---- the randomized sweep (--random N): whole configurations drawn by `simulate --random SEED` ----
+
+FEATURES = [  # (tag, test on the config line simulate --random writes into truth.json's notes)
+    ("experts", lambda c: ", EP " in c), ("interleaved", lambda c: "chunks a stage" in c),
+    ("ZeRO-1/2", lambda c: "distributed optimizer" in c), ("ZeRO-3", lambda c: "ZeRO-3" in c),
+    ("tied embedding", lambda c: "tied embedding" in c), ("accumulation", lambda c: "accumulation" in c),
+    ("heavy last stage", lambda c: "last stage x" in c), ("overlapped sync", lambda c: "sync overlapped" in c), ("shared NICs", lambda c: "(2 a NIC)" in c),
+    ("no DP", lambda c: " x DP 1 " in c), ("no PP", lambda c: " x PP 1 " in c),
+    ("PP 2", lambda c: " x PP 2 " in c), ("timeout 1 s", lambda c: "active timeout 1000 ms" in c),
+    ("skew > 0.5 ms", lambda c: any(int(w) > 500 for w in __import__("re").findall(r"skew (\d+) us", c))),
+    ("straggler all run", lambda c: "slow_rank steps 0-" in c),
+]
+
+
+def draw_once(cli, seed, tmp):
+    """simulate --random seed, analyze, evaluate: (config line, evaluation totals, per-kind findings, seconds)."""
+    d = os.path.join(tmp, f"random-{seed}")
+    run([cli, "simulate", "--random", str(seed), "--out", d])
+    t0 = time.time()
+    run([cli, "analyze", d, "--quiet", "--json", d + "/report.json"])
+    secs = time.time() - t0
+    run([cli, "evaluate", "--report", d + "/report.json", "--truth", d + "/truth.json", "--json", d + "/eval.json"])
+    e = json.load(open(d + "/eval.json"))
+    truth = json.load(open(d + "/truth.json"))
+    config = next((n for n in truth.get("notes", []) if n.startswith("random configuration")), "")
+    subprocess.run(["rm", "-rf", d])
+    return config, e, truth, secs
+
+
+def failure_classes(e, truth):
+    """What a draw got wrong, as classes: shape, groups, steps missed/spurious, false or missed findings by kind."""
+    t = e["totals"]
+    out = []
+    if not t["jobs"]["exact"]:
+        out.append("jobs split or merged")
+    elif not all(t[k]["fraction"] == 1.0 for k in ("tp", "pp", "dp")):
+        out.append("wrong shape")
+    elif not (t["dp_pairs"]["exact"] and t["pp_pairs"]["exact"] and t["pp_chains"]["exact"]):
+        out.append("wrong DP groups or PP chains")
+    st = t["steps"]
+    if st["matched"] < st["truth"]:
+        out.append("steps missed")
+    if st["spurious"]:
+        out.append("spurious steps")
+    clean = not any(j.get("anomalies") for j in truth["jobs"])
+    for kind, pr in t.get("findings_by_kind", {}).items():
+        if pr["report"] > pr["report_matched"]:
+            out.append("false finding on a clean draw" if clean else f"false {kind}")
+        if pr["truth"] > pr["truth_matched"]:
+            out.append(f"missed {kind}")
+    return out
+
+
+def run_random(a):
+    from concurrent.futures import ThreadPoolExecutor
+    seeds = list(range(a.first_seed, a.first_seed + a.random))
+    total, classes, features, rows = Tally(), {}, {}, []
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        for seed, (config, e, truth, secs) in zip(seeds, pool.map(lambda s: draw_once(a.cli, s, tmp), seeds)):
+            t = e["totals"]
+            structure = t["jobs"]["exact"] and all(t[k]["fraction"] == 1.0 for k in ("tp", "pp", "dp")) and \
+                t["dp_pairs"]["exact"] and t["pp_pairs"]["exact"] and t["pp_chains"]["exact"]
+            total.add(t, structure, any(j.get("anomalies") for j in truth["jobs"]), secs)
+            tags = [name for name, test in FEATURES if test(config)]
+            for tag in tags:
+                features[tag] = features.get(tag, 0) + 1
+            failed = failure_classes(e, truth)
+            for c in failed:
+                classes.setdefault(c, []).append((seed, tags, config))
+            rows.append((seed, config, failed))
+            print(seed, "ok" if not failed else "FAILED: " + ", ".join(failed), flush=True)
+    text = ["<!-- random sweep: made by scripts/accuracy-sweep.py --random; do not edit by hand -->",
+            f"## Randomized sweep: {len(seeds)} drawn configurations (seeds {seeds[0]}–{seeds[-1]})", "",
+            f"`scripts/accuracy-sweep.py --random {a.random} --first-seed {a.first_seed}` on "
+            f"{time.strftime('%Y-%m-%d')} ({platform.machine()}, {os.cpu_count()} cores): each draw is a whole "
+            "configuration from `llmprism-cli simulate --random SEED` (docs/SIMULATOR.md \"Random configurations\"), "
+            "analysed and evaluated against its truth.", "",
+            "| bar | target | measured |", "|---|---|---|",
+            f"| structure exact | ≥ 99% of draws | {total.exact} of {total.runs} ({100 * total.exact / max(1, total.runs):.1f}%) |",
+            f"| true steps found | ≥ 99.5% | {pct(total.found())} |",
+            f"| spurious steps | 0 | {total.spurious()} |",
+            f"| mean step error | ≤ 0.1% | {pct(total.mean_err(), 4)} |",
+            f"| finding precision / recall | ≥ 0.95 | {total.precision():.3f} / {total.recall():.3f} |",
+            f"| clean draws with a finding | 0 | {total.clean_with_findings} of {total.clean_runs} |", "",
+            "### Failures by class", "",
+            "Each failed draw counts once per class it shows; the features most over-represented among a class's "
+            "draws (their share there against their share of all draws) hint at the cause.", "",
+            "| class | draws | over-represented features | seeds |", "|---|---|---|---|"]
+    for c, items in sorted(classes.items(), key=lambda kv: -len(kv[1])):
+        lift = []
+        for tag, n_all in features.items():
+            n = sum(tag in tags for _, tags, _ in items)
+            if n >= 2 and n / len(items) > 1.5 * n_all / len(seeds):
+                lift.append((n / len(items) / (n_all / len(seeds)), f"{tag} ({n} of {len(items)})"))
+        lift.sort(reverse=True)
+        text.append(f"| {c} | {len(items)} | {', '.join(x for _, x in lift[:4]) or '–'} | "
+                    f"{', '.join(str(s) for s, _, _ in items[:8])}{' …' if len(items) > 8 else ''} |")
+    text += ["", "### Findings by kind", "", "| kind | anomalies | findings | found | right | precision | recall |",
+             "|---|---|---|---|---|---|---|"]
+    for kind, (tr, rp, tm, rm) in sorted(total.by_kind.items()):
+        text.append(f"| {kind} | {tr} | {rp} | {tm} | {rm} | {frac(rm, rp):.3f} | {frac(tm, tr):.3f} |")
+    text += ["<!-- /random sweep -->", ""]
+    section = "\n".join(text)
+    old = open(a.out).read() if os.path.exists(a.out) else ""
+    start, end = old.find("<!-- random sweep"), old.find("<!-- /random sweep -->")
+    if start >= 0 and end > start:
+        new = old[:start] + section + old[end + len("<!-- /random sweep -->\n"):]
+    else:
+        at = old.find("\n## ", old.find("\n## ") + 1) if "\n## " in old else len(old)
+        new = old[:at + 1] + section + "\n" + old[at + 1:] if at < len(old) else old + "\n" + section
+    with open(a.out, "w") as f:
+        f.write(new)
+    if a.failures_out:
+        with open(a.failures_out, "w") as f:
+            for seed, config, failed in rows:
+                if failed:
+                    f.write(f"{seed}\t{'; '.join(failed)}\t{config}\n")
+    print(f"{total.runs} draws; structure exact {total.exact}; steps found {pct(total.found())}, "
+          f"{total.spurious()} spurious; findings P/R {total.precision():.3f}/{total.recall():.3f}; "
+          f"clean draws with findings {total.clean_with_findings} of {total.clean_runs}; wrote {a.out}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -215,7 +339,14 @@ def main():
     ap.add_argument("--first-seed", type=int, default=1,
                     help="first seed of every preset and variant (seeds never tuned on: e.g. 21)")
     ap.add_argument("--no-runs", action="store_true", help="leave out the table of every run")
+    ap.add_argument("--random", type=int, default=0,
+                    help="instead of the presets: N whole configurations drawn by `simulate --random SEED` from "
+                         "--first-seed on, their section of --out replaced, failures by class")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="draws run side by side (--random)")
+    ap.add_argument("--failures-out", help="--random: write every failed draw (seed, classes, config) to this file")
     a = ap.parse_args()
+    if a.random:
+        return run_random(a)
 
     presets = [p for p in a.presets.split(",") if p]
     first = a.first_seed

@@ -70,7 +70,7 @@ private slots:
         QTest::newRow("no command") << QStringList{} << "Usage:";
         QTest::newRow("unknown command") << QStringList{"frobnicate"} << "unknown command";
         QTest::newRow("unknown option") << QStringList{"analyze", "x", "--bogus"} << "unknown option --bogus";
-        QTest::newRow("no preset") << QStringList{"simulate", "--out", "x"} << "--preset is required";
+        QTest::newRow("no preset") << QStringList{"simulate", "--out", "x"} << "expected --preset NAME, --from-trace TRACE or --random N";
         QTest::newRow("unknown preset") << QStringList{"simulate", "--preset", "huge", "--out", "x"}
                                         << "expected one of: tiny";
         QTest::newRow("bad seed") << QStringList{"simulate", "--preset", "tiny", "--seed", "-4", "--out", "x"}

@@ -11,6 +11,7 @@
 #include "io/report_json.h"
 #include "model/units.h"
 #include "sim/simulator.h"
+#include "sim/trace_import.h"
 #include "store/session.h"
 
 #include <CLI/CLI.hpp>
@@ -184,11 +185,30 @@ void writeCopiesOf(prism::FlowTable table, const std::string& out, std::uint64_t
 
 struct Simulate {
     std::string preset, seed, out, format = "csv", maxPackets, ipv6Nics, channels, loss, repeat, repeatAs = "run";
+    std::string fromTrace, meta, gpusPerHost, random;
     std::vector<std::string> anomalies, settings;
     bool gzip = false, clearAnomalies = false;
 
     void define(CLI::App* cmd) {
-        cmd->add_option("--preset", preset, "one of the presets (see --list-presets)")->option_text("NAME")->required();
+        cmd->add_option("--preset", preset, "one of the presets (see --list-presets), or --from-trace")
+            ->option_text("NAME");
+        cmd->add_option("--from-trace", fromTrace,
+                        "a real job's per-rank operation timings (Chrome/Perfetto trace, JSON or .json.gz;\n"
+                        "docs/FORMATS.md \"Real training traces\") run through the simulator instead of a preset:\n"
+                        "every recorded forward and backward takes its recorded time")
+            ->option_text("TRACE");
+        cmd->add_option("--random", random,
+                        "a whole configuration drawn from seed N instead of a preset (shape, schedule, style,\n"
+                        "exporter, anomalies; docs/SIMULATOR.md \"Random configurations\")")
+            ->option_text("N");
+        cmd->add_option("--meta", meta,
+                        "the trace's meta YAML (dp_size, pp_size, tp_size, dsp_size, vpp_size; default:\n"
+                        "meta-X.yaml next to timeline-X.json.gz)")
+            ->option_text("META.yaml");
+        cmd->add_option("--gpus-per-host", gpusPerHost,
+                        "--from-trace: GPUs per host (default: one TP group per host, so that every other\n"
+                        "kind of traffic crosses the network)")
+            ->option_text("N");
         cmd->add_option("--seed", seed, "random seed (default 1)")->option_text("N");
         cmd->add_option("--out", out, "output folder (created if missing)")->option_text("DIR")->required();
         cmd->add_flag("--gzip", gzip, "compress flows.csv with gzip");
@@ -244,16 +264,54 @@ struct Simulate {
             "print the preset names and exit");
     }
 
-    int run(const CLI::App& cmd) const {
-        std::uint64_t seedValue = 1;
-        if (cmd.count("--seed") && !parseNumber(seed, seedValue))
-            throw UsageError{"--seed expects a non-negative integer, found \"" + seed + "\""};
-        auto config = prism::sim::makePreset(preset, seedValue);
-        if (!config) {
+    // The preset, or the config a trace makes (nullopt after an error message: the trace could not be read).
+    std::optional<prism::sim::SimConfig> makeConfig(const CLI::App& cmd, std::uint64_t seed,
+                                                    std::vector<std::string>& notes) const {
+        if (!fromTrace.empty() && !preset.empty()) throw UsageError{"--preset and --from-trace exclude each other"};
+        if (fromTrace.empty() && (cmd.count("--meta") || cmd.count("--gpus-per-host")))
+            throw UsageError{"--meta and --gpus-per-host go with --from-trace"};
+        if (!random.empty()) {
+            std::uint64_t drawn = 0;
+            if (!preset.empty() || !fromTrace.empty())
+                throw UsageError{"--random excludes --preset and --from-trace"};
+            if (!parseNumber(random, drawn))
+                throw UsageError{"--random expects a non-negative integer, found \"" + random + "\""};
+            auto config = prism::sim::randomConfig(drawn);
+            notes.push_back("random configuration " + random + ": " + prism::sim::describeConfig(config));
+            return config;
+        }
+        if (fromTrace.empty()) {
+            if (preset.empty()) throw UsageError{"expected --preset NAME, --from-trace TRACE or --random N"};
+            auto config = prism::sim::makePreset(preset, seed);
+            if (config) return config;
             std::string names;
             for (const auto& n : prism::sim::presetNames()) names += (names.empty() ? "" : ", ") + n;
             throw UsageError{"unknown preset \"" + preset + "\" (expected one of: " + names + ")"};
         }
+        prism::sim::TraceOptions options;
+        options.metaPath = meta;
+        options.seed = seed;
+        if (cmd.count("--gpus-per-host") && (!parseNumber(gpusPerHost, options.gpusPerHost) || options.gpusPerHost < 1))
+            throw UsageError{"--gpus-per-host expects a positive whole number, found \"" + gpusPerHost + "\""};
+        try {
+            auto imported = prism::sim::importTrace(fromTrace, options);
+            notes = std::move(imported.notes);
+            return std::move(imported.config);
+        } catch (const prism::InputError& e) {
+            std::cerr << "llmprism-cli: " << e.issue().toString() << '\n';
+        } catch (const std::invalid_argument& e) {
+            throw UsageError{e.what()};
+        }
+        return std::nullopt;
+    }
+
+    int run(const CLI::App& cmd) const {
+        std::uint64_t seedValue = 1;
+        if (cmd.count("--seed") && !parseNumber(seed, seedValue))
+            throw UsageError{"--seed expects a non-negative integer, found \"" + seed + "\""};
+        std::vector<std::string> importNotes;
+        auto config = makeConfig(cmd, seedValue, importNotes);
+        if (!config) return kExitInput;
         if (clearAnomalies) config->anomalies.clear();
         if (cmd.count("--channels")) {
             int n = 0;
@@ -296,12 +354,14 @@ struct Simulate {
         try {
             auto result = prism::sim::simulate(*config);
             if (ipv6Share > 0) result = prism::sim::withIpv6Nics(result, ipv6Share);
+            result.truth.notes.insert(result.truth.notes.end(), importNotes.begin(), importNotes.end());
             std::string packets;
             if (format == "pcap")
                 packets =
                     prism::formatCount(prism::sim::writePcapCapture(result, out, pcapOptions).packets) + " packets of ";
             else prism::sim::writeCapture(result, out, gzip);
             if (copies > 1) writeCopiesOf(result.flows, out, copies, repeatAs == "restarts", gzip);
+            for (const std::string& note : importNotes) std::cout << note << '\n';
             std::cout << "wrote " << out << ": " << packets << prism::formatCount(result.flows.size() * copies)
                       << " flow records" << (copies > 1 ? " in " + std::to_string(copies) + " files" : std::string()) << ", " << result.topology.hosts.size() << " hosts, " << result.truth.jobs.size()
                       << " jobs\n";
@@ -412,15 +472,46 @@ prism::Report analyzeInStages(const std::vector<std::string>& inputs, const pris
     return report;
 }
 
+// analyze --csv-ranks: per job, rank and step, the timeline's statistics.
+void writeRankCsv(const prism::Analysis& analysis, const std::string& path) {
+    std::ofstream out(path + ".tmp", std::ios::trunc);
+    out << "job,step,rank,ip,stage,dp_group,compute_ms,wait_ms,pp_send_ms,pp_recv_ms,dp_sync_ms,dp_start_lag_ms,dp_wait_ms,"
+           "forward_compute_ms,backward_compute_ms,forward_samples,backward_samples,pp_sends,pp_recvs\n";
+    auto ms = [](std::int64_t ns) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3f", double(ns) / 1e6);
+        return std::string(buf);
+    };
+    for (std::size_t j = 0; j < analysis.jobs.size(); ++j) {
+        const prism::JobTimeline& tl = analysis.jobs[j].timeline;
+        for (std::size_t k = 0; k < tl.steps.size(); ++k)
+            for (const prism::RankTimeline& r : tl.ranks) {
+                const prism::RankStepStats& s = r.stepStats[k];
+                out << analysis.report.jobs[j].id << ',' << tl.steps[k].index << ',' << r.label << ',' << r.ip << ','
+                    << r.stage << ',' << r.dpGroup << ',' << ms(s.computeNs) << ',' << ms(s.waitNs) << ','
+                    << ms(s.ppSendNs) << ',' << ms(s.ppRecvNs) << ',' << ms(s.dpSyncNs) << ',' << ms(s.dpStartLagNs) << ',' << ms(s.dpWaitNs)
+                    << ',' << ms(s.forwardComputeNs) << ',' << ms(s.backwardComputeNs) << ',' << s.forwardSamples
+                    << ',' << s.backwardSamples << ',' << s.ppSends << ',' << s.ppRecvs << '\n';
+            }
+    }
+    out.close();
+    if (!out || std::rename((path + ".tmp").c_str(), path.c_str()) != 0) throw std::runtime_error(path + ": cannot write");
+}
+
 struct Analyze {
     Source source;
-    std::string json, csvSteps, memory;
+    std::string json, csvSteps, csvRanks, memory;
 
     void define(CLI::App* cmd) {
         addSourceOptions(cmd, source, "CAPTURE");
         cmd->add_option("--json", json, "write the report as JSON to OUT")->option_text("OUT");
         cmd->add_option("--csv-steps", csvSteps,
                         "write one row per job and step (job,index,start_ns,end_ns,duration_ns,slow) to OUT")
+            ->option_text("OUT");
+        cmd->add_option("--csv-ranks", csvRanks,
+                        "write one row per job, rank and step: where its time went (compute, waiting, PP,\n"
+                        "DP sync, in ms) and what diagnosis compares (compute before PP sends, DP start lag);\n"
+                        "the capture is analysed whole, with its timelines")
             ->option_text("OUT");
         cmd->add_option("--memory", memory,
                         "analyse in stages within SIZE (8G, 512M): the capture is streamed, never held whole,\n"
@@ -465,8 +556,17 @@ struct Analyze {
                                   << " available: analysed in stages (--memory)\n";
                 }
             }
+            if (budget && cmd.count("--csv-ranks"))
+                throw UsageError{"--csv-ranks needs the capture whole, not in stages (--memory)"};
             if (budget) {
                 report = analyzeInStages(inputs, lo, budget, capture);
+            } else if (cmd.count("--csv-ranks")) {
+                prism::LoadOptions whole = lo;
+                whole.maxRecords = prism::maxRecordsInMemory();
+                capture = prism::loadCapture(std::move(*found), whole);
+                prism::Analysis analysis = prism::runAnalysis(capture);
+                writeRankCsv(analysis, csvRanks);
+                report = std::move(analysis.report);
             } else {
                 prism::LoadOptions whole = lo; // a .gz that inflates far beyond its size stops before memory does
                 whole.maxRecords = prism::maxRecordsInMemory();

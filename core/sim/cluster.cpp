@@ -2,6 +2,7 @@
 // config should produce (estimateRoceRecords).
 #include "sim/placement.h"
 #include "sim/simulator.h"
+#include "sim/trace_import.h"
 
 #include <algorithm>
 #include <cmath>
@@ -103,10 +104,22 @@ void validate(const SimConfig& c) {
         if (j.virtualStages < 1 || (j.virtualStages > 1 && (j.pp < 2 || j.microBatches % j.pp != 0)))
             invalid(w + "virtualStages must be >= 1; interleaving needs pp >= 2 and microBatches divisible by pp");
         if (j.accumulation < 1) invalid(w + "accumulation must be at least 1");
+        if (j.overlapGradSync && (j.zero3 || j.dp < 2))
+            invalid(w + "an overlapped gradient sync needs dp >= 2 and no ZeRO-3 (which syncs per layer group already)");
         if (j.tiedEmbedding && (j.pp < 2 || j.embeddingBytes == 0))
             invalid(w + "a tied embedding needs pp >= 2 (first and last stage) and positive embeddingBytes");
         if (!(j.lastStageFactor >= 1.0) || (j.lastStageFactor > 1.0 && j.pp < 2))
             invalid(w + "lastStageFactor must be >= 1, and > 1 only with pp >= 2");
+        if (const RecordedOps* rec = j.recorded.get();
+            rec && (rec->dp != j.dp || rec->pp != j.pp || rec->chunks != j.virtualStages ||
+                    rec->microBatches != j.microBatches || rec->steps < j.steps ||
+                    rec->computeNs.size() != rec->index(rec->steps, 0, 0, 0, 0, false) ||
+                    rec->optimizerNs.size() != std::size_t(rec->steps) || j.zero3 || j.accumulation != 1 ||
+                    j.crashes))
+            invalid(w + "the recorded times do not fit the job (dp, pp, chunks, micro-batches or steps differ), or "
+                        "the job has a style the recording cannot drive (ZeRO-3, accumulation, a crash)");
+        if (!j.stageGradientBytes.empty() && int(j.stageGradientBytes.size()) != j.pp)
+            invalid(w + "stageGradientBytes must give one size per stage");
         std::set<int> nics;
         for (int r = 0; r < n; ++r) nics.insert(nicOfRank(c, j, r));
         if (j.restart && (j.startAfterJob < 0 || nics != nicsOfJob[std::size_t(j.startAfterJob)]))
@@ -131,6 +144,8 @@ void validate(const SimConfig& c) {
                 invalid(w + "host " + std::to_string(a.host) + " GPU " + std::to_string(a.gpu) + " is not " +
                         jobLabel(j, std::size_t(a.job)) + "'s");
             if (!(a.factor >= 1.0)) invalid(w + "factor must be at least 1");
+        } else if (a.kind == "slow_stage" && a.recorded) {
+            if (a.stage < 0 || a.stage >= j.pp) invalid(w + "stage " + std::to_string(a.stage) + " is not the job's");
         } else if (a.kind == "slow_step") {
             if (a.pauseNs <= 0) invalid(w + "pauseNs must be positive");
             if (a.firstStep < 1)

@@ -6,6 +6,7 @@
 #include "model/diagnostics.h"
 #include "sim/placement.h"
 #include "sim/random.h"
+#include "sim/trace_import.h"
 
 #include <algorithm>
 #include <array>
@@ -112,6 +113,7 @@ public:
         const int m = m_j.microBatches;
         const int pp = m_j.pp, v = m_j.virtualStages;
         m_ops.resize(m_j.pp);
+        m_lastOpStart.assign(std::size_t(m_j.pp) * m_j.dp, 0);
         for (int p = 0; p < m_j.pp; ++p) {
             if (v > 1) {
                 // Megatron's interleaved 1F1B: virtual micro-batch k is micro-batch (k / (pp·v))·pp + k mod pp on
@@ -139,6 +141,7 @@ public:
         }
         for (const AnomalySpec& a : c.anomalies) {
             if (a.job != index) continue;
+            if (a.recorded) continue; // in the recorded times already
             if (a.kind == "slow_rank") {
                 int r = rankOf(c, m_j, a.host, a.gpu);
                 m_slowRanks.push_back({a, (r / m_j.tp) % m_j.dp, r / (m_j.tp * m_j.dp)});
@@ -175,7 +178,8 @@ public:
             info.steps.push_back({k, k == 0 ? m_firstFlow : prevEnd, stepEnd, false});
             prevEnd = stepEnd;
             m_endNs = syncEnd;
-            t = syncEnd + std::int64_t(double(m_j.optimizerNs) * m_rng.lognormal(m_j.computeJitter));
+            t = syncEnd + (m_j.recorded ? m_j.recorded->optimizerNs[std::size_t(k)]
+                                        : std::int64_t(double(m_j.optimizerNs) * m_rng.lognormal(m_j.computeJitter)));
             if (stepDone) stepDone();
         }
         if (m_j.crashes) {
@@ -253,16 +257,24 @@ private:
                 // TP syncs every layer, so the whole TP group shares the slow GPU's pace.
                 for (int t = 0; t < m_j.tp; ++t) addOnce(f.group, ip(m_nicOfRank[std::size_t(r - r % m_j.tp + t)]));
                 f.factor = a.factor;
-                f.message = "GPU compute x" + std::to_string(a.factor).substr(0, 4);
+                f.message = "GPU compute x" + std::to_string(a.factor).substr(0, 4) +
+                            (a.recorded ? " (in the recorded trace)" : "");
             } else if (a.kind == "slow_link") {
                 const int n = nicOf(m_c, a.host, a.gpu);
                 f.ip = ip(n);
                 f.switchName = topo.nics[std::size_t(n)].switchName;
                 f.factor = a.factor;
                 f.message = "NIC link bandwidth / " + std::to_string(a.factor).substr(0, 4);
+            } else if (a.kind == "slow_stage") {
+                f.stage = a.stage;
+                f.factor = a.factor;
+                f.message = "stage " + std::to_string(a.stage) + " computes x" + std::to_string(a.factor).substr(0, 4) +
+                            " of the other stages";
             } else {
                 f.message = "job paused " + std::to_string(a.pauseNs / 1'000'000) + " ms before each step";
             }
+            f.savesMsPerStep = a.savesMsPerStep;
+            f.savesShare = a.savesShare;
             info.anomalies.push_back(std::move(f));
         }
         if (m_j.lastStageFactor > 1.0) {
@@ -405,11 +417,24 @@ private:
         if (m_j.dp > 1) {
             const Collective sync = m_j.distributedOptimizer ? Collective::ReduceScatter : Collective::AllReduce;
             for (int p = 0; p < m_j.pp; ++p) {
-                // A ring starts when its slowest member is ready: each stage syncs after its own last backward.
+                // A ring starts when its slowest member is ready: each stage syncs after its own last backward, or
+                // overlapped, each bucket once every member's last backward has produced it.
                 std::int64_t ready = kUnknown;
                 for (int d = 0; d < m_j.dp; ++d) ready = std::max(ready, lastBackward[std::size_t(p) * m_j.dp + d]);
+                std::vector<std::int64_t> bucketReady;
+                for (int b = 0; m_j.overlapGradSync && b < m_j.buckets; ++b) {
+                    std::int64_t at = kUnknown;
+                    for (int d = 0; d < m_j.dp; ++d) {
+                        const std::int64_t s0 = m_lastOpStart[std::size_t(p) * m_j.dp + d];
+                        const std::int64_t e0 = lastBackward[std::size_t(p) * m_j.dp + d];
+                        at = std::max(at, s0 + (e0 - s0) * (b + 1) / m_j.buckets);
+                    }
+                    bucketReady.push_back(b + 1 == m_j.buckets ? ready : at);
+                }
                 for (int tt = 0; tt < m_j.tp; ++tt)
-                    syncEnd = std::max(syncEnd, ring(p, tt, ready, k, sync, m_j.gradientBytes, m_j.buckets));
+                    syncEnd = std::max(syncEnd, ring(p, tt, bucketReady.empty() ? ready : bucketReady[0], k, sync,
+                                                     m_j.gradientBytesOf(p), m_j.buckets, nullptr,
+                                                     bucketReady.empty() ? nullptr : &bucketReady));
             }
         }
         return syncEnd;
@@ -422,7 +447,7 @@ private:
         for (int p = 0; p < m_j.pp; ++p)
             for (int tt = 0; tt < m_j.tp; ++tt) {
                 std::int64_t first = t;
-                ring(p, tt, t, k, Collective::AllGather, m_j.gradientBytes, m_j.buckets, &first);
+                ring(p, tt, t, k, Collective::AllGather, m_j.gradientBytesOf(p), m_j.buckets, &first);
                 firstIn = std::max(firstIn, first);
             }
         return firstIn;
@@ -555,14 +580,13 @@ private:
                         start = std::max(start, std::max(stageFree[std::size_t(i) * pp + p], dep));
                     }
                     if (!ready) break;
-                    // A chunk holds 1/v of the stage's layers.
-                    const double base = double(m_j.forwardNs) * (op.forward ? 1.0 : m_j.backwardRatio) / v;
                     for (int i = 0; i < n; ++i) {
                         const int d = d0 + i;
                         const std::size_t cell = i * cells + at;
-                        const std::int64_t end = start + std::llround(base * factor[std::size_t(i) * pp + p] *
-                                                                      m_rng.lognormal(m_j.computeJitter));
+                        const std::int64_t end =
+                            start + std::llround(computeNs(op, step, d, p) * factor[std::size_t(i) * pp + p]);
                         stageFree[std::size_t(i) * pp + p] = end;
+                        if (next[std::size_t(p)] + 1 == ops.size()) m_lastOpStart[std::size_t(p) * m_j.dp + d] = start;
                         // Interleaved, the last stage feeds stage 0 its next chunk (and gradients go back around).
                         if (op.forward && vs < stages - 1) {
                             const int to = (p + 1) % pp;
@@ -592,11 +616,19 @@ private:
                 lastBackward[std::size_t(p) * m_j.dp + d0 + i] = stageFree[std::size_t(i) * pp + p];
     }
 
+    // One forward or backward of (step, d, p) before any slowdown: recorded, or forwardNs (a chunk holds 1/v of the
+    // stage's layers) with per-micro-batch jitter.
+    double computeNs(const Op& op, int step, int d, int p) {
+        if (m_j.recorded) return double(m_j.recorded->compute(step, d, p, op.chunk, op.microBatch, !op.forward));
+        const double base = double(m_j.forwardNs) * (op.forward ? 1.0 : m_j.backwardRatio) / m_j.virtualStages;
+        return base * m_rng.lognormal(m_j.computeJitter);
+    }
+
     // Ring collective of one (stage, TP rank) over its DP members, `bytes` in `buckets` one after the other;
     // returns its end (and the first bucket's in firstBucketEnd). An all-reduce takes 2(dp-1) chunk steps, a
     // reduce-scatter or an all-gather dp-1.
     std::int64_t ring(int p, int t, std::int64_t ready, int step, Collective kind, std::uint64_t bytes, int buckets,
-                      std::int64_t* firstBucketEnd = nullptr) {
+                      std::int64_t* firstBucketEnd = nullptr, const std::vector<std::int64_t>* bucketReady = nullptr) {
         const int dp = m_j.dp;
         const int chunkSteps = kind == Collective::AllReduce ? 2 * (dp - 1) : dp - 1;
         std::vector<double> hop(std::size_t(dp), 0.0);
@@ -605,6 +637,7 @@ private:
         for (int b = 0; b < buckets; ++b) {
             const std::uint64_t bucket = perBucket + (b == buckets - 1 ? bytes % std::uint64_t(buckets) : 0);
             const std::uint64_t chunk = (bucket + std::uint64_t(dp) - 1) / std::uint64_t(dp);
+            if (bucketReady) ready = std::max(ready, (*bucketReady)[std::size_t(b)]);
             double slowest = 0.0;
             for (int d = 0; d < dp; ++d) {
                 hop[std::size_t(d)] = wireNs(nic(t, d, p), nic(t, (d + 1) % dp, p), chunk, step);
@@ -644,6 +677,7 @@ private:
     int m_nicsPerHost;
     std::vector<int> m_nicOfRank;
     std::vector<std::vector<Op>> m_ops;
+    std::vector<std::int64_t> m_lastOpStart; // per (stage, replica): when its last op of the step (a backward) began
     std::vector<SlowRank> m_slowRanks;
     std::vector<SlowLink> m_slowLinks;
     std::vector<AnomalySpec> m_slowSteps;

@@ -10,14 +10,17 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace prism::sim {
 
+struct RecordedOps; // sim/trace_import.h
+
 struct AnomalySpec {
-    std::string kind;         // slow_rank | slow_link | slow_step
+    std::string kind;         // slow_rank | slow_link | slow_step (| slow_stage, recorded only)
     int job = 0;              // index into SimConfig::jobs
     int host = 0;             // cluster host index (slow_rank, slow_link); must hold one of the job's GPUs
     int gpu = 0;              // GPU on that host; for slow_link its NIC is the slow one
@@ -25,6 +28,11 @@ struct AnomalySpec {
     int lastStep = 0;
     double factor = 2.0;      // slow_rank: compute time x factor; slow_link: bandwidth / factor
     std::int64_t pauseNs = 0; // slow_step: extra pause before each step of the range (firstStep >= 1)
+    // Truth only: the anomaly is in a recorded job's own compute times (JobSpec::recorded), found there by the
+    // trace import; nothing is injected. slow_rank names (host, gpu), slow_stage its `stage`.
+    bool recorded = false;
+    int stage = -1;
+    double savesMsPerStep = -1.0, savesShare = -1.0; // the import's what-if (Finding::savesMsPerStep)
 };
 
 struct JobSpec {
@@ -71,13 +79,26 @@ struct JobSpec {
     // last stage feeds stage 0 its next chunk, so PP traffic forms a ring.
     int virtualStages = 1;
     int accumulation = 1; // gradient accumulation: rounds of the whole pipeline per DP sync
+    // The gradient sync overlapped with the backward (Megatron's overlap_grad_reduce, PyTorch DDP): each stage's
+    // buckets are synced as the last micro-batch's backward produces them (bucket b of B once every member has
+    // run (b + 1) / B of it), one after another on the DP communicator.
+    bool overlapGradSync = false;
     // Tied embedding (pp > 1): an all-reduce of embeddingBytes between stage 0 and the last stage of each
     // pipeline after the backward, before the DP gradient sync (as in Megatron's trace).
     bool tiedEmbedding = false;
     std::uint64_t embeddingBytes = std::uint64_t(64) << 20; // per TP rank
     // The last stage computes this much longer (loss, vocabulary); truth: a slow_stage anomaly when > 1.
     double lastStageFactor = 1.0;
+    // Per stage, the gradients each (stage, TP rank) syncs (a stage holding the embedding has more); empty: all
+    // gradientBytes.
+    std::vector<std::uint64_t> stageGradientBytes;
+    // A real job's compute times (simulate --from-trace): every forward and backward takes its recorded time
+    // (times any injected slow_rank factor) instead of forwardNs x jitter, and the optimizer its recorded time.
+    std::shared_ptr<const RecordedOps> recorded;
 
+    std::uint64_t gradientBytesOf(int stage) const {
+        return stage < int(stageGradientBytes.size()) ? stageGradientBytes[std::size_t(stage)] : gradientBytes;
+    }
     int gpuCount() const { return tp * pp * dp; }
 };
 
@@ -113,6 +134,12 @@ struct SimConfig {
 
     int gpuCount() const { return hosts * gpusPerHost; }
 };
+
+// A whole configuration drawn at random from the seed (simulate --random): cluster, shape, schedule, style,
+// exporter and anomalies (docs/SIMULATOR.md "Random configurations"); the same seed, the same config.
+SimConfig randomConfig(std::uint64_t seed);
+// One line saying what a config is (its jobs' shapes and styles, the exporter, the anomalies).
+std::string describeConfig(const SimConfig& config);
 
 std::vector<std::string> presetNames();
 // nullopt when the name is unknown.
