@@ -122,26 +122,38 @@ int kindOrder(const std::string& k) {
 // busy time before its backward send holds its forward too. Stage 0 sends no gradients: its busy time before
 // a forward send mixes warm-up forwards and backward + forward pairs, so it is not judged (nor used as a
 // reference). Medians over the job's steps (step 0 aside), per pipeline (DP replica, one host group): a stage
-// is slow when in every pipeline it takes at least minRankExcess longer than the median of the other judged
+// is slow when in every pipeline it takes at least minStageExcess longer than the median of the other judged
 // stages there. It costs the step what its extra time per micro-batch adds over the step's micro-batches.
-std::vector<Finding> slowStages(const JobTimeline& tl, std::int64_t medianStepNs, const DiagnosisParams& p) {
+std::vector<Finding> slowStages(const JobTimeline& tl, std::int64_t medianStepNs, bool experts,
+                                const DiagnosisParams& p) {
     std::vector<Finding> out;
     const std::size_t K = tl.steps.size();
     const int stages = tl.stageCount();
-    if (stages < 3 || K < 3) return out;
+    if (stages < 2 || K < 3) return out;
     // (host, stage) -> per-micro-batch times and counts: the ranks of a stage on one host are one pipeline's
     // copy of it (its TP group), or a few.
     std::map<std::pair<int, int>, std::vector<double>> perMb, counts;
     for (const RankTimeline& r : tl.ranks) {
-        if (r.stage == 0) continue;
         const bool last = r.stage == stages - 1;
         for (std::size_t k = 1; k < K && k < r.stepStats.size(); ++k) {
             const RankStepStats& s = r.stepStats[k];
-            if (s.backwardSamples == 0 || (!last && s.forwardSamples == 0)) continue;
-            double t = double(s.backwardComputeNs) / s.backwardSamples;
-            if (!last) t += double(s.forwardComputeNs) / s.forwardSamples;
+            double t = 0, n = 0;
+            if (r.stage == 0) {
+                // With two stages, stage 0 is the only reference: after the first gradient each forward follows a
+                // backward (1F1B), and the busy time before its send is the two, a micro-batch's time (the warm-up
+                // forward before it has no known start: no sample).
+                // (Expert exchanges cut a forward into pieces: then there is no such reference.)
+                if (stages != 2 || experts || s.forwardSamples < 2) continue;
+                t = double(s.forwardComputeNs) / s.forwardSamples;
+                n = s.forwardSamples + 1;
+            } else {
+                if (s.backwardSamples == 0 || (!last && s.forwardSamples == 0)) continue;
+                t = double(s.backwardComputeNs) / s.backwardSamples;
+                if (!last) t += double(s.forwardComputeNs) / s.forwardSamples;
+                n = s.backwardSamples;
+            }
             perMb[{r.host, r.stage}].push_back(t);
-            counts[{r.host, r.stage}].push_back(double(s.backwardSamples));
+            counts[{r.host, r.stage}].push_back(n);
         }
     }
     std::map<int, std::vector<double>> stageTime;                 // stage -> median per pipeline
@@ -168,8 +180,8 @@ std::vector<Finding> slowStages(const JobTimeline& tl, std::int64_t medianStepNs
     const double slowestOther = refs.empty() ? ref : *std::max_element(refs.begin(), refs.end());
     const std::vector<double>& own = stageTime[worst];
     const double ownFastest = *std::min_element(own.begin(), own.end());
-    if (!(ref > 0) || ownFastest < (1.0 + p.minRankExcess) * ref ||
-        ownFastest < (1.0 + p.minRankExcess / 2) * slowestOther)
+    if (!(ref > 0) || ownFastest < (1.0 + p.minStageExcess) * ref ||
+        ownFastest < (1.0 + p.minStageExcess / 2) * slowestOther)
         return out;
     const double t = medianOfStage[worst];
     const double m = microBatches[worst];
@@ -192,7 +204,12 @@ std::vector<Finding> slowStages(const JobTimeline& tl, std::int64_t medianStepNs
                 num(f.score, 2) + "×) in every pipeline, all through the job; over " + num(m, 0) +
                 " micro-batches that is about " + ms(cost) + " per step" +
                 (stepNs > 0 ? " (" + num(100.0 * cost / stepNs, 0) + "% of the " + ms(stepNs) + " step)" : "") +
-                " — a structural imbalance (e.g. the loss and vocabulary on the last stage): rebalance the layers";
+                (stageTime[worst].size() == 1
+                     ? " — with a single pipeline the network cannot tell a heavier stage (e.g. the loss and "
+                       "vocabulary on the last stage: rebalance the layers) from a slow GPU of its TP group: check its "
+                       "GPUs too"
+                     : " — a structural imbalance (e.g. the loss and vocabulary on the last stage): rebalance the "
+                       "layers");
     out.push_back(std::move(f));
     return out;
 }
@@ -374,6 +391,7 @@ void assignCosts(std::vector<Finding>& findings, const StepDivision& sd, const D
             f.savesMsPerStep = std::max(0.0, evidence(f, "stall_ms_each"));
             steps = int(f.occurrences.size());
         } else if (f.kind == "slow_stage") f.savesMsPerStep = std::max(0.0, evidence(f, "cost_ms_per_step"));
+        else if (f.savesMsPerStep < 0 && f.kind == "slow_rank") f.savesMsPerStep = excess; // named by timing alone
         else if (f.savesMsPerStep >= 0 && 2 * steps < int(K - 1)) f.savesMsPerStep = std::min(f.savesMsPerStep, excess);
         if (f.savesMsPerStep >= 0 && total > 0) f.savesShare = std::min(1.0, f.savesMsPerStep * 1e6 * steps / total);
     }
@@ -422,7 +440,8 @@ Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const Recog
     causes.insert(causes.end(), links.begin(), links.end());
     std::vector<Finding> steps = slowSteps(sd, causes, p, out.slow, out.notes);
     std::vector<Finding> stages;
-    if (tl.steps.size() == sd.steps.size()) stages = slowStages(tl, sd.medianStepNs, p);
+    const bool experts = std::any_of(sd.expertGroups.begin(), sd.expertGroups.end(), [](int g) { return g >= 0; });
+    if (tl.steps.size() == sd.steps.size()) stages = slowStages(tl, sd.medianStepNs, experts, p);
     for (auto* list : {&stages, &steps, &ranks, &links, &switches})
         for (Finding& f : *list) out.findings.push_back(std::move(f));
     std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {

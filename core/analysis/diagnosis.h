@@ -33,17 +33,19 @@ namespace prism {
 struct DiagnosisParams {
     double kSigma = 4.0;           // robust z-score (median/MAD) a value must exceed to be an outlier
     double minStepExcess = 0.10;   // a slow step lasts at least this much longer than the median step
-    double minRankExcess = 0.15;   // a slow rank computes at least this much longer than its peers
+    double minRankExcess = 0.08;   // a slow rank computes at least this much longer than its peers
+    double minStageExcess = 0.15;  // a slow stage takes at least this much longer a micro-batch than the others
     double minLagShare = 0.03;     // ...or starts its DP sync this share of the median step after its group
     double minLateShare = 0.10;    // ...or its expert all-to-all sends this share of the exchange interval late
     std::int64_t exchangeWindowNs = 20'000; // a rank's sends of one all-to-all exchange start this close
-    double minLinkSlowdown = 1.5;  // a slow record moves its bytes at least this many times slower
+    double minLinkSlowdown = 1.2;  // a slow record moves its bytes at least this many times slower
     double slowNicShare = 0.8;     // share of a NIC's records in a step that must be slow to blame the NIC
     std::size_t minNicRecords = 4; // records a NIC needs in a step to be judged
     int maxEpisodeGap = 1;         // flagged steps at most this many steps apart join one episode
     int minPatternRepeats = 3;     // periodic slow steps: at least this many episodes at a constant spacing
     double pauseShare = 0.5;       // a slow step whose extra time is at least this share silence is a pause
     double minSigmaShare = 0.01;   // sigma floor as a share of the median (a perfectly steady job has MAD 0)
+    double minSavedShare = 0.01;   // a slow rank whose fix saves less than this share of a step is no finding
     // Slow links: a step's transfers are judged, and dropped, once the records have moved past it; false holds
     // them all until the end (the same findings, more memory: tests compare the two).
     bool judgeStepByStep = true;

@@ -21,7 +21,8 @@ double ratioOf(const RobustStats& st, double v) { return st.median > 0 ? v / st.
 // What the job would save per step of episode `e` with rank `r` (and its TP group) at its peers' pace: its extra
 // compute in each step (extraAt(r * K + k), NaN where not measured: the episode's median then), or where compute
 // was not measured its DP sync lag; no more than the other members of its DP group (on other hosts) waited for
-// it before their sync, where it has such peers. (The cap by the step's own excess is the caller's.)
+// it before their sync, where it has such peers: the one that waited least was next ready, and the sync would have
+// started then. (The cap by the step's own excess is the caller's.)
 template <typename Extra>
 double savedPerStep(const JobTimeline& tl, std::size_t r, const Episode& e, Extra&& extraAt) {
     const std::size_t K = tl.steps.size();
@@ -44,7 +45,7 @@ double savedPerStep(const JobTimeline& tl, std::size_t r, const Episode& e, Extr
                 tl.ranks[q].stepStats[std::size_t(k)].dpStartNs != RankStepStats::kNoTime)
                 waits.push_back(double(tl.ranks[q].stepStats[std::size_t(k)].dpWaitNs));
         double x = extra[std::size_t(k - e.first)];
-        if (!waits.empty()) x = std::min(x, medianOf(waits));
+        if (!waits.empty()) x = std::min(x, *std::min_element(waits.begin(), waits.end()));
         sum += x;
     }
     return sum / double(e.last - e.first + 1);
@@ -281,6 +282,30 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
         }
     }
 
+    // The job's own spread of compute between peers (1.4826 MAD of every measured ratio): a rank stands out only
+    // beyond kSigma of it. A job whose replicas vary widely from step to step (uneven sequence lengths: a real
+    // job's ratios spread 0.8-1.4) has its heaviest replica of a step 1.3-1.5x its peers by chance, every step.
+    // With two pipelines the ratio is the slower one's to the faster (folded at 1): its spread is that of the
+    // excesses, a half-normal whose median is 0.6745 sigma.
+    double rankBar = 1.0 + p.minRankExcess;
+    {
+        std::vector<double> centred, excess;
+        for (double x : ratio)
+            if (!std::isnan(x)) centred.push_back(x);
+        for (const auto& members : ofStage) {
+            std::set<int> hosts;
+            for (std::size_t r : members) hosts.insert(tl.ranks[r].host >= 0 ? tl.ranks[r].host : -1 - int(r));
+            if (hosts.size() != 2) continue;
+            for (std::size_t r : members)
+                for (std::size_t k = 0; k < K; ++k)
+                    if (!std::isnan(ratio[r * K + k]) && ratio[r * K + k] > 1.0) excess.push_back(ratio[r * K + k] - 1.0);
+        }
+        if (centred.size() >= 8) {
+            const RobustStats st = robustStats(centred);
+            rankBar = std::max(rankBar, st.median + p.kSigma * st.sigma);
+        }
+        if (excess.size() >= 4) rankBar = std::max(rankBar, 1.0 + p.kSigma * medianOf(excess) / 0.6745);
+    }
     // Flag (rank, step); group by TP group: the ranks of one host in one stage.
     const double lagFloor = p.minLagShare * double(sd.medianStepNs);
     // (host, stage) -> step -> ranks, each with what flagged it: the evidence of a finding is what raised it.
@@ -289,7 +314,7 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
     for (std::size_t r = 0; r < R; ++r) {
         const RankTimeline& rt = tl.ranks[r];
         for (std::size_t k = 0; k < K; ++k) {
-            const bool slowCompute = !std::isnan(ratio[r * K + k]) && ratio[r * K + k] >= 1.0 + p.minRankExcess &&
+            const bool slowCompute = !std::isnan(ratio[r * K + k]) && ratio[r * K + k] >= rankBar &&
                                      z[r * K + k] >= p.kSigma;
             const bool lagging = lagFloor > 0 && double(rt.stepStats[k].dpStartLagNs) > lagFloor;
             const bool lateExpert = late.share[r * K + k] >= p.minLateShare; // NaN: not measured
@@ -364,9 +389,15 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
                             " the gradient sync up to " + ms(lag) + " after the rest of " + (many ? "their" : "its") +
                             " DP group in " + stepRange(f.firstStep, f.lastStep);
             }
-            f.savesMsPerStep = savedPerStep(tl, best, e, [&](std::size_t i) {
-                return !std::isnan(value[i]) && !std::isnan(peerMedian[i]) ? value[i] - peerMedian[i] : kNaN;
-            }) / 1e6;
+            // What the rest of the job did not wait for is not what makes it slow: a rank whose fix would save
+            // less than a hundredth of a step (its peers nearly as slow that step) is no finding. (Named by its
+            // timing alone, its cost is the steps' excess: assignCosts.)
+            if (!ratios.empty()) {
+                f.savesMsPerStep = savedPerStep(tl, best, e, [&](std::size_t i) {
+                    return !std::isnan(value[i]) && !std::isnan(peerMedian[i]) ? value[i] - peerMedian[i] : kNaN;
+                }) / 1e6;
+                if (f.savesMsPerStep * 1e6 < p.minSavedShare * double(sd.medianStepNs)) continue;
+            }
             f.evidence.push_back({"dp_start_lag_ms", lag / 1e6});
             f.evidence.push_back({"pp_stage", double(key.second)});
             f.evidence.push_back({"gpus", double(hits.size())});

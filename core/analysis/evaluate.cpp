@@ -270,6 +270,9 @@ bool samePlace(const Finding& f, const Finding& a) {
     if (f.kind == "periodic_stall" && a.kind == "slow_step")
         return std::any_of(f.occurrences.begin(), f.occurrences.end(),
                            [&](int s) { return a.firstStep <= s && s <= a.lastStep; });
+    // With one pipeline a stage is one TP group: a slow GPU there and a slow stage are the same place (a
+    // slow_rank anomaly carries its stage only in such a job, scoreFindings).
+    if (f.kind == "slow_stage" && a.kind == "slow_rank") return a.stage >= 0 && f.stage == a.stage;
     if (f.kind != a.kind) return false;
     if (f.kind == "periodic_stall") return f.periodSteps == a.periodSteps;
     if (f.kind == "slow_stage") return f.stage >= 0 && f.stage == a.stage;
@@ -288,7 +291,14 @@ bool samePlace(const Finding& f, const Finding& a) {
 
 void scoreFindings(JobScore& js, const JobInfo& report, const JobInfo& truth, const StepMatch& m) {
     std::vector<Finding> anomalies;
-    for (const auto& a : truth.anomalies) anomalies.push_back(canonicalFinding(a));
+    for (const auto& a : truth.anomalies) {
+        anomalies.push_back(canonicalFinding(a));
+        Finding& c = anomalies.back();
+        if (c.kind != "slow_rank" || truth.dp != 1) continue;
+        for (const auto& chain : truth.ppChains)
+            for (std::size_t s = 0; s < chain.size(); ++s)
+                if (canonicalIp(chain[s]) == c.ip) c.stage = int(s);
+    }
     std::vector<bool> found(anomalies.size(), false);
     for (const auto& raw : report.findings) {
         Finding f = canonicalFinding(raw);
@@ -296,10 +306,13 @@ void scoreFindings(JobScore& js, const JobInfo& report, const JobInfo& truth, co
         bool right = false;
         for (std::size_t i = 0; i < anomalies.size(); ++i) {
             const Finding& a = anomalies[i];
-            if (samePlace(f, a) && lo <= a.lastStep && a.firstStep <= hi) {
+            const bool overlaps = lo <= a.lastStep && a.firstStep <= hi;
+            if (samePlace(f, a) && overlaps) {
                 right = true;
                 found[i] = true;
             }
+            // A slow step where an anomaly slowed the job is a true slow step (the anomaly's place aside).
+            if (f.kind == "slow_step" && overlaps) right = true;
         }
         PrecisionRecall& kind = js.findingsByKind[f.kind];
         ++kind.reportItems;
@@ -310,6 +323,7 @@ void scoreFindings(JobScore& js, const JobInfo& report, const JobInfo& truth, co
         }
     }
     for (std::size_t i = 0; i < anomalies.size(); ++i) {
+        if (anomalies[i].optional) continue; // not expected: no miss (found, its findings were right above)
         PrecisionRecall& kind = js.findingsByKind[anomalies[i].kind];
         ++kind.truthItems;
         ++js.findings.truthItems;

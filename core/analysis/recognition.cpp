@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 #include <tuple>
 
 namespace prism {
@@ -208,6 +209,17 @@ std::vector<std::vector<std::int64_t>> connectionEpochs(const std::vector<ConnKe
     return starts;
 }
 
+// RecognitionPasses::State::ringEnd from the connections.
+std::vector<std::uint8_t> ringEnds(const std::vector<ConnKey>& keys, std::size_t endpoints) {
+    std::set<std::pair<EndpointId, EndpointId>> sent;
+    for (const ConnKey& k : keys) sent.insert({k.src, k.dst});
+    std::vector<std::uint8_t> in(endpoints, 0), out(endpoints, 0), end(endpoints, 0);
+    for (const auto& [a, b] : sent)
+        if (a != b && !sent.count({b, a})) out[a] = in[b] = 1;
+    for (std::size_t e = 0; e < endpoints; ++e) end[e] = in[e] && !out[e] ? 1 : out[e] && !in[e] ? 2 : 0;
+    return end;
+}
+
 } // namespace
 
 std::int64_t rhythmBinWidth(std::int64_t lo, std::int64_t hi, const RecognitionParams& params) {
@@ -265,6 +277,10 @@ struct RecognitionPasses::State {
     };
     Connections conns;
     std::size_t endpoints = 0; // 1 + the largest id seen
+    // Per endpoint, where a ring passes through its host over NVLink (DP ranks sharing a host): 1 where the ring
+    // enters (it receives from a peer on another host that it never sends to, and sends one-way to none), 2 where it
+    // leaves (the reverse), else 0.
+    std::vector<std::uint8_t> ringEnd;
     // Pass 2: nodes (endpoint, epoch), dense: nodeBase[e] + epoch.
     std::vector<std::vector<std::int64_t>> epochStarts;
     std::vector<std::uint32_t> nodeBase;
@@ -339,6 +355,7 @@ void RecognitionPasses::endConnections() {
     State& S = *m;
     S.endpoints = S.conns.endpoints;
     S.epochStarts = connectionEpochs(S.conns.keys, S.conns.spans, S.endpoints);
+    S.ringEnd = ringEnds(S.conns.keys, S.endpoints);
     S.conns = {};
     S.nodeBase.resize(S.endpoints + 1);
     std::uint32_t n = 0;
@@ -402,6 +419,31 @@ bool RecognitionPasses::endGraph(const EndpointTable& endpoints) {
             if (jaccard(A.hostKeys, B.hostKeys) < S.params.jaccardThreshold) continue;
             S.candidates.emplace_back(a, b);
         }
+    // A ring through a host over NVLink leaves the network at one NIC and comes back at another: the rail clusters
+    // on either side share that host but few others (a DP group of 7 hosts, two replicas a host, was 7 jobs of 2
+    // hosts' Jaccard). Where one cluster's NIC is where a ring enters a host and another's where a ring leaves it,
+    // the two may merge whatever their host sets: their rhythms decide, as for any candidates.
+    {
+        std::map<long, std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>> endsOfHost;
+        for (std::size_t e = 0; e < S.ringEnd.size(); ++e) {
+            if (!S.ringEnd[e] || S.clusterOfNode[S.nodeBase[e]] == kNone) continue;
+            auto nic = S.topology.nicByIp(endpoints.at(EndpointId(e)));
+            if (!nic || S.topology.nics[*nic].host < 0) continue;
+            auto& ends = endsOfHost[long(S.topology.nics[*nic].host)];
+            (S.ringEnd[e] == 1 ? ends.first : ends.second).push_back(S.clusterOfNode[S.nodeBase[e]]);
+        }
+        std::set<std::pair<std::size_t, std::size_t>> known(S.candidates.begin(), S.candidates.end());
+        for (const auto& [host, ends] : endsOfHost)
+            for (std::uint32_t a : ends.first)
+                for (std::uint32_t b : ends.second) {
+                    const std::pair<std::size_t, std::size_t> pair(std::min(a, b), std::max(a, b));
+                    const Cluster &A = S.clusters[pair.first], &B = S.clusters[pair.second];
+                    const std::int64_t overlap = std::min(A.last, B.last) - std::max(A.first, B.first);
+                    const std::int64_t shorter = std::min(A.last - A.first, B.last - B.first);
+                    if (a == b || overlap <= 0 || double(overlap) < 0.5 * double(shorter)) continue;
+                    if (known.insert(pair).second) S.candidates.push_back(pair);
+                }
+    }
     if (S.candidates.empty()) return false;
     // Traffic series on one global grid, only for clusters that may merge.
     std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();

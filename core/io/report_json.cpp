@@ -30,6 +30,7 @@ static json findingToJson(const Finding& f, bool truth) {
     if (truth && f.factor > 0) o["factor"] = f.factor;
     if (f.savesMsPerStep >= 0) o["saves_ms_per_step"] = f.savesMsPerStep;
     if (f.savesShare >= 0) o["saves_share"] = f.savesShare;
+    if (truth && f.optional) o["optional"] = true;
     if (!f.message.empty()) o["message"] = f.message;
     if (!f.evidence.empty()) {
         json ev = json::object();
@@ -232,6 +233,7 @@ Report reportFromJson(const json& j, const std::string& src) {
                 fi.factor = rd.get<double>(f, "factor", w, 0.0, false);
                 fi.savesMsPerStep = rd.get<double>(f, "saves_ms_per_step", w, -1.0, false);
                 fi.savesShare = rd.get<double>(f, "saves_share", w, -1.0, false);
+                fi.optional = rd.get<bool>(f, "optional", w, false, false);
                 fi.message = rd.get<std::string>(f, "message", w, "", false);
                 if (auto ev = f.find("evidence"); ev != f.end() && !ev->is_null()) {
                     if (!ev->is_object()) rd.fail(w + ".evidence", "expected an object of numbers");

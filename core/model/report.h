@@ -42,6 +42,9 @@ struct Finding {
     // peers' pace: per step of the finding, and as a share of the job's time in its steps. Negative: not known.
     double savesMsPerStep = -1.0;
     double savesShare = -1.0;
+    // Truth only: an anomaly the network cannot be expected to show (within the job's own variation, or of a
+    // kind its traffic cannot place); finding it is right, missing it is no miss (docs/EVALUATION.md).
+    bool optional = false;
 };
 
 struct JobInfo {

@@ -42,7 +42,8 @@ void drawShape(Rng& rng, SimConfig& c, JobSpec& j) {
         // GPUs the job takes on each host: whole TP groups, the job spread over at least two hosts.
         std::vector<int> per;
         for (int g : divisorsOf(c.gpusPerHost))
-            if (g % j.tp == 0 && j.gpuCount() % g == 0 && j.gpuCount() / g >= 2) per.push_back(g);
+            // A host holds whole stages (a pipeline's neighbours on other hosts, as schedulers place them).
+            if (g % j.tp == 0 && (j.tp * j.dp) % g == 0 && j.gpuCount() / g >= 2) per.push_back(g);
         if (per.empty()) continue;
         const int g = rng.chance(0.7) ? *std::max_element(per.begin(), per.end()) : pick(rng, per);
         const int hosts = j.gpuCount() / g;

@@ -238,6 +238,21 @@ private:
                 for (int d = 0; d < m_j.dp; ++d) addOnce(group, ip(nic(t, d, p)));
                 addOnce(info.dpGroups, std::move(group));
             }
+        // DP groups that never leave their host sync over NVLink only: the network cannot tell them from TP, and
+        // the truth says what it can see (docs/FORMATS.md: intra-host parallelism is reported as TP).
+        bool dpInsideHosts = m_j.dp > 1;
+        for (int p = 0; p < m_j.pp && dpInsideHosts; ++p)
+            for (int t = 0; t < m_j.tp && dpInsideHosts; ++t)
+                for (int d = 1; d < m_j.dp; ++d)
+                    dpInsideHosts = dpInsideHosts && hostOf(nic(t, d, p)) == hostOf(nic(t, 0, p));
+        if (dpInsideHosts) {
+            info.notes.push_back("DP " + std::to_string(m_j.dp) + " inside each host (TP " + std::to_string(m_j.tp) +
+                                 "): the network sees TP " + std::to_string(m_j.tp * m_j.dp) + " x DP 1");
+            info.tp *= info.dp;
+            info.dp = 1;
+            info.dpGroups.clear();
+            for (int n : m_nicOfRank) addOnce(info.dpGroups, std::vector<std::string>{ip(n)});
+        }
         if (m_j.pp > 1)
             for (int d = 0; d < m_j.dp; ++d)
                 for (int t = 0; t < m_j.tp; ++t) {
@@ -275,6 +290,7 @@ private:
             }
             f.savesMsPerStep = a.savesMsPerStep;
             f.savesShare = a.savesShare;
+            f.optional = !a.recorded && !observable(a);
             info.anomalies.push_back(std::move(f));
         }
         if (m_j.lastStageFactor > 1.0) {
@@ -299,6 +315,21 @@ private:
                         std::to_string(m_j.checkpointEvery) + " steps (checkpoint)";
             info.anomalies.push_back(std::move(f));
         }
+    }
+
+    // Whether the network can be expected to show an injected anomaly (else the truth marks it optional): a slow
+    // GPU needs pipeline traffic to be placed (in a job without it every ring member starts its sync together:
+    // ENGINE.md "Known limits") or an expert all-to-all, and must stand out from the job's own variation of a rank's
+    // compute per step (the per-op jitter over its 2 x micro-batches x chunks ops, four sigmas, a 25% margin; at
+    // least the engine's 8%); a slow link must be 1.25x or more (the engine's 1.2x, with a margin).
+    bool observable(const AnomalySpec& a) const {
+        if (a.kind == "slow_rank") {
+            if (m_j.pp == 1 && m_j.expertParallel == 0) return false;
+            const double ops = 2.0 * m_j.microBatches * m_j.virtualStages * m_j.accumulation;
+            return a.factor - 1.0 >= 1.25 * std::max(0.08, 4.0 * m_j.computeJitter / std::sqrt(ops));
+        }
+        if (a.kind == "slow_link") return a.factor >= 1.25;
+        return true;
     }
 
     double computeFactor(int p, int d, int step) const {

@@ -28,6 +28,7 @@ constexpr std::uint64_t kMiB = std::uint64_t(1) << 20;
 // beyond four robust sigmas of the job's own spread between peers.
 constexpr double kSlowExcess = 0.15;
 constexpr double kSigmas = 4.0;
+constexpr double kMinSavedShare = 0.01;
 
 [[noreturn]] void fail(const std::string& path, const std::string& what, std::uint64_t line = 0) {
     throw InputError({path, line, 0, what});
@@ -447,14 +448,16 @@ void labelSlowStages(const RecordedOps& r, int job, std::vector<AnomalySpec>& ou
 }
 
 // (d, p) in the steps where its work stands out from its peers' by kSlowExcess and kSigmas of the job's own
-// spread (robust: 1.4826 MAD of every ratio), flagged steps at most one apart joined into episodes.
+// spread (robust: the median and 1.4826 MAD of every ratio), flagged steps at most one apart joined into episodes;
+// measureSavings drops those whose fix would save less than kMinSavedShare of a step.
 void labelSlowRanks(const RecordedOps& r, const Shape& s, const std::vector<AnomalySpec>& stages, int job,
                     int gpusPerHost, std::vector<AnomalySpec>& out) {
     std::vector<double> ratio = workRatios(r);
+    const double mid = median(ratio);
     std::vector<double> dev;
-    for (double x : ratio) dev.push_back(std::abs(x - 1.0));
+    for (double x : ratio) dev.push_back(std::abs(x - mid));
     const double sigma = 1.4826 * median(dev);
-    const double bar = 1.0 + std::max(kSlowExcess, kSigmas * sigma);
+    const double bar = std::max(1.0 + kSlowExcess, mid + kSigmas * sigma);
     for (int p = 0; p < r.pp; ++p)
         for (int d = 0; d < r.dp; ++d) {
             // A rank of a slow stage with one DP rank is that stage.
@@ -541,6 +544,14 @@ void measureSavings(SimConfig& c, const RecordedOps& r, const Shape& s, int gpus
         a.savesMsPerStep = steps ? std::max(0.0, saved / steps / 1e6) : 0.0;
         a.savesShare = total > 0 ? std::max(0.0, saved / total) : 0.0;
     }
+    // A rank whose fix saves less than a hundredth of a step (its peers nearly as slow that step) does not make the
+    // job slow: not an anomaly (the engine's DiagnosisParams::minSavedShare).
+    std::vector<double> sorted(base.begin() + 1, base.end());
+    std::sort(sorted.begin(), sorted.end());
+    const double medianStep = sorted.empty() ? 0 : sorted[sorted.size() / 2];
+    std::erase_if(c.anomalies, [&](const AnomalySpec& a) {
+        return a.kind == "slow_rank" && a.savesMsPerStep * 1e6 < kMinSavedShare * medianStep;
+    });
 }
 
 std::string describeShape(const Shape& s) {
