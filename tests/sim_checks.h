@@ -134,9 +134,10 @@ inline void checkTruth(const sim::SimConfig& c, const sim::SimResult& r, std::in
             QCOMPARE(j.pp, spec.pp);
             continue;
         }
-        QCOMPARE(j.tp, spec.tp);
+        const int share = c.gpusPerNic / spec.tp; // DP ranks behind one NIC count as TP (as the network sees them)
+        QCOMPARE(j.tp, share > 1 && spec.dp % share == 0 ? spec.tp * share : spec.tp);
         QCOMPARE(j.pp, spec.pp);
-        QCOMPARE(j.dp, spec.dp);
+        QCOMPARE(j.dp, share > 1 && spec.dp % share == 0 ? spec.dp / share : spec.dp);
         // gpus: distinct topology NICs; their GPU count is tp*pp*dp; hosts are exactly theirs.
         int gpuCount = 0;
         std::set<std::string> hosts;

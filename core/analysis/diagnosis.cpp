@@ -172,15 +172,21 @@ std::vector<Finding> slowStages(const JobTimeline& tl, std::int64_t medianStepNs
     for (const auto& [s, t] : medianOfStage)
         if (s != worst) others.push_back(t);
     const double ref = medianOf(others);
-    // Slow in every pipeline, not in the median only (a slow rank of one pipeline is a slow_rank): its fastest
-    // pipeline is slower than the slowest pipeline of every other stage.
+    // Slow in (nearly) every pipeline, not in the median only (a slow rank of one pipeline is a slow_rank): its
+    // fastest tenth of pipelines is slower than the slowest tenth of every other stage's (with many replicas of
+    // uneven work, as in a real job's 32, the very fastest and slowest are the tails of that work), and its median
+    // minStageExcess over theirs.
     std::vector<double> refs;
     for (const auto& [s, v] : stageTime)
         if (s != worst) refs.insert(refs.end(), v.begin(), v.end());
-    const double slowestOther = refs.empty() ? ref : *std::max_element(refs.begin(), refs.end());
+    auto quantile = [](std::vector<double> v, double q) {
+        std::sort(v.begin(), v.end());
+        return v[std::min(v.size() - 1, std::size_t(q * double(v.size())))];
+    };
+    const double slowestOther = refs.empty() ? ref : quantile(refs, 0.9);
     const std::vector<double>& own = stageTime[worst];
-    const double ownFastest = *std::min_element(own.begin(), own.end());
-    if (!(ref > 0) || ownFastest < (1.0 + p.minStageExcess) * ref ||
+    const double ownFastest = quantile(own, 0.1);
+    if (!(ref > 0) || medianOfStage[worst] < (1.0 + p.minStageExcess) * ref ||
         ownFastest < (1.0 + p.minStageExcess / 2) * slowestOther)
         return out;
     const double t = medianOfStage[worst];

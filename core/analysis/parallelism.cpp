@@ -802,6 +802,16 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     if (res.tp > 1)
         res.notes.push_back("traffic inside a host never reaches the network: intra-host parallelism is reported "
                             "as TP (" + std::to_string(res.tp) + ")");
+    // GPUs that share a NIC share its traffic: the network cannot tell TP ranks behind a NIC from DP (or
+    // pipeline) ranks, nor whether the job uses all of them. Say what the other readings would be.
+    int shared = 0;
+    for (EndpointId e : job.nics) shared = std::max(shared, topology.gpusBehind(flows.endpoints.at(e)));
+    if (shared > 1 && res.tp % shared == 0)
+        res.notes.push_back(std::to_string(shared) + " GPUs share each NIC: TP " + std::to_string(res.tp) +
+                            " counts them all; other readings the flows cannot rule out: TP " +
+                            std::to_string(res.tp / shared) + " x DP " + std::to_string(res.dp * shared) +
+                            " (DP ranks behind one NIC), or TP " + std::to_string(res.tp / shared) +
+                            " on one GPU of each NIC");
     return res;
 }
 

@@ -28,6 +28,18 @@ using Piece = std::pair<std::int64_t, std::int64_t>;
 
 } // namespace
 
+void joinLulls(std::vector<Piece>& pieces) {
+    std::size_t w = 0;
+    for (std::size_t i = 1; i < pieces.size(); ++i) {
+        Piece& last = pieces[w];
+        const double gap = double(pieces[i].first - last.second);
+        const double shorter = double(std::min(last.second - last.first, pieces[i].second - pieces[i].first));
+        if (gap < kLullShare * shorter) last.second = std::max(last.second, pieces[i].second);
+        else pieces[++w] = pieces[i];
+    }
+    if (!pieces.empty()) pieces.resize(w + 1);
+}
+
 void splitDistributedOptimizer(const std::vector<Piece>& pieces, std::vector<std::size_t>& cuts,
                                std::vector<char>& opener, const StepParams& params) {
     opener.clear();

@@ -255,6 +255,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             else pieces.back().second = std::max(pieces.back().second, e);
         });
         if (pieces.empty()) return;
+        if (out.source == StepSource::DataParallel) joinLulls(pieces);
         std::vector<std::size_t> cuts = out.source == StepSource::DataParallel
                                             ? chooseCuts(pieces, params, 0.5, false, true)
                                             : choosePipelineCuts(pieces, links, params, &drains);

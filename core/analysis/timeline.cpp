@@ -485,7 +485,9 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 const std::size_t g = std::size_t(tl.ranks[k].dpGroup);
                 ss.dpStartLagNs = ss.dpStartNs - minStart[g];
                 const std::int64_t a = dpAnchor[k * S + s];
-                if (minGap[g] > 0) ss.dpWaitNs = std::max<std::int64_t>(0, ss.dpStartNs - a - minGap[g]);
+                // (A sync overlapped with the backward starts before the last member's last op ends: its gap is
+                // negative, and the others waited all of theirs.)
+                ss.dpWaitNs = std::max<std::int64_t>(0, ss.dpStartNs - a - std::max<std::int64_t>(minGap[g], 0));
                 if (segments && minGap[g] > 0)
                     busy[k].push_back({a, std::min(ss.dpStartNs, a + minGap[g]), a <= steps[s].startNs});
             }

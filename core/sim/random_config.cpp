@@ -43,14 +43,18 @@ void drawShape(Rng& rng, SimConfig& c, JobSpec& j) {
         std::vector<int> per;
         for (int g : divisorsOf(c.gpusPerHost))
             // A host holds whole stages (a pipeline's neighbours on other hosts, as schedulers place them).
-            if (g % j.tp == 0 && (j.tp * j.dp) % g == 0 && j.gpuCount() / g >= 2) per.push_back(g);
+            // Whole NICs too: the GPUs behind a NIC are the job's or not (the network cannot tell which of them
+            // a job uses).
+            if (g % j.tp == 0 && g % c.gpusPerNic == 0 && (j.tp * j.dp) % g == 0 && j.gpuCount() / g >= 2)
+                per.push_back(g);
         if (per.empty()) continue;
         const int g = rng.chance(0.7) ? *std::max_element(per.begin(), per.end()) : pick(rng, per);
         const int hosts = j.gpuCount() / g;
         c.hosts = hosts;
         j.hosts.clear();
         for (int h = 0; h < hosts; ++h) j.hosts.push_back(h);
-        j.firstGpu = int(rng.integer(0, (c.gpusPerHost - g) / j.tp)) * j.tp;
+        const int align = std::max(j.tp, c.gpusPerNic);
+        j.firstGpu = int(rng.integer(0, (c.gpusPerHost - g) / align)) * align;
         return;
     }
 }

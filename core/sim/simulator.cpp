@@ -252,6 +252,13 @@ private:
             info.dp = 1;
             info.dpGroups.clear();
             for (int n : m_nicOfRank) addOnce(info.dpGroups, std::vector<std::string>{ip(n)});
+        } else if (const int share = m_c.gpusPerNic / m_j.tp; share > 1 && m_j.dp % share == 0) {
+            // DP ranks behind one NIC (GPUs sharing it, TP smaller than the GPUs a NIC serves) look like TP ranks.
+            info.notes.push_back("DP ranks " + std::to_string(share) + " to a NIC (TP " + std::to_string(m_j.tp) +
+                                 "): the network sees TP " + std::to_string(m_j.tp * share) + " x DP " +
+                                 std::to_string(m_j.dp / share));
+            info.tp *= share;
+            info.dp /= share;
         }
         if (m_j.pp > 1)
             for (int d = 0; d < m_j.dp; ++d)
