@@ -36,6 +36,29 @@ class TestEngine : public QObject {
     Q_OBJECT
 
 private slots:
+    // An expert all-to-all that drowns the DP ring (EP = DP: every pair of a group carries traffic both ways all
+    // through the step) looks like pipeline traffic pair by pair; its members post their sends to all the others
+    // at once, in cliques, where a pipeline is a path. TP 8 x PP 2 x DP 4 with EP 4 and experts 16x the preset's,
+    // and TP 8 x PP 1 x DP 3 with EP 3: the shape is exact (it read PP 3-4 x DP 1).
+    void anExpertAllToAllThatDrownsTheRingIsStillDp() {
+        for (int pp : {2, 1}) {
+            sim::SimConfig c = presetConfig("moe", 3);
+            c.anomalies.clear();
+            sim::JobSpec& j = c.jobs[0];
+            j.expertBytes *= 16;
+            if (pp == 1) {
+                j.pp = 1;
+                j.dp = 3;
+                j.expertParallel = 3;
+                j.hosts.resize(3);
+            }
+            const sim::SimResult sim = sim::simulate(c);
+            const EvaluationResult ev = evaluate(analyzeCapture(captureOf(sim)), sim.truth);
+            QVERIFY2(ev.jobs.size() == 1 && ev.jobs[0].tp.exact && ev.jobs[0].pp.exact && ev.jobs[0].dp.exact,
+                     qPrintable(QString("pp %1\n").arg(pp) + QString::fromStdString(ev.toText())));
+        }
+    }
+
     // llmprism-cli analyze lets go of the columns that recognition and the summary alone read once they are done:
     // the same report, and those columns empty.
     void aReportAloneIsTheSameWhenTheColumnsRecognitionAloneReadsAreLetGo() {

@@ -227,6 +227,56 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                       : PairKind::PP;
     });
 
+    std::size_t exchangePairs = 0;
+    // Expert all-to-all with EP >= 3 where it drowns the ring (EP = DP: every pair of a group carries traffic both
+    // ways through the step): a pipeline-like signature on every pair, but pipelines are paths, and an all-to-all
+    // joins its members in cliques, each member posting its sends to all the others at once. A PP pair (a, b) with
+    // a third node c paired to both, where a's sends to b start with its sends to c (half of them or more), is an
+    // exchange: DP. (A three-stage interleaved ring is a triangle too, but a stage sends its
+    // activations and its gradients at different moments.) EP = 2 has no third member: see docs/ENGINE.md.
+    {
+        auto pairOf = [&](std::uint32_t a, std::uint32_t b) -> std::uint32_t {
+            if (a > b) std::swap(a, b);
+            if (dense) return pairIndex[std::size_t(a) * n + b];
+            auto it = pairHash.find((std::uint64_t(a) << 32) | b);
+            return it == pairHash.end() ? kNone : it->second;
+        };
+        // Starts of a's sends to b (the slot of direction a -> b).
+        auto sendsOf = [&](std::uint32_t a, std::uint32_t b, std::uint32_t p) {
+            const std::size_t sl = std::size_t(p) * 2 + (a < b ? 0 : 1);
+            return std::pair(byDir.startNs.data() + byDir.off[sl], byDir.startNs.data() + byDir.off[sl + 1]);
+        };
+        // (The third pair may be of either kind: where the ring's hops ride on some pairs, those read as DP.)
+        std::vector<std::vector<std::uint32_t>> peersOf(n);
+        for (std::size_t p = 0; p < pairs; ++p) {
+            peersOf[pairEnds[p].first].push_back(pairEnds[p].second);
+            peersOf[pairEnds[p].second].push_back(pairEnds[p].first);
+        }
+        std::vector<char> exchange(pairs, 0);
+        for (std::uint32_t a = 0; a < n; ++a) {
+            if (peersOf[a].size() < 2) continue;
+            for (std::uint32_t b : peersOf[a]) {
+                const std::uint32_t ab = pairOf(a, b);
+                if (res.pairs[ab].kind != PairKind::PP || exchange[ab]) continue;
+                for (std::uint32_t c : peersOf[a]) {
+                    if (c == b || pairOf(b, c) == kNone) continue;
+                    const auto [xb, xe] = sendsOf(a, b, ab);
+                    const auto [yb, ye] = sendsOf(a, c, pairOf(a, c));
+                    if (xe - xb < 4 ||
+                        2 * simultaneous(xb, xe, yb, ye, params.overlapToleranceNs) < std::size_t(xe - xb))
+                        continue;
+                    exchange[ab] = 1;
+                    break;
+                }
+            }
+        }
+        for (std::size_t p = 0; p < pairs; ++p)
+            if (exchange[p]) {
+                res.pairs[p].kind = PairKind::DP;
+                ++exchangePairs; // said with the DP peers' all-to-all below
+            }
+    }
+
     using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
     // Expert-parallel all-to-all among DP peers (mixture of experts) also joins DP peers that are not ring
     // neighbours, with traffic both ways through the step: a pipeline-like signature. But pipeline neighbours
@@ -242,7 +292,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     };
     {
         const std::vector<int> group = componentsOf(PairKind::DP);
-        std::size_t peers = 0;
+        std::size_t peers = exchangePairs;
         for (std::size_t p = 0; p < pairs; ++p)
             if (res.pairs[p].kind == PairKind::PP && group[pairEnds[p].first] == group[pairEnds[p].second]) {
                 res.pairs[p].kind = PairKind::DP;

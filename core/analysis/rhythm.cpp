@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <cstdio>
+#include <cstdlib>
 
 namespace prism {
 
@@ -34,16 +36,41 @@ void joinLulls(std::vector<Piece>& pieces) {
         Piece& last = pieces[w];
         const double gap = double(pieces[i].first - last.second);
         const double shorter = double(std::min(last.second - last.first, pieces[i].second - pieces[i].first));
-        if (gap < kLullShare * shorter) last.second = std::max(last.second, pieces[i].second);
+        if (gap < kLullShare * shorter && gap < double(kLullNs)) last.second = std::max(last.second, pieces[i].second);
         else pieces[++w] = pieces[i];
     }
     if (!pieces.empty()) pieces.resize(w + 1);
 }
 
-void splitDistributedOptimizer(const std::vector<Piece>& pieces, std::vector<std::size_t>& cuts,
+// The cuts less those at a lull: where the gaps between bursts fall into three classes (a collective's buckets a
+// lull apart, the optimizer's quiet, the step's compute), the smallest class is inside collectives. The two
+// sharpest drops in the sorted gaps (4x or more) separate the classes.
+static std::vector<std::size_t> withoutLullCuts(const std::vector<Piece>& pieces, const std::vector<std::size_t>& cuts) {
+    std::vector<double> gaps;
+    for (std::size_t c : cuts)
+        if (c + 1 < pieces.size()) gaps.push_back(double(std::max<std::int64_t>(1, pieces[c + 1].first - pieces[c].second)));
+    if (gaps.size() < 6) return cuts;
+    std::vector<double> sorted = gaps;
+    std::sort(sorted.begin(), sorted.end());
+    std::size_t top = 0, second = sorted.size();
+    double topRatio = 0, secondRatio = 0;
+    for (std::size_t j = 0; j + 1 < sorted.size(); ++j)
+        if (sorted[j + 1] / sorted[j] > topRatio) topRatio = sorted[j + 1] / sorted[j], top = j;
+    for (std::size_t j = 0; j + 1 < sorted.size(); ++j)
+        if (j != top && sorted[j + 1] / sorted[j] > secondRatio) secondRatio = sorted[j + 1] / sorted[j], second = j;
+    if (topRatio < 4 || secondRatio < 4) return cuts;
+    const double lull = sorted[std::min(top, second)];
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < cuts.size(); ++i)
+        if (i >= gaps.size() || gaps[i] > lull) out.push_back(cuts[i]);
+    return out;
+}
+
+void splitDistributedOptimizer(const std::vector<Piece>& pieces, std::vector<std::size_t>& cutsIn,
                                std::vector<char>& opener, const StepParams& params) {
     opener.clear();
     if (pieces.size() < 2) return;
+    std::vector<std::size_t> cuts = withoutLullCuts(pieces, cutsIn);
     std::vector<std::pair<std::size_t, std::size_t>> bursts; // pieces [lo, hi]
     std::size_t lo = 0;
     for (std::size_t c : cuts) {
@@ -91,7 +118,9 @@ void splitDistributedOptimizer(const std::vector<Piece>& pieces, std::vector<std
                 --dominant;
             }
     }
-    const bool splitting = dominant >= 3 && 2 * dominant >= multi;
+    // (Half of all the bursts, not only of those with inner gaps: where the cut already parted the reduce-scatter
+    // from the all-gather, the few bursts that still have inner gaps hold a lull between two buckets.)
+    const bool splitting = dominant >= 3 && 2 * dominant >= multi && 2 * dominant >= bursts.size();
     std::vector<std::pair<std::size_t, std::size_t>> parts;
     for (std::size_t j = 0; j < bursts.size(); ++j) {
         auto [l, h] = bursts[j];
@@ -119,8 +148,8 @@ void splitDistributedOptimizer(const std::vector<Piece>& pieces, std::vector<std
     const int agree = std::max(votes[0], votes[1]);
     if (voters < 3 || 3 * voters < 2 * (P - 2) || 4 * agree < 3 * int(voters)) return;
     const std::size_t parity = votes[0] >= votes[1] ? 0 : 1;
-    cuts.clear();
-    for (std::size_t k = 0; k + 1 < P; ++k) cuts.push_back(parts[k].second);
+    cutsIn.clear();
+    for (std::size_t k = 0; k + 1 < P; ++k) cutsIn.push_back(parts[k].second);
     opener.assign(P, 0);
     for (std::size_t k = 0; k < P; ++k) opener[k] = k % 2 == parity;
     // A part just before an opener, nearer to it than a fifth of the usual quiet between a reduce-scatter and

@@ -99,10 +99,13 @@ std::vector<std::size_t> chooseCoarseCuts(const std::vector<std::pair<std::int64
 // Plain all-reduce syncs (one burst per step, evenly spaced) cast no votes and are left as they are.
 // On success `cuts` become the parts' and `opener` tells, per part, whether it opens a step; else `opener` is
 // empty. Exposed for divideSteps.
-// Joins pieces apart by less than kLullShare (2%) of the shorter of the two: a lull between two buckets of one
-// collective (its members' hops end up to a percent of a chunk apart, 0.5 ms between 478 ms buckets) is no quiet
-// a step could end in. A series of long buckets was cut at every bucket (114 steps for 13).
+// Joins pieces apart by less than kLullShare (2%) of the shorter of the two and less than kLullNs: a lull between
+// two buckets of one collective (its members' hops end up to a percent of a chunk apart, 0.5 ms between 478 ms
+// buckets) is no quiet a step could end in (a series of long buckets was cut at every bucket: 114 steps for 13).
+// An optimizer's quiet between a reduce-scatter and an all-gather is longer (tens of ms, compute) even where
+// the collectives are seconds long, and must stay (else each step ended at its all-gather).
 inline constexpr double kLullShare = 0.02;
+inline constexpr std::int64_t kLullNs = 2'000'000;
 void joinLulls(std::vector<std::pair<std::int64_t, std::int64_t>>& pieces);
 
 void splitDistributedOptimizer(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,

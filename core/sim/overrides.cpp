@@ -127,12 +127,13 @@ void applySetting(const std::string& spec, SimConfig& config) {
     JobSpec& j = config.jobs.at(std::size_t(job));
     static const std::vector<std::string> keys = {"tp",           "pp",           "dp",          "micro_batches",
                                                   "steps",        "buckets",      "channels",    "forward_ms",
-                                                  "optimizer_ms", "gradient_mib", "activation_mib"};
+                                                  "optimizer_ms", "gradient_mib", "activation_mib", "expert_mib",
+                                                  "ep"};
     for (const auto& item : items) {
         const auto& [key, v] = item; // the lambdas below capture `item` (clang before 16 cannot capture a binding)
         if (std::find(keys.begin(), keys.end(), key) == keys.end())
             fail("unknown key \"" + key + "\" (expected job, tp, pp, dp, micro_batches, steps, buckets, channels, " +
-                 "forward_ms, optimizer_ms, gradient_mib, activation_mib)");
+                 "forward_ms, optimizer_ms, gradient_mib, activation_mib, expert_mib, ep)");
         double x = 0;
         auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
         if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(x) || x <= 0)
@@ -154,6 +155,8 @@ void applySetting(const std::string& spec, SimConfig& config) {
         else if (key == "forward_ms") j.forwardNs = nanos();
         else if (key == "optimizer_ms") j.optimizerNs = nanos();
         else if (key == "gradient_mib") j.gradientBytes = mib();
+        else if (key == "expert_mib") j.expertBytes = mib();
+        else if (key == "ep") j.expertParallel = whole();
         else j.activationBytes = mib();
     }
 }
