@@ -405,6 +405,23 @@ private slots:
         }
     }
 
+    // A single pipeline whose stage 0 is slow all through the job: every other stage waits for it. Stage 0 sends no
+    // gradients, but past its warm-up each forward follows a backward: it is judged as a stage (with one pipeline a
+    // slow GPU and a slow stage are one place), not "nothing slow".
+    void aSlowFirstStageOfASinglePipelineIsNamed() {
+        sim::SimConfig c = presetConfig("pure-pp", 2);
+        c.anomalies.clear();
+        const sim::JobSpec& j = c.jobs[0];
+        c.anomalies.push_back({"slow_rank", 0, j.hosts[0], j.firstGpu, 0, j.steps - 1, 2.0, 0});
+        const sim::SimResult sim = sim::simulate(c);
+        const Report report = analyzeCapture(captureOf(sim));
+        const auto stages = ofKind(report.jobs[0], "slow_stage");
+        QCOMPARE(stages.size(), std::size_t(1));
+        QCOMPARE(stages[0]->stage, 0);
+        QVERIFY(contains(stages[0]->message, "single pipeline"));
+        QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
+    }
+
     // Two slow NICs behind one leaf (not talking to each other): two slow links and a slow switch.
     void slowLinksBehindOneLeafAreASlowSwitch() {
         // anomalies' job-a is TP 8 x PP 2 x DP 4 on 8 hosts: hosts[0] and hosts[2] hold replicas 0 and 2 of

@@ -139,11 +139,12 @@ std::vector<Finding> slowStages(const JobTimeline& tl, std::int64_t medianStepNs
             const RankStepStats& s = r.stepStats[k];
             double t = 0, n = 0;
             if (r.stage == 0) {
-                // With two stages, stage 0 is the only reference: after the first gradient each forward follows a
-                // backward (1F1B), and the busy time before its send is the two, a micro-batch's time (the warm-up
-                // forward before it has no known start: no sample).
-                // (Expert exchanges cut a forward into pieces: then there is no such reference.)
-                if (stages != 2 || experts || s.forwardSamples < 2) continue;
+                // Stage 0 sends no gradients, but after the first gradient each of its forwards follows a backward
+                // (1F1B), and the busy time before its send is the two, a micro-batch's time (its warm-up forwards
+                // are no samples: the timeline leaves them out). A slow stage 0 was never named: every other stage
+                // waited for it and the job read "nothing slow". (Expert exchanges cut a forward into pieces, and a
+                // ring's stage 0 samples its warm-up only: no such time there, dropped below.)
+                if (experts || s.forwardSamples < 2) continue;
                 t = double(s.forwardComputeNs) / s.forwardSamples;
                 n = s.forwardSamples + 1;
             } else {
@@ -155,6 +156,19 @@ std::vector<Finding> slowStages(const JobTimeline& tl, std::int64_t medianStepNs
             perMb[{r.host, r.stage}].push_back(t);
             counts[{r.host, r.stage}].push_back(n);
         }
+    }
+    // Stage 0 with fewer samples than half the other stages' micro-batches samples a ring's warm-up, not pairs.
+    {
+        double others = 0, first = 0;
+        for (const auto& [key, v] : counts)
+            (key.second == 0 ? first : others) = std::max(key.second == 0 ? first : others, medianOf(v));
+        if (first < 0.5 * others)
+            for (auto it = perMb.begin(); it != perMb.end();) {
+                if (it->first.second == 0) {
+                    counts.erase(it->first);
+                    it = perMb.erase(it);
+                } else ++it;
+            }
     }
     std::map<int, std::vector<double>> stageTime;                 // stage -> median per pipeline
     std::map<int, double> microBatches;

@@ -361,6 +361,13 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     // on a pair after a DP burst of either end is forward (an activation). Without DP traffic (dp = 1) the
     // boundaries are the long silences of the two endpoints' combined activity.
     std::vector<std::vector<std::int64_t>> burstEnds(n);
+    // Where each node's DP bursts begin: the last PP transfer before a sync is a gradient (a stage's backward
+    // comes before its sync, and an overlapped sync begins during its last backward). After a burst's end the
+    // first transfer is forward only where the burst ends the step: a distributed optimizer's all-gather opens
+    // the step and overlaps its first forwards, and once it ends the pipeline may already be sending gradients
+    // (every pipeline of a ZeRO job with an overlapped gather voted itself reversed). Empty where the bursts are
+    // the coarse rhythm over DP traffic all through the step (their ends vote then).
+    std::vector<std::vector<std::int64_t>> burstStarts(n);
     {
         // Expert all-to-all among the DP peers of a group (exchanges.h) leaves the DP series: a node's bursts
         // are then its ring's syncs, at step ends (with the exchanges in, its bursts end mid-step and vote
@@ -442,8 +449,12 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             auto gaps = silences([&](std::uint32_t r) { return byDir.startNs[r]; },
                                  [&](std::uint32_t r) { return byDir.endNs(r); }, recs);
             std::int64_t threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(gaps), 1));
+            burstStarts[v].push_back(byDir.startNs[recs.front()]);
             for (auto& [gap, t, before] : gaps)
-                if (gap > threshold) burstEnds[v].push_back(before);
+                if (gap > threshold) {
+                    burstEnds[v].push_back(before);
+                    burstStarts[v].push_back(t);
+                }
             std::int64_t last = 0;
             for (std::uint32_t q : recs) last = std::max(last, byDir.endNs(q));
             burstEnds[v].push_back(last);
@@ -460,6 +471,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                 }
                 const std::vector<std::size_t> cuts = chooseCoarseCuts(pieces);
                 if (!cuts.empty()) {
+                    burstStarts[v].clear();
                     burstEnds[v].clear();
                     for (std::size_t c : cuts) burstEnds[v].push_back(pieces[c].second);
                     burstEnds[v].push_back(last);
@@ -500,7 +512,19 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             votes += sign;
             score += sign * weight;
         };
-        if (!burstEnds[x].empty() || !burstEnds[y].empty()) {
+        // The last of the pair's transfers before t: backward.
+        auto voteBefore = [&](std::int64_t t) {
+            auto it = std::lower_bound(pairRecs.begin(), pairRecs.end(), t,
+                                       [&](std::uint32_t q, std::int64_t v) { return byDir.startNs[q] < v; });
+            if (it == pairRecs.begin()) return;
+            const int sign = *std::prev(it) < reverse ? -1 : 1;
+            votes += sign;
+            score += sign;
+        };
+        if (!burstStarts[x].empty() || !burstStarts[y].empty()) {
+            for (std::int64_t t : burstStarts[x]) voteBefore(t);
+            for (std::int64_t t : burstStarts[y]) voteBefore(t);
+        } else if (!burstEnds[x].empty() || !burstEnds[y].empty()) {
             for (std::int64_t t : burstEnds[x]) vote(t, 1.0);
             for (std::int64_t t : burstEnds[y]) vote(t, 1.0);
         } else {

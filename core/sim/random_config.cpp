@@ -98,7 +98,11 @@ void drawStyle(Rng& rng, JobSpec& j) {
     }
     j.tiedEmbedding = j.pp >= 2 && rng.chance(0.3);
     j.embeddingBytes = std::max<std::uint64_t>(1 << 20, j.gradientBytes / 4);
-    j.accumulation = !j.zero3 && rng.chance(0.1) ? int(rng.integer(2, 3)) : 1;
+    // Gradient accumulation over flushed pipeline rounds: only where DP traffic reaches the network (a DP group
+    // leaves its host: the hosts hold whole stages, tp x dp GPUs of which a host has g); without it a round's
+    // drain and a step's look alike (docs/ENGINE.md "Known limits").
+    const bool dpOnNetwork = j.tp * j.dp > j.gpuCount() / int(j.hosts.size());
+    j.accumulation = !j.zero3 && dpOnNetwork && rng.chance(0.1) ? int(rng.integer(2, 3)) : 1;
     j.overlapGradSync = !j.zero3 && j.dp >= 2 && rng.chance(0.4);
     j.lastStageFactor = j.pp >= 3 && rng.chance(0.15) ? rng.uniform(1.3, 2.0) : 1.0;
 }
