@@ -476,7 +476,8 @@ prism::Report analyzeInStages(const std::vector<std::string>& inputs, const pris
 void writeRankCsv(const prism::Analysis& analysis, const std::string& path) {
     std::ofstream out(path + ".tmp", std::ios::trunc);
     out << "job,step,rank,ip,stage,dp_group,compute_ms,wait_ms,pp_send_ms,pp_recv_ms,dp_sync_ms,dp_start_lag_ms,dp_wait_ms,"
-           "forward_compute_ms,backward_compute_ms,forward_samples,backward_samples,pp_sends,pp_recvs\n";
+           "forward_compute_ms,backward_compute_ms,warmup_compute_ms,forward_samples,backward_samples,warmup_samples,"
+           "pp_sends,pp_recvs\n";
     auto ms = [](std::int64_t ns) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.3f", double(ns) / 1e6);
@@ -490,8 +491,9 @@ void writeRankCsv(const prism::Analysis& analysis, const std::string& path) {
                 out << analysis.report.jobs[j].id << ',' << tl.steps[k].index << ',' << r.label << ',' << r.ip << ','
                     << r.stage << ',' << r.dpGroup << ',' << ms(s.computeNs) << ',' << ms(s.waitNs) << ','
                     << ms(s.ppSendNs) << ',' << ms(s.ppRecvNs) << ',' << ms(s.dpSyncNs) << ',' << ms(s.dpStartLagNs) << ',' << ms(s.dpWaitNs)
-                    << ',' << ms(s.forwardComputeNs) << ',' << ms(s.backwardComputeNs) << ',' << s.forwardSamples
-                    << ',' << s.backwardSamples << ',' << s.ppSends << ',' << s.ppRecvs << '\n';
+                    << ',' << ms(s.forwardComputeNs) << ',' << ms(s.backwardComputeNs) << ',' << ms(s.warmupComputeNs)
+                    << ',' << s.forwardSamples << ',' << s.backwardSamples << ',' << s.warmupSamples << ','
+                    << s.ppSends << ',' << s.ppRecvs << '\n';
             }
     }
     out.close();

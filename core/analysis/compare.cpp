@@ -28,7 +28,8 @@ constexpr const char* kKindWords[kKinds] = {"compute", "PP send/receive", "DP sy
 // set by the group's last member for every member (a slow GPU would seem to slow its DP peers).
 double kindMs(const RankStepStats& s, int kind, bool ops = false) {
     switch (kind) {
-    case kCompute: return double(ops ? s.forwardComputeNs + s.backwardComputeNs : s.computeNs) / 1e6;
+    case kCompute:
+        return double(ops ? s.forwardComputeNs + s.backwardComputeNs + s.warmupComputeNs : s.computeNs) / 1e6;
     case kPp: return double(s.ppSendNs + s.ppRecvNs) / 1e6;
     case kDpSync: return double(s.dpSyncNs) / 1e6;
     default: return double(s.waitNs) / 1e6;
@@ -130,7 +131,8 @@ bool hasOpCompute(const Side& s) {
     if (s.tl->ranks.empty() || s.steps.empty()) return false;
     for (const RankTimeline& r : s.tl->ranks) {
         std::size_t with = 0;
-        for (std::size_t k : s.steps) with += r.stepStats[k].forwardSamples + r.stepStats[k].backwardSamples > 0;
+        for (std::size_t k : s.steps)
+            with += r.stepStats[k].forwardSamples + r.stepStats[k].backwardSamples + r.stepStats[k].warmupSamples > 0;
         if (2 * with < s.steps.size()) return false;
     }
     return true;

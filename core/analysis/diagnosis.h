@@ -45,7 +45,7 @@ struct DiagnosisParams {
     int minPatternRepeats = 3;     // periodic slow steps: at least this many episodes at a constant spacing
     double pauseShare = 0.5;       // a slow step whose extra time is at least this share silence is a pause
     double minSigmaShare = 0.01;   // sigma floor as a share of the median (a perfectly steady job has MAD 0)
-    double minSavedShare = 0.01;   // a slow rank whose fix saves less than this share of a step is no finding
+    double minSavedShare = 0.01;   // ...in a job of widely varying work, a slow rank saving less of a step is none
     // Slow links: a step's transfers are judged, and dropped, once the records have moved past it; false holds
     // them all until the end (the same findings, more memory: tests compare the two).
     bool judgeStepByStep = true;

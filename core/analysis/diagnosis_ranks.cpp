@@ -203,7 +203,7 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             for (std::size_t r : ofStage[st])
                 for (std::size_t k = 1; k + 1 < K; ++k) {
                     const RankStepStats& s = tl.ranks[r].stepStats[k];
-                    a.push_back(s.forwardSamples + s.backwardSamples);
+                    a.push_back(s.forwardSamples + s.backwardSamples + s.warmupSamples);
                     b.push_back(s.ppSends);
                     c.push_back(s.ppRecvs);
                 }
@@ -218,7 +218,7 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             recvs.clear();
             for (std::size_t r : members) {
                 const RankStepStats& s = tl.ranks[r].stepStats[k];
-                ns.push_back(s.forwardSamples + s.backwardSamples);
+                ns.push_back(s.forwardSamples + s.backwardSamples + s.warmupSamples);
                 sends.push_back(s.ppSends);
                 recvs.push_back(s.ppRecvs);
             }
@@ -231,9 +231,9 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             // 2.3x slow in every step went unjudged for one sample more than its peers).
             for (std::size_t r : members) {
                 const RankStepStats& s = tl.ranks[r].stepStats[k];
-                const std::uint32_t own = s.forwardSamples + s.backwardSamples;
+                const std::uint32_t own = s.forwardSamples + s.backwardSamples + s.warmupSamples;
                 if (own > 0 && 2 * own >= n && s.ppSends == sm && s.ppRecvs == rm)
-                    value[r * K + k] = double(s.forwardComputeNs + s.backwardComputeNs) * n / own;
+                    value[r * K + k] = double(s.forwardComputeNs + s.backwardComputeNs + s.warmupComputeNs) * n / own;
             }
         }
     }
@@ -306,6 +306,7 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
         }
         if (excess.size() >= 4) rankBar = std::max(rankBar, 1.0 + p.kSigma * medianOf(excess) / 0.6745);
     }
+    const bool wideSpread = rankBar > 1.0 + 2 * p.minRankExcess;
     // Flag (rank, step); group by TP group: the ranks of one host in one stage.
     const double lagFloor = p.minLagShare * double(sd.medianStepNs);
     // (host, stage) -> step -> ranks, each with what flagged it: the evidence of a finding is what raised it.
@@ -389,14 +390,15 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
                             " the gradient sync up to " + ms(lag) + " after the rest of " + (many ? "their" : "its") +
                             " DP group in " + stepRange(f.firstStep, f.lastStep);
             }
-            // What the rest of the job did not wait for is not what makes it slow: a rank whose fix would save
-            // less than a hundredth of a step (its peers nearly as slow that step) is no finding. (Named by its
-            // timing alone, its cost is the steps' excess: assignCosts.)
+            // In a job whose ranks' work varies widely (the job's own spread set the bar), what the rest of the job
+            // did not wait for is not what makes it slow: a rank whose fix would save less than a hundredth of a
+            // step (its peers nearly as slow that step) is no finding there. (Named by its timing alone, its cost
+            // is the steps' excess: assignCosts.)
             if (!ratios.empty()) {
                 f.savesMsPerStep = savedPerStep(tl, best, e, [&](std::size_t i) {
                     return !std::isnan(value[i]) && !std::isnan(peerMedian[i]) ? value[i] - peerMedian[i] : kNaN;
                 }) / 1e6;
-                if (f.savesMsPerStep * 1e6 < p.minSavedShare * double(sd.medianStepNs)) continue;
+                if (wideSpread && f.savesMsPerStep * 1e6 < p.minSavedShare * double(sd.medianStepNs)) continue;
             }
             f.evidence.push_back({"dp_start_lag_ms", lag / 1e6});
             f.evidence.push_back({"pp_stage", double(key.second)});

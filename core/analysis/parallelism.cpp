@@ -367,7 +367,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     // the step and overlaps its first forwards, and once it ends the pipeline may already be sending gradients
     // (every pipeline of a ZeRO job with an overlapped gather voted itself reversed). Empty where the bursts are
     // the coarse rhythm over DP traffic all through the step (their ends vote then).
-    std::vector<std::vector<std::int64_t>> burstStarts(n);
+    std::vector<std::vector<std::pair<std::int64_t, double>>> burstStarts(n); // (start, the quiet before it)
     {
         // Expert all-to-all among the DP peers of a group (exchanges.h) leaves the DP series: a node's bursts
         // are then its ring's syncs, at step ends (with the exchanges in, its bursts end mid-step and vote
@@ -449,11 +449,10 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             auto gaps = silences([&](std::uint32_t r) { return byDir.startNs[r]; },
                                  [&](std::uint32_t r) { return byDir.endNs(r); }, recs);
             std::int64_t threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(gaps), 1));
-            burstStarts[v].push_back(byDir.startNs[recs.front()]);
             for (auto& [gap, t, before] : gaps)
                 if (gap > threshold) {
                     burstEnds[v].push_back(before);
-                    burstStarts[v].push_back(t);
+                    burstStarts[v].push_back({t, double(gap)});
                 }
             std::int64_t last = 0;
             for (std::uint32_t q : recs) last = std::max(last, byDir.endNs(q));
@@ -512,18 +511,35 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             votes += sign;
             score += sign * weight;
         };
-        // The last of the pair's transfers before t: backward.
-        auto voteBefore = [&](std::int64_t t) {
+        // The last of the pair's transfers before t: backward. Transfers both ways at once just before a sync are a
+        // collective of the pipeline's own (a tied-embedding all-reduce between its first and last stage, which on
+        // pp = 2 is this pair): passed over.
+        auto voteBefore = [&](std::int64_t t, double weight) {
             auto it = std::lower_bound(pairRecs.begin(), pairRecs.end(), t,
                                        [&](std::uint32_t q, std::int64_t v) { return byDir.startNs[q] < v; });
-            if (it == pairRecs.begin()) return;
-            const int sign = *std::prev(it) < reverse ? -1 : 1;
-            votes += sign;
-            score += sign;
+            for (int back = 0; it != pairRecs.begin() && back < 65536; ++back) {
+                --it;
+                const bool ab = *it < reverse;
+                const std::int64_t s0 = byDir.startNs[*it];
+                // A record the other way starting within the tolerance of this one: both ways at once.
+                auto other = std::lower_bound(pairRecs.begin(), pairRecs.end(), s0 - params.overlapToleranceNs,
+                                              [&](std::uint32_t q, std::int64_t v) { return byDir.startNs[q] < v; });
+                bool bothWays = false;
+                for (; other != pairRecs.end() && byDir.startNs[*other] <= s0 + params.overlapToleranceNs; ++other)
+                    bothWays = bothWays || (*other < reverse) != ab;
+                if (bothWays) continue;
+                const int sign = ab ? -1 : 1;
+                votes += sign;
+                score += sign * weight;
+                return;
+            }
         };
+        // Weighed by the quiet before the burst: a step's sync follows the longest, where a later bucket of an
+        // all-gather that overlaps the first forwards (a burst of its own) follows a short one and has activations
+        // before it.
         if (!burstStarts[x].empty() || !burstStarts[y].empty()) {
-            for (std::int64_t t : burstStarts[x]) voteBefore(t);
-            for (std::int64_t t : burstStarts[y]) voteBefore(t);
+            for (auto [t, quiet] : burstStarts[x]) voteBefore(t, quiet);
+            for (auto [t, quiet] : burstStarts[y]) voteBefore(t, quiet);
         } else if (!burstEnds[x].empty() || !burstEnds[y].empty()) {
             for (std::int64_t t : burstEnds[x]) vote(t, 1.0);
             for (std::int64_t t : burstEnds[y]) vote(t, 1.0);

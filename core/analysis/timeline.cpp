@@ -407,15 +407,22 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 // GPU at a ring end shows there as on any stage; what follows the warm-up is not judged.
                 std::int64_t sampleAnchor = ppAnchor;
                 // Stage 0's forwards before its first gradient are warm-up forwards, one op where the others
-                // after it hold a backward and a forward: sampled, they made stage 0's mean 1.28x short of the
-                // last stage's on clean pp = 2 jobs of 4 micro-batches.
-                if (forward && !hasUp && !ringIn && hasDown && in == kNone) sampleAnchor = kNone;
-                else if (ringIn) sampleAnchor = forward && t.microBatch >= 1 && t.microBatch < stages ? lastSend : kNone;
+                // after it hold a backward and a forward: counted apart (with them in, stage 0's time a
+                // micro-batch read 1.28x short of the last stage's on clean pp = 2 jobs of 4 micro-batches; a
+                // rank is still judged on them, where m <= pp - 1 they are all of stage 0's samples).
+                const bool warmup = forward && !hasUp && !ringIn && hasDown && in == kNone;
+                if (ringIn) sampleAnchor = forward && t.microBatch >= 1 && t.microBatch < stages ? lastSend : kNone;
                 else if (ringOut)
                     sampleAnchor = forward && t.microBatch < stages ? ppAnchor : kNone;
                 if (st != kNoIndex && sampleAnchor != kNone && sampleAnchor >= stepStart && sampleAnchor >= lastDpEnd &&
-                    sampleAnchor >= lastExchangeEnd && sampleAnchor <= t.s)
-                    (forward ? fwd : bwd)[st].push_back(t.s - sampleAnchor);
+                    sampleAnchor >= lastExchangeEnd && sampleAnchor <= t.s) {
+                    if (warmup) {
+                        rt.stepStats[st].warmupComputeNs += t.s - sampleAnchor;
+                        ++rt.stepStats[st].warmupSamples;
+                    } else {
+                        (forward ? fwd : bwd)[st].push_back(t.s - sampleAnchor);
+                    }
+                }
                 lastSend = std::max(lastSend, t.s);
             } else if (t.kind == SegmentKind::PpRecv) {
                 pending.push_back({t.e, st, t.microBatch, upstream(t.peer), false});

@@ -41,6 +41,10 @@ struct RankStepStats {
     // was there (waiting excluded). Samples: the sends whose op start was known.
     std::int64_t forwardComputeNs = 0, backwardComputeNs = 0;
     std::uint32_t forwardSamples = 0, backwardSamples = 0;
+    // Stage 0's warm-up forwards (before its first gradient: a forward alone, where its later forwards follow a
+    // backward), apart from forwardComputeNs; ranks are judged on all three, a stage's time a micro-batch on the rest.
+    std::int64_t warmupComputeNs = 0;
+    std::uint32_t warmupSamples = 0;
 };
 
 struct RankTimeline {

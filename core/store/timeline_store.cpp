@@ -39,12 +39,13 @@ int segColumn(const std::string& name) {
     return -1;
 }
 
-// RankStepStats as 15 signed integers, in the order docs/SESSION_FORMAT.md lists them.
+// RankStepStats as 15 signed integers, in the order docs/SESSION_FORMAT.md lists them (stage 0's warm-up forwards
+// counted with its forwards, as they were before the two were told apart: nothing read from a session tells them).
 void putStats(VarintWriter& w, const RankStepStats& s) {
     for (std::int64_t v : {s.computeNs, s.waitNs, s.ppSendNs, s.ppRecvNs, s.dpSyncNs, s.otherNs,
                            std::int64_t(s.ppSends), std::int64_t(s.ppRecvs), s.dpStartNs, s.dpEndNs, s.dpStartLagNs,
-                           s.forwardComputeNs, s.backwardComputeNs, std::int64_t(s.forwardSamples),
-                           std::int64_t(s.backwardSamples)})
+                           s.forwardComputeNs + s.warmupComputeNs, s.backwardComputeNs,
+                           std::int64_t(s.forwardSamples + s.warmupSamples), std::int64_t(s.backwardSamples)})
         w.putSigned(v);
 }
 
