@@ -5,6 +5,7 @@ Usage: scripts/accuracy-sweep.py [--cli build/app/cli/llmprism-cli] [--seeds N] 
                                  [--presets a,b] [--variant-seeds N] [--with-large] [--out docs/ACCURACY.md]
                                  [--check]
        scripts/accuracy-sweep.py --random N [--first-seed S] [--jobs J] [--failures-out FILE]
+       scripts/accuracy-sweep.py --traces tests/data/megatron-trace
 
 Besides the presets as they are, variants: presets with anomalies of varied strength, length and place drawn
 per seed (`simulate --clear-anomalies --anomaly ...`), and with one or two channels per transfer and lost records
@@ -304,16 +305,7 @@ def run_random(a):
     for kind, (tr, rp, tm, rm) in sorted(total.by_kind.items()):
         text.append(f"| {kind} | {tr} | {rp} | {tm} | {rm} | {frac(rm, rp):.3f} | {frac(tm, tr):.3f} |")
     text += ["<!-- /random sweep -->", ""]
-    section = "\n".join(text)
-    old = open(a.out).read() if os.path.exists(a.out) else ""
-    start, end = old.find("<!-- random sweep"), old.find("<!-- /random sweep -->")
-    if start >= 0 and end > start:
-        new = old[:start] + section + old[end + len("<!-- /random sweep -->\n"):]
-    else:
-        at = old.find("\n## ", old.find("\n## ") + 1) if "\n## " in old else len(old)
-        new = old[:at + 1] + section + "\n" + old[at + 1:] if at < len(old) else old + "\n" + section
-    with open(a.out, "w") as f:
-        f.write(new)
+    replace_section(a.out, "<!-- random sweep", "<!-- /random sweep -->", "\n".join(text))
     if a.failures_out:
         with open(a.failures_out, "w") as f:
             for seed, config, failed in rows:
@@ -323,6 +315,77 @@ def run_random(a):
           f"{total.spurious()} spurious; findings P/R {total.precision():.3f}/{total.recall():.3f}; "
           f"clean draws with findings {total.clean_with_findings} of {total.clean_runs}; wrote {a.out}")
     return 0
+
+
+# ---- real traces (--traces DIR): timeline-X.json.gz through simulate --from-trace, against the source's own
+# what-if decomposition (result-X.json) ----
+
+def run_traces(a):
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for trace in sorted(f for f in os.listdir(a.traces) if f.startswith("timeline-") and f.endswith(".json.gz")):
+            trial = trace[len("timeline-"):-len(".json.gz")]
+            d = os.path.join(tmp, trial)
+            run([a.cli, "simulate", "--from-trace", os.path.join(a.traces, trace), "--out", d])
+            t0 = time.time()
+            run([a.cli, "analyze", d, "--quiet", "--json", d + "/report.json"])
+            secs = time.time() - t0
+            run([a.cli, "evaluate", "--report", d + "/report.json", "--truth", d + "/truth.json", "--json",
+                 d + "/eval.json"])
+            e = json.load(open(d + "/eval.json"))["jobs"][0]
+            report = json.load(open(d + "/report.json"))["jobs"][0]
+            truth = json.load(open(d + "/truth.json"))["jobs"][0]
+            top = report["findings"][0] if report["findings"] else None
+            labelled = max(truth.get("anomalies", []), key=lambda x: x.get("saves_share", 0), default=None)
+            source = ""
+            result = os.path.join(a.traces, f"result-{trial}.json")
+            if os.path.exists(result) and top is not None:
+                r = json.load(open(result))
+                by = "dp_rank" if top["kind"] == "slow_rank" else "stage" if top["kind"] == "slow_stage" else None
+                key = None
+                if by == "stage":
+                    key = str(top.get("stage"))
+                elif by == "dp_rank" and labelled and labelled.get("ip") == top.get("ip"):
+                    key = max(r["blocking_decompose_by_dp_rank"], key=lambda k: r["blocking_decompose_by_dp_rank"][k])
+                if key is not None and r.get(f"blocking_decompose_by_{by}") and key in r[f"blocking_decompose_by_{by}"]:
+                    share = (r[f"blocking_decompose_by_{by}"][key] - 1) / r["blocking_slowdown"]
+                    source = f"{share:.3f} ({by} {key}: (S_w − 1) / S)"
+            shape = all(e[k]["exact"] for k in ("tp", "pp", "dp")) and e["dp_pairs"]["precision"] == 1 and \
+                e["pp_chains"]["precision"] == 1
+            rows.append((trial, f"TP {truth['tp']} × PP {truth['pp']} × DP {truth['dp']}",
+                         "exact" if shape else "**wrong**",
+                         f"{e['steps']['matched']}/{e['steps']['truth']}, {e['steps']['spurious']} spurious",
+                         f"{e['findings']['precision']:.2f}/{e['findings']['recall']:.2f}",
+                         f"{top['kind']} {top.get('ip', top.get('stage', ''))}" if top else "none",
+                         f"{top.get('saves_share', -1):.3f}" if top else "–",
+                         f"{labelled.get('saves_share', -1):.3f} ({labelled['kind']})" if labelled else "–",
+                         source or "–", f"{secs:.1f}"))
+            print(trial, rows[-1], flush=True)
+    text = ["<!-- real traces: made by scripts/accuracy-sweep.py --traces; do not edit by hand -->",
+            "## Real traces", "",
+            f"`scripts/accuracy-sweep.py --traces {a.traces}` on {time.strftime('%Y-%m-%d')}: each real trace through "
+            "`simulate --from-trace` (docs/SIMULATOR.md \"Real traces\"), analysed and evaluated; the top finding's "
+            "cost (`saves_share`) against the simulated what-if of the labelled anomaly and against the source's own "
+            "decomposition (result-X.json).", "",
+            "| trace | shape | shape found | steps found | findings P/R | top finding | its cost | labelled what-if | "
+            "source's decomposition | analyze s |", "|" + "---|" * 10]
+    text += ["| " + " | ".join(row) + " |" for row in rows]
+    text += ["<!-- /real traces -->", ""]
+    replace_section(a.out, "<!-- real traces", "<!-- /real traces -->", "\n".join(text))
+    return 0
+
+
+def replace_section(path, start_marker, end_marker, section):
+    """Replaces the marked section of `path`, or inserts it before the second top-level section."""
+    old = open(path).read() if os.path.exists(path) else ""
+    start, end = old.find(start_marker), old.find(end_marker)
+    if start >= 0 and end > start:
+        new = old[:start] + section + old[end + len(end_marker) + 1:]
+    else:
+        at = old.find("\n## ", old.find("\n## ") + 1) if "\n## " in old else len(old)
+        new = old[:at + 1] + section + "\n" + old[at + 1:] if at < len(old) else old + "\n" + section
+    with open(path, "w") as f:
+        f.write(new)
 
 
 def main():
@@ -344,9 +407,13 @@ def main():
                          "--first-seed on, their section of --out replaced, failures by class")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="draws run side by side (--random)")
     ap.add_argument("--failures-out", help="--random: write every failed draw (seed, classes, config) to this file")
+    ap.add_argument("--traces", help="instead of the presets: every timeline-X.json.gz of this folder through "
+                                     "simulate --from-trace, their section of --out replaced")
     a = ap.parse_args()
     if a.random:
         return run_random(a)
+    if a.traces:
+        return run_traces(a)
 
     presets = [p for p in a.presets.split(",") if p]
     first = a.first_seed

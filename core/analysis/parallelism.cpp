@@ -449,11 +449,13 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             auto gaps = silences([&](std::uint32_t r) { return byDir.startNs[r]; },
                                  [&](std::uint32_t r) { return byDir.endNs(r); }, recs);
             std::int64_t threshold = params.boundaryGapFactor * double(std::max<std::int64_t>(medianGap(gaps), 1));
-            for (auto& [gap, t, before] : gaps)
-                if (gap > threshold) {
-                    burstEnds[v].push_back(before);
-                    burstStarts[v].push_back({t, double(gap)});
-                }
+            // Every quiet of 50 us or more starts a burst for the vote, weighed by its length: the step's syncs
+            // follow the longest and outweigh the rest, however few the node's DP records (one record a bucket
+            // put the threshold above the step's quiet, and one vote a node, after a pause, decided a pair).
+            for (auto& [gap, t, before] : gaps) {
+                if (gap > threshold) burstEnds[v].push_back(before);
+                if (gap >= 50'000) burstStarts[v].push_back({t, double(gap)});
+            }
             std::int64_t last = 0;
             for (std::uint32_t q : recs) last = std::max(last, byDir.endNs(q));
             burstEnds[v].push_back(last);
