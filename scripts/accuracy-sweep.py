@@ -259,7 +259,7 @@ def failure_classes(e, truth):
 def run_random(a):
     from concurrent.futures import ThreadPoolExecutor
     seeds = list(range(a.first_seed, a.first_seed + a.random))
-    total, classes, features, rows = Tally(), {}, {}, []
+    total, classes, features, rows, per_draw = Tally(), {}, {}, [], ([], [])
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max_workers=a.jobs) as pool:
         for seed, (config, e, truth, secs) in zip(seeds, pool.map(lambda s: draw_once(a.cli, s, tmp), seeds)):
             t = e["totals"]
@@ -272,7 +272,14 @@ def run_random(a):
             failed = failure_classes(e, truth)
             for c in failed:
                 classes.setdefault(c, []).append((seed, tags, config))
-            rows.append((seed, config, failed))
+            st, fi = t["steps"], t["findings"]
+            counts = (f"steps {st['matched']}/{st['truth']} found, {st['spurious']} spurious; "
+                      f"findings {fi['report_matched']}/{fi['report']} right, {fi['truth_matched']}/{fi['truth']} found")
+            if fi["report"]:
+                per_draw[0].append(fi["report_matched"] / fi["report"])
+            if fi["truth"]:
+                per_draw[1].append(fi["truth_matched"] / fi["truth"])
+            rows.append((seed, config, failed, counts))
             print(seed, "ok" if not failed else "FAILED: " + ", ".join(failed), flush=True)
     text = ["<!-- random sweep: made by scripts/accuracy-sweep.py --random; do not edit by hand -->",
             f"## Randomized sweep: {len(seeds)} drawn configurations (seeds {seeds[0]}–{seeds[-1]})", "",
@@ -286,6 +293,8 @@ def run_random(a):
             f"| spurious steps | 0 | {total.spurious()} |",
             f"| mean step error | ≤ 0.1% | {pct(total.mean_err(), 4)} |",
             f"| finding precision / recall | ≥ 0.95 | {total.precision():.3f} / {total.recall():.3f} |",
+            f"| ... the mean of each draw's (draws with findings / with anomalies) | – | "
+            f"{sum(per_draw[0]) / max(1, len(per_draw[0])):.3f} / {sum(per_draw[1]) / max(1, len(per_draw[1])):.3f} |",
             f"| clean draws with a finding | 0 | {total.clean_with_findings} of {total.clean_runs} |", "",
             "### Failures by class", "",
             "Each failed draw counts once per class it shows; the features most over-represented among a class's "
@@ -308,9 +317,9 @@ def run_random(a):
     replace_section(a.out, "<!-- random sweep", "<!-- /random sweep -->", "\n".join(text))
     if a.failures_out:
         with open(a.failures_out, "w") as f:
-            for seed, config, failed in rows:
+            for seed, config, failed, counts in rows:
                 if failed:
-                    f.write(f"{seed}\t{'; '.join(failed)}\t{config}\n")
+                    f.write(f"{seed}\t{'; '.join(failed)}\t{counts}\t{config}\n")
     print(f"{total.runs} draws; structure exact {total.exact}; steps found {pct(total.found())}, "
           f"{total.spurious()} spurious; findings P/R {total.precision():.3f}/{total.recall():.3f}; "
           f"clean draws with findings {total.clean_with_findings} of {total.clean_runs}; wrote {a.out}")

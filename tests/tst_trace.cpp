@@ -157,6 +157,24 @@ private slots:
         QVERIFY(s.steps.exact());
     }
 
+    // The SE job's replicas get micro-batches of uneven length: its DP groups wait at every sync for a different
+    // one. The truth measures those waits in the replay; the engine finds them from the flows as dp_imbalance, with
+    // a cost near the measured one, next to its slow last stage.
+    void theSeJobWaitsForUnevenWorkAndItsLastStage() {
+        const Replay r = replay("SE");
+        const auto& truth = r.sim.truth.jobs[0].anomalies;
+        const auto t = std::find_if(truth.begin(), truth.end(), [](const Finding& a) { return a.kind == "dp_imbalance"; });
+        QVERIFY(t != truth.end());
+        const auto& found = r.report.jobs[0].findings;
+        const auto f = std::find_if(found.begin(), found.end(), [](const Finding& a) { return a.kind == "dp_imbalance"; });
+        QVERIFY(f != found.end());
+        QVERIFY2(std::abs(f->savesShare - t->savesShare) <= 0.3 * t->savesShare,
+                 qPrintable(QString("found %1, replay %2").arg(f->savesShare).arg(t->savesShare)));
+        QVERIFY(std::any_of(found.begin(), found.end(), [&](const Finding& a) {
+            return a.kind == "slow_stage" && a.stage == r.report.jobs[0].pp - 1;
+        }));
+    }
+
     void theMetaIsFoundNextToTheTrace() {
         QCOMPARE(sim::siblingMetaPath(kData + "timeline-AR.json.gz"), kData + "meta-AR.yaml");
         QCOMPARE(sim::siblingMetaPath(kData + "README.md"), std::string());

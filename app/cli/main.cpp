@@ -331,6 +331,8 @@ struct Simulate {
             for (const std::string& spec : anomalies)
                 config->anomalies.push_back(prism::sim::parseAnomaly(spec, *config, seedValue, index++));
             prism::sim::validate(*config);
+            if (!settings.empty() || !anomalies.empty() || clearAnomalies || !preset.empty())
+                prism::sim::labelOwnWork(*config);
         } catch (const std::invalid_argument& e) {
             throw UsageError{e.what()};
         }

@@ -470,12 +470,21 @@ Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const Recog
     std::vector<Finding> stages;
     const bool experts = std::any_of(sd.expertGroups.begin(), sd.expertGroups.end(), [](int g) { return g >= 0; });
     if (tl.steps.size() == sd.steps.size()) stages = slowStages(tl, sd.medianStepNs, experts, p);
-    for (auto* list : {&stages, &steps, &ranks, &links, &switches})
+    std::vector<Finding> explained = stages;
+    for (const auto* list : {&steps, &ranks, &links}) explained.insert(explained.end(), list->begin(), list->end());
+    std::vector<Finding> imbalance = dpImbalance(tl, sd, explained, p);
+    for (auto* list : {&stages, &steps, &ranks, &links, &switches, &imbalance})
         for (Finding& f : *list) out.findings.push_back(std::move(f));
     std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
         return std::pair(a.firstStep, kindOrder(a.kind)) < std::pair(b.firstStep, kindOrder(b.kind));
     });
     assignCosts(out.findings, sd, p);
+    // A rank whose fix would save less than minSavedShare of a step did not make the job wait: its step was no
+    // longer than usual, or its peers were as late (one-step outliers of a job whose replicas' work varies).
+    std::erase_if(out.findings, [&](const Finding& f) {
+        return f.kind == "slow_rank" && f.savesMsPerStep >= 0 &&
+               f.savesMsPerStep * 1e6 < p.minSavedShare * double(sd.medianStepNs);
+    });
     return out;
 }
 

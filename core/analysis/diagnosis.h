@@ -14,6 +14,8 @@
 //   slow_switch — at least two slow NICs behind the same leaf switch in overlapping steps.
 //   slow_stage  — a PP stage slower by construction in every pipeline, all through the job (the last stage with
 //                 the loss and the vocabulary): its time per micro-batch, and what it costs each step.
+//   dp_imbalance — the DP groups wait at their sync for a different replica each step (uneven work: sequence
+//                 lengths, data), a share of the job's time; no one rank is slow.
 //   slow_step   — steps much slower than the job's rhythm (k-sigma on durations, or a BOCD regime whose
 //                 median is slow) that no slow rank or link explains, or whose extra time is job-wide silence
 //                 (a pause). Consecutive ones form an episode; episodes at a constant spacing are reported
@@ -45,7 +47,9 @@ struct DiagnosisParams {
     int minPatternRepeats = 3;     // periodic slow steps: at least this many episodes at a constant spacing
     double pauseShare = 0.5;       // a slow step whose extra time is at least this share silence is a pause
     double minSigmaShare = 0.01;   // sigma floor as a share of the median (a perfectly steady job has MAD 0)
-    double minSavedShare = 0.01;   // ...in a job of widely varying work, a slow rank saving less of a step is none
+    double minImbalanceShare = 0.05; // uneven work across DP replicas: their waits at the sync, of the job's time
+    double maxImbalanceLastShare = 0.8; // ...unless one host is the last ready in this share of the steps
+    double minSavedShare = 0.01;   // a slow rank whose fix would save less of a step is none
     // Slow links: a step's transfers are judged, and dropped, once the records have moved past it; false holds
     // them all until the end (the same findings, more memory: tests compare the two).
     bool judgeStepByStep = true;

@@ -46,6 +46,9 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
                                const DiagnosisParams& p);
 std::vector<Finding> slowLinks(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
                                const JobIndex& ix, const StepDivision& sd, const DiagnosisParams& p);
+// Uneven work across DP replicas: the sync waits for a different replica each step (diagnosis_imbalance.cpp).
+std::vector<Finding> dpImbalance(const JobTimeline& tl, const StepDivision& sd, const std::vector<Finding>& others,
+                                 const DiagnosisParams& p);
 // At least two slow NICs (of `links`) behind one leaf switch in overlapping steps.
 std::vector<Finding> slowSwitches(const std::vector<Finding>& links);
 

@@ -285,26 +285,36 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
     // The job's own spread of compute between peers (1.4826 MAD of every measured ratio): a rank stands out only
     // beyond kSigma of it. A job whose replicas vary widely from step to step (uneven sequence lengths: a real
     // job's ratios spread 0.8-1.4) has its heaviest replica of a step 1.3-1.5x its peers by chance, every step.
-    // With two pipelines the ratio is the slower one's to the faster (folded at 1): its spread is that of the
-    // excesses, a half-normal whose median is 0.6745 sigma.
+    // With two pipelines the ratio is the slower one's to the faster (folded at 1), and a GPU slow all through the
+    // job would set its stage's level: the spread is that of the log ratio of the two TP groups (each its members'
+    // median: each GPU measures its own compute, a few µs apart) about its median over the stage's steps.
     double rankBar = 1.0 + p.minRankExcess;
     {
-        std::vector<double> centred, excess;
+        std::vector<double> centred, pairNoise;
         for (double x : ratio)
             if (!std::isnan(x)) centred.push_back(x);
         for (const auto& members : ofStage) {
             std::set<int> hosts;
             for (std::size_t r : members) hosts.insert(tl.ranks[r].host >= 0 ? tl.ranks[r].host : -1 - int(r));
             if (hosts.size() != 2) continue;
-            for (std::size_t r : members)
-                for (std::size_t k = 0; k < K; ++k)
-                    if (!std::isnan(ratio[r * K + k]) && ratio[r * K + k] > 1.0) excess.push_back(ratio[r * K + k] - 1.0);
+            std::vector<double> logRatios;
+            for (std::size_t k = 0; k < K; ++k) {
+                std::map<int, std::vector<double>> byHost;
+                for (std::size_t r : members)
+                    if (!std::isnan(value[r * K + k]) && value[r * K + k] > 0)
+                        byHost[tl.ranks[r].host >= 0 ? tl.ranks[r].host : -1 - int(r)].push_back(value[r * K + k]);
+                if (byHost.size() == 2)
+                    logRatios.push_back(std::log(medianOf(byHost.begin()->second) / medianOf(byHost.rbegin()->second)));
+            }
+            if (logRatios.size() < 4) continue;
+            const double level = medianOf(logRatios);
+            for (double x : logRatios) pairNoise.push_back(x - level);
         }
         if (centred.size() >= 8) {
             const RobustStats st = robustStats(centred);
             rankBar = std::max(rankBar, st.median + p.kSigma * st.sigma);
         }
-        if (excess.size() >= 4) rankBar = std::max(rankBar, 1.0 + p.kSigma * medianOf(excess) / 0.6745);
+        if (pairNoise.size() >= 4) rankBar = std::max(rankBar, std::exp(p.kSigma * robustStats(pairNoise).sigma));
     }
     const bool wideSpread = rankBar > 1.0 + 2 * p.minRankExcess;
     // Flag (rank, step); group by TP group: the ranks of one host in one stage.

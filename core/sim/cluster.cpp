@@ -144,6 +144,7 @@ void validate(const SimConfig& c) {
                 invalid(w + "host " + std::to_string(a.host) + " GPU " + std::to_string(a.gpu) + " is not " +
                         jobLabel(j, std::size_t(a.job)) + "'s");
             if (!(a.factor >= 1.0)) invalid(w + "factor must be at least 1");
+        } else if (a.kind == "dp_imbalance" && a.recorded) {
         } else if (a.kind == "slow_stage" && a.recorded) {
             if (a.stage < 0 || a.stage >= j.pp) invalid(w + "stage " + std::to_string(a.stage) + " is not the job's");
         } else if (a.kind == "slow_step") {

@@ -170,6 +170,9 @@ SimConfig randomConfig(std::uint64_t seed) {
         } catch (const std::invalid_argument&) {
             continue;
         }
+        // Replicas whose drawn work differs enough make the job wait at every sync: truth of its own
+        // (dp_imbalance), measured by running the job again with each op at its replicas' mean.
+        labelOwnWork(c);
         return c;
     }
 }

@@ -287,6 +287,10 @@ private:
                 f.switchName = topo.nics[std::size_t(n)].switchName;
                 f.factor = a.factor;
                 f.message = "NIC link bandwidth / " + std::to_string(a.factor).substr(0, 4);
+            } else if (a.kind == "dp_imbalance") {
+                f.factor = a.factor;
+                f.message = "uneven work across DP replicas: balanced, the job would save " +
+                            std::to_string(int(std::lround(100 * a.savesShare))) + "% of its time";
             } else if (a.kind == "slow_stage") {
                 f.stage = a.stage;
                 f.factor = a.factor;
@@ -297,7 +301,7 @@ private:
             }
             f.savesMsPerStep = a.savesMsPerStep;
             f.savesShare = a.savesShare;
-            f.optional = !a.recorded && !observable(a);
+            f.optional = a.optional || (!a.recorded && !observable(a));
             info.anomalies.push_back(std::move(f));
         }
         if (m_j.lastStageFactor > 1.0) {
@@ -454,11 +458,15 @@ private:
         m_lastPipelineNs = syncEnd - computeStart;
         if (m_j.dp > 1) {
             const Collective sync = m_j.distributedOptimizer ? Collective::ReduceScatter : Collective::AllReduce;
+            // A ring starts when its slowest member is ready: each stage syncs after its own last backward, or
+            // overlapped, each bucket once every member's last backward has produced it.
+            std::vector<std::int64_t> readyOf(std::size_t(m_j.pp), kUnknown);
+            for (int p = 0; p < m_j.pp; ++p)
+                for (int d = 0; d < m_j.dp; ++d)
+                    readyOf[std::size_t(p)] = std::max(readyOf[std::size_t(p)], lastBackward[std::size_t(p) * m_j.dp + d]);
+            recordWait(k, lastBackward, readyOf);
             for (int p = 0; p < m_j.pp; ++p) {
-                // A ring starts when its slowest member is ready: each stage syncs after its own last backward, or
-                // overlapped, each bucket once every member's last backward has produced it.
-                std::int64_t ready = kUnknown;
-                for (int d = 0; d < m_j.dp; ++d) ready = std::max(ready, lastBackward[std::size_t(p) * m_j.dp + d]);
+                const std::int64_t ready = readyOf[std::size_t(p)];
                 std::vector<std::int64_t> bucketReady;
                 for (int b = 0; m_j.overlapGradSync && b < m_j.buckets; ++b) {
                     std::int64_t at = kUnknown;
@@ -657,9 +665,37 @@ private:
     // One forward or backward of (step, d, p) before any slowdown: recorded, or forwardNs (a chunk holds 1/v of the
     // stage's layers) with per-micro-batch jitter.
     double computeNs(const Op& op, int step, int d, int p) {
-        if (m_j.recorded) return double(m_j.recorded->compute(step, d, p, op.chunk, op.microBatch, !op.forward));
-        const double base = double(m_j.forwardNs) * (op.forward ? 1.0 : m_j.backwardRatio) / m_j.virtualStages;
-        return base * m_rng.lognormal(m_j.computeJitter);
+        const double ns =
+            m_j.recorded ? double(m_j.recorded->compute(step, d, p, op.chunk, op.microBatch, !op.forward))
+                         : double(m_j.forwardNs) * (op.forward ? 1.0 : m_j.backwardRatio) / m_j.virtualStages *
+                               m_rng.lognormal(m_j.computeJitter);
+        if (m_record) {
+            const std::size_t at = (std::size_t(step) * m_j.dp + std::size_t(d)) * m_j.pp + std::size_t(p);
+            if (m_record->computeNs.size() <= at) m_record->computeNs.resize(at + 1, 0.0);
+            m_record->computeNs[at] += ns;
+        }
+        return ns;
+    }
+
+public:
+    // Where the run notes what it drew and waited (recordRun), or null.
+    void recordInto(RunRecord* record) { m_record = record; }
+
+private:
+    // What the step's DP groups (one per stage) waited at the sync for their last member: per group its
+    // members' mean wait (what the sync would gain if their work were even), the median over the groups.
+    void recordWait(int k, const std::vector<std::int64_t>& lastBackward, const std::vector<std::int64_t>& ready) {
+        if (!m_record) return;
+        std::vector<std::int64_t> perStage;
+        for (int p = 0; p < m_j.pp; ++p) {
+            std::int64_t sum = 0;
+            for (int d = 0; d < m_j.dp; ++d) sum += ready[std::size_t(p)] - lastBackward[std::size_t(p) * m_j.dp + d];
+            perStage.push_back(sum / m_j.dp);
+        }
+        std::nth_element(perStage.begin(), perStage.begin() + perStage.size() / 2, perStage.end());
+        std::vector<std::int64_t>& waits = m_record->syncWaitNs;
+        if (waits.size() <= std::size_t(k)) waits.resize(std::size_t(k) + 1, 0);
+        waits[std::size_t(k)] = perStage[perStage.size() / 2];
     }
 
     // Ring collective of one (stage, TP rank) over its DP members, `bytes` in `buckets` one after the other;
@@ -716,6 +752,7 @@ private:
     std::vector<int> m_nicOfRank;
     std::vector<std::vector<Op>> m_ops;
     std::vector<std::int64_t> m_lastOpStart; // per (stage, replica): when its last op of the step (a backward) began
+    RunRecord* m_record = nullptr;
     std::vector<SlowRank> m_slowRanks;
     std::vector<SlowLink> m_slowLinks;
     std::vector<AnomalySpec> m_slowSteps;
@@ -810,6 +847,23 @@ void addNoise(const SimConfig& c, const Topology& topo, Emitter& em, std::int64_
 }
 
 } // namespace
+
+RunRecord recordRun(const SimConfig& config) {
+    SimConfig c = config;
+    c.activeTimeoutNs = std::int64_t(1) << 50;
+    c.lossRate = 0;
+    c.storageRatePerHost = c.managementRatePerHost = c.ipv6Rate = 0;
+    validate(c);
+    const Topology topo = buildTopology(c);
+    FlowTable table;
+    Emitter em(c, topo, table);
+    RunRecord record;
+    JobRun run(c, 0, em);
+    run.recordInto(&record);
+    const JobInfo info = run.run(c.captureStartNs + c.jobs.at(0).startOffsetNs, topo, {});
+    for (const StepInfo& s : info.steps) record.stepNs.push_back(double(s.durationNs()));
+    return record;
+}
 
 SimResult simulate(const SimConfig& c, const std::function<bool(double)>& progress) {
     validate(c);

@@ -20,7 +20,7 @@ namespace prism::sim {
 struct RecordedOps; // sim/trace_import.h
 
 struct AnomalySpec {
-    std::string kind;         // slow_rank | slow_link | slow_step (| slow_stage, recorded only)
+    std::string kind;         // slow_rank | slow_link | slow_step (| slow_stage, dp_imbalance: recorded only)
     int job = 0;              // index into SimConfig::jobs
     int host = 0;             // cluster host index (slow_rank, slow_link); must hold one of the job's GPUs
     int gpu = 0;              // GPU on that host; for slow_link its NIC is the slow one
@@ -31,6 +31,7 @@ struct AnomalySpec {
     // Truth only: the anomaly is in a recorded job's own compute times (JobSpec::recorded), found there by the
     // trace import; nothing is injected. slow_rank names (host, gpu), slow_stage its `stage`.
     bool recorded = false;
+    bool optional = false; // truth: the network cannot be expected to show it (Finding::optional)
     int stage = -1;
     double savesMsPerStep = -1.0, savesShare = -1.0; // the import's what-if (Finding::savesMsPerStep)
 };
@@ -180,6 +181,22 @@ struct SimResult {
 
 // Progress gets a fraction in [0,1] now and then; returning false cancels (throws prism::Cancelled).
 SimResult simulate(const SimConfig& config, const std::function<bool(double)>& progress = {});
+
+// What job 0 of `config`, run on its own, drew and waited: ground truth the capture does not carry.
+struct RunRecord {
+    // Per step: what its DP groups (one per stage) waited at the gradient sync for their last member, each
+    // group's members' mean wait, the median over the groups (0 where the step has no sync).
+    std::vector<std::int64_t> syncWaitNs;
+    // Per (step k, replica d, stage p), at (k * dp + d) * pp + p: the compute drawn (or recorded) for its ops,
+    // before any injected slowdown.
+    std::vector<double> computeNs;
+    std::vector<double> stepNs; // each step's duration, as the truth has it
+};
+RunRecord recordRun(const SimConfig& config);
+
+// Truth of job 0's own work, which nothing injected (sim/own_work.cpp): replaces its dp_imbalance and chance
+// straggler labels with what recordRun shows. Call it after the last change to the config (settings, anomalies).
+void labelOwnWork(SimConfig& config);
 
 // Writes DIR/flows.csv (or flows.csv.gz when gzip), DIR/topology.json, DIR/truth.json (truthToJson).
 // Creates DIR. flows.csv rows in export order (sorted by end time, as exporters emit them), header
