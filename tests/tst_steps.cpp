@@ -374,6 +374,46 @@ private slots:
         }
     }
 
+    // Without DP traffic, a ring of PP pairs (the last stage hands stage 0 its next model chunk; tied embeddings
+    // all-reduce between the first and the last stage after the drain) is cut at the pair with the fewest
+    // transfers, and the embedding all-reduce after the drain ends no step of its own. Interleaved pipelines
+    // without DP, with transfers split over channels and active timeouts, used to give 10-50 steps per true step
+    // and thousands of false findings.
+    void aPipelineRingIsCutAtItsClosingPairAndTheEmbeddingSyncEndsNoStep_data() {
+        QTest::addColumn<int>("chunks");
+        QTest::addColumn<int>("channels");
+        QTest::addColumn<bool>("tied");
+        QTest::addColumn<int>("seed");
+        for (int chunks : {2, 4})
+            for (int channels : {1, 3})
+                for (bool tied : {false, true})
+                    QTest::newRow(qPrintable(QString("%1 chunks, %2 channels%3").arg(chunks).arg(channels).arg(
+                        tied ? ", tied" : "")))
+                        << chunks << channels << tied << 1 + chunks + channels;
+    }
+    void aPipelineRingIsCutAtItsClosingPairAndTheEmbeddingSyncEndsNoStep() {
+        QFETCH(int, chunks);
+        QFETCH(int, channels);
+        QFETCH(bool, tied);
+        QFETCH(int, seed);
+        sim::SimConfig config = presetConfig("interleaved-nodp", seed);
+        config.activeTimeoutNs = 5'000'000;
+        config.lossRate = 0.015;
+        sim::JobSpec& j = config.jobs[0];
+        j.virtualStages = chunks;
+        j.channels = channels;
+        j.tiedEmbedding = tied;
+        j.microBatches = 4 * j.pp;
+        sim::SimResult sim = sim::simulate(config);
+        const Report report = analyzeCapture(captureOf(sim));
+        const EvaluationResult ev = evaluate(report, sim.truth);
+        QVERIFY2(ev.perfect(), ev.toText().c_str());
+        const auto& notes = report.jobs[0].notes;
+        QVERIFY(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+            return n.find("the pair with the fewest transfers closes it") != std::string::npos;
+        }));
+    }
+
     void aJobWithoutDpTrafficIsDividedByItsPipelineRhythm() {
         sim::SimResult sim = sim::simulate(presetConfig("pure-pp", 2));
         Analysis a = runAnalysis(captureOf(sim));

@@ -238,7 +238,8 @@ struct Simulate {
         cmd->add_option("--set", settings,
                         "change a job of the preset (repeatable): KEY=VALUE[,KEY=VALUE...][,job=J] with keys\n"
                         "tp, pp, dp, micro_batches, steps, buckets, channels, forward_ms, optimizer_ms,\n"
-                        "gradient_mib (bytes each DP group all-reduces per step), activation_mib; e.g.\n"
+                        "gradient_mib (bytes each DP group all-reduces per step), activation_mib,\n"
+                        "expert_mib, ep, last_stage, jitter, chunks, tied_embedding (1), active_timeout_ms; e.g.\n"
                         "--set gradient_mib=96 (a longer DP sync), --set pp=4,dp=1 (another shape)")
             ->option_text("SPEC")
             ->allow_extra_args(false)

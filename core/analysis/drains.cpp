@@ -9,6 +9,36 @@ namespace {
 
 using Piece = std::pair<std::int64_t, std::int64_t>;
 
+// Per piece: whether it holds records, no head link, and every link in it goes both ways — a collective of two
+// stages (tied embeddings: stage 0 and the last all-reduce the embedding gradients once the pipeline has
+// drained, over each TP rank's closing pair), where a step opens with stage 0's activations on the head links.
+// `recs` sorted by start, each inside one piece.
+std::vector<bool> pairCollectives(const std::vector<Piece>& pieces, const std::vector<LinkRecord>& recs) {
+    std::vector<bool> out(pieces.size(), false);
+    std::vector<std::pair<std::uint32_t, unsigned>> ways; // (link, directions seen) of the current piece
+    bool heads = false;                                    // the current piece has a head link's record
+    std::size_t k = 0;
+    auto close = [&] {
+        if (k < out.size())
+            out[k] = !heads && !ways.empty() &&
+                     std::all_of(ways.begin(), ways.end(), [](const auto& w) { return w.second == 3; });
+        ways.clear();
+        heads = false;
+    };
+    for (const LinkRecord& r : recs) {
+        while (k + 1 < pieces.size() && pieces[k].second < r.s) {
+            close();
+            ++k;
+        }
+        auto it = std::find_if(ways.begin(), ways.end(), [&](const auto& w) { return w.first == r.link; });
+        if (it == ways.end()) it = ways.insert(ways.end(), {r.link, 0u});
+        it->second |= r.dir > 0 ? 1u : 2u;
+        heads = heads || r.head;
+    }
+    close();
+    return out;
+}
+
 } // namespace
 
 DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRecord>& recs, const StepParams& p) {
@@ -49,13 +79,14 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     //
     // Lost records move a link's count both ways, and the transfer after the gap tells which. A link at its
     // level whose next transfer is a gradient has not rested: an activation of this step was lost, and the
-    // gradient still to come takes it lower (it would read as drained one gradient early). A head link one
-    // transfer deeper than its level rests when its last transfer was a gradient and its next an activation:
-    // the step's gradients are back but one was lost. That one only where the pipelines have deeper links too
-    // (pp >= 3): inside a step a head link is then pp - 1 or more deep after a gradient, so one deep never
-    // happens there (pp = 2 alternates between one and two in flight). Without it, a step in which half the
-    // head links lose a gradient (one channel, 2% of records lost: 5 of 8 in one step of 1,200) is not
-    // drained, is not re-levelled, and the next steps stay undrained too.
+    // gradient still to come takes it lower (it would read as drained one gradient early). A link one transfer
+    // deeper than its level rests when its last transfer was a gradient and its next an activation: the step's
+    // gradients are back but one was lost. That one only where the pipelines have deeper links too (pp >= 3):
+    // inside a step a head link is then pp - 1 or more deep after a gradient, so one deep never happens there
+    // (pp = 2 alternates between one and two in flight), and the head links' share bounds the drain. The
+    // deeper links may read one deep mid-step, but they cannot make a drain the heads deny; without the rule,
+    // links that each lose a gradient a step (interleaved chunks carry 100+ transfers a link and step: at 1.5%
+    // loss about half the links) never rest together, nothing is re-levelled, and no later step is drained.
     std::vector<bool> head(links, false);
     for (const LinkRecord& r : recs) head[r.link] = head[r.link] || r.head;
     const std::size_t heads = std::size_t(std::count(head.begin(), head.end(), true));
@@ -73,17 +104,17 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
         for (std::uint32_t l = 0; l < links; ++l)
             if (pending[l] < events.size()) nextDelta[l] = events[pending[l]].delta;
     }
-    auto rests = [&](std::uint32_t l) { return depth[l] == level[l] && nextDelta[l] >= 0; };
-    auto headRests = [&](std::uint32_t l) {
-        return rests(l) ||
-               (lostGradientRests && depth[l] == level[l] + 1 && lastDelta[l] < 0 && nextDelta[l] > 0);
+    auto rests = [&](std::uint32_t l) {
+        return (depth[l] == level[l] && nextDelta[l] >= 0) ||
+               (lostGradientRests && (head[l] || p.anyLinkLosesGradients) && depth[l] == level[l] + 1 &&
+                lastDelta[l] < 0 && nextDelta[l] > 0);
     };
     std::size_t atRest = 0, headsAtRest = 0;
     auto recount = [&] {
         atRest = headsAtRest = 0;
         for (std::uint32_t l = 0; l < links; ++l) {
             atRest += rests(l);
-            headsAtRest += head[l] && headRests(l);
+            headsAtRest += head[l] && rests(l);
         }
     };
     recount();
@@ -94,14 +125,14 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     for (std::size_t g = 0; g < n; ++g) {
         for (; e < events.size() && events[e].piece == g; ++e) {
             const std::uint32_t l = events[e].link;
-            const bool was = rests(l), headWas = head[l] && headRests(l);
+            const bool was = rests(l);
             depth[l] += events[e].delta;
             level[l] = std::min(level[l], depth[l]);
             lastDelta[l] = events[e].delta;
             nextDelta[l] = following[e];
             const bool now = rests(l);
             atRest = atRest + now - was;
-            if (head[l]) headsAtRest = headsAtRest + (headRests(l) ? 1 : 0) - (headWas ? 1 : 0);
+            if (head[l]) headsAtRest = headsAtRest + now - was;
         }
         share[g] = double(atRest) / double(links);
         if (heads) share[g] = std::min(share[g], double(headsAtRest) / double(heads));
@@ -123,11 +154,13 @@ std::vector<std::size_t> choosePipelineCuts(const std::vector<Piece>& pieces, co
                                             const StepParams& p, DrainScan* scanOut) {
     DrainScan scan = scanDrains(pieces, recs, p);
     const std::vector<double>& share = scan.share;
+    const std::vector<bool> collective = pairCollectives(pieces, recs);
     std::vector<Piece> drained;          // the activity between drained gaps
     std::vector<std::size_t> lastPiece; // of each
     std::int64_t start = pieces.empty() ? 0 : pieces.front().first;
     for (std::size_t g = 0; g < share.size(); ++g) {
         if (share[g] < p.drainedShare || pieces[g + 1].first - pieces[g].second < p.minBoundaryGapNs) continue;
+        if (collective[g + 1]) continue; // the step's own closing all-reduce follows its drain
         drained.push_back({start, pieces[g].second});
         lastPiece.push_back(g);
         start = pieces[g + 1].first;

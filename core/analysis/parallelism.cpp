@@ -598,13 +598,15 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     std::vector<std::uint32_t> rings; // a node of each PP component that is a cycle
     // Walks a path from one end, or a ring from one node round to it: (pair, whether the walk enters it at its
     // end a) in walk order, and the sum of the pairs' forward scores taken along the walk.
+    // A ring's closing pair, where its transfers say which (ringClosure): no chain link.
+    std::vector<bool> closing(pairs, false);
     auto walkFrom = [&](std::uint32_t start) {
         std::vector<std::pair<std::uint32_t, bool>> walk;
         double sum = 0;
         for (std::uint32_t v = start, prev = kNone;;) {
             std::uint32_t next = kNone;
             for (std::uint32_t p : ppAdj[v]) {
-                if (p == prev) continue;
+                if (p == prev || closing[p]) continue;
                 const bool fromA = pairEnds[p].first == v;
                 walk.push_back({p, fromA});
                 sum += fromA ? res.pairs[p].forwardScore : -res.pairs[p].forwardScore;
@@ -617,7 +619,39 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         }
         return std::pair(std::move(walk), sum);
     };
-    const StepParams drainParams;
+    // The pair that closes a ring of PP pairs into a cycle carries fewer transfers than the chain's links: an
+    // interleaved pipeline's last stage hands each micro-batch to stage 0 for the next model chunk (chunks - 1
+    // times, where every chain link carries it `chunks` times each way), tied embeddings add an all-reduce a
+    // step. Transfers, not records: the records of one direction that start before the previous one ended
+    // (other channels) or within 5 µs of it (the next active-timeout piece) are one. The pair with the fewest,
+    // under 0.9 times the median of the others, or none.
+    auto ringClosure = [&](const std::vector<std::uint32_t>& nodes) -> std::uint32_t {
+        std::vector<std::pair<double, std::uint32_t>> counts;
+        for (std::uint32_t v : nodes)
+            for (std::uint32_t p : ppAdj[v]) {
+                if (pairEnds[p].first != v) continue; // each pair once
+                std::size_t transfers = 0;
+                for (std::uint32_t dir = 0; dir < 2; ++dir) {
+                    std::int64_t last = std::numeric_limits<std::int64_t>::min();
+                    for (std::uint32_t q = byDir.off[p * 2 + dir]; q < byDir.off[p * 2 + dir + 1]; ++q) {
+                        if (last == std::numeric_limits<std::int64_t>::min() || byDir.startNs[q] > last + 5'000)
+                            ++transfers;
+                        last = std::max(last, byDir.endNs(q));
+                    }
+                }
+                counts.push_back({double(transfers), p});
+            }
+        if (counts.size() < 3) return kNone;
+        std::sort(counts.begin(), counts.end());
+        std::vector<double> others;
+        for (std::size_t i = 1; i < counts.size(); ++i) others.push_back(counts[i].first);
+        return counts[0].first < 0.9 * medianOf(std::move(others)) ? counts[0].second : kNone;
+    };
+    // The orientation compares the drains of both ways round with the head links alone forgiving a lost
+    // gradient: deeper links one transfer deep between a gradient and an activation also occur inside a reversed
+    // pipeline's steps (PP 13 without jitter read reversed with them).
+    StepParams drainParams;
+    drainParams.anyLinkLosesGradients = false;
     constexpr double kDecisive = 1.5; // a gap median this many times the other decides; else the runs
     struct DrainEvidence {
         double runs = 0, gaps = 0;
@@ -702,7 +736,16 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                 }
             }
             if (path && degreeSum / 2 == nodes.size() && nodes.size() >= 3) {
-                rings.push_back(nodes.front());
+                const std::uint32_t cut = ringClosure(nodes);
+                if (cut == kNone) {
+                    rings.push_back(nodes.front());
+                    continue;
+                }
+                // A path from one end of the closing pair round to the other, oriented as paths are below.
+                closing[cut] = true;
+                auto [walk, sum] = walkFrom(pairEnds[cut].first);
+                for (auto [p, fromA] : walk) forwardAB[p] = (sum >= 0) == fromA;
+                paths.push_back({std::move(walk), sum >= 0});
                 continue;
             }
             if (!path || degreeSum / 2 + 1 != nodes.size() || nodes.size() < 2) continue;
@@ -807,11 +850,15 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         }
         ringsCut = true;
     }
+    if (std::find(closing.begin(), closing.end(), true) != closing.end())
+        res.notes.push_back("PP links form a ring (interleaved stages or tied embeddings between the last and the "
+                            "first stage): the pair with the fewest transfers closes it (the last stage's hand-over "
+                            "of the next model chunk, or the embedding all-reduce) and is not a chain link");
     if (ringsCut)
         res.notes.push_back("PP links form a ring (interleaved stages or tied embeddings between the last and the "
                             "first stage): each chain starts where each step's first activation is sent");
     for (std::size_t p = 0; p < pairs; ++p) {
-        if (res.pairs[p].kind != PairKind::PP || ringCut[p]) continue;
+        if (res.pairs[p].kind != PairKind::PP || ringCut[p] || closing[p]) continue;
         auto [x, y] = pairEnds[p];
         std::uint32_t from = forwardAB[p] ? x : y, to = forwardAB[p] ? y : x;
         forwardOut[from].push_back(to);

@@ -21,6 +21,9 @@ struct StepParams {
     double regularBand = 1.35;              // an interval within [P / band, P * band] of the median P is regular
     std::size_t maxCandidates = 64;         // cut counts tried per series (the sharpest drops in gap size)
     double drainedShare = 0.5;              // no DP: share of PP links (and head links) at rest in a drain
+    // No DP, pp >= 3: a link one transfer deeper than its level, between a gradient and an activation, rests
+    // (a gradient of the step was lost) on every link, or on the head links only (the orientation's test).
+    bool anyLinkLosesGradients = true;
     std::int64_t exchangeWindowNs = 20'000; // a member's sends of one expert all-to-all start this close
     std::size_t splitUnionRecords = 1 << 16; // a job's activity (records by start) united in two halves side by side
     unsigned threads = 0; // for the passes over a job's records and its groups' series (0: one per core): the

@@ -222,13 +222,21 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         });
         if (!any) return out;
         std::unordered_map<std::uint64_t, std::uint32_t> linkOf;
+        const int last = par.pp - 1;
         for (std::uint32_t r : job.records) {
             const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-            if (a < 0 || b < 0 || std::abs(ix.stage(a) - ix.stage(b)) != 1) continue;
+            if (a < 0 || b < 0) continue;
+            const int sa = ix.stage(a), sb = ix.stage(b);
+            // The pair that closes an interleaved ring (the last stage hands each micro-batch's next model chunk
+            // to stage 0) is a link too, forward from the last stage: a gradient in flight on it alone, near the
+            // step's end, is no drain.
+            const bool closing = last >= 2 && std::min(sa, sb) == 0 && std::max(sa, sb) == last;
+            if (std::abs(sa - sb) != 1 && !closing) continue;
             const auto [it, added] =
                 linkOf.try_emplace(pairKey(std::uint32_t(a), std::uint32_t(b)), std::uint32_t(linkOf.size()));
+            const bool forward = closing ? sa == last : sb > sa;
             links.push_back({flows.startNs[r], std::max(flows.end(r), flows.startNs[r]), it->second,
-                             ix.stage(b) > ix.stage(a) ? 1 : -1, std::min(ix.stage(a), ix.stage(b)) == 0});
+                             forward ? 1 : -1, !closing && std::min(sa, sb) == 0});
         }
         auto byStartOf = [](const LinkRecord& x, const LinkRecord& y) { return x.s < y.s; };
         if (!std::is_sorted(links.begin(), links.end(), byStartOf))

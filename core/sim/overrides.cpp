@@ -128,12 +128,14 @@ void applySetting(const std::string& spec, SimConfig& config) {
     static const std::vector<std::string> keys = {"tp",           "pp",           "dp",          "micro_batches",
                                                   "steps",        "buckets",      "channels",    "forward_ms",
                                                   "optimizer_ms", "gradient_mib", "activation_mib", "expert_mib",
-                                                  "ep", "last_stage", "jitter"};
+                                                  "ep", "last_stage", "jitter", "chunks",
+                                                  "tied_embedding", "active_timeout_ms"};
     for (const auto& item : items) {
         const auto& [key, v] = item; // the lambdas below capture `item` (clang before 16 cannot capture a binding)
         if (std::find(keys.begin(), keys.end(), key) == keys.end())
             fail("unknown key \"" + key + "\" (expected job, tp, pp, dp, micro_batches, steps, buckets, channels, " +
-                 "forward_ms, optimizer_ms, gradient_mib, activation_mib, expert_mib, ep, last_stage, jitter)");
+                 "forward_ms, optimizer_ms, gradient_mib, activation_mib, expert_mib, ep, last_stage, jitter, chunks, " +
+                 "tied_embedding, active_timeout_ms)");
         double x = 0;
         auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
         if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(x) || x <= 0)
@@ -159,6 +161,9 @@ void applySetting(const std::string& spec, SimConfig& config) {
         else if (key == "ep") j.expertParallel = whole();
         else if (key == "last_stage") j.lastStageFactor = x;
         else if (key == "jitter") j.computeJitter = x;
+        else if (key == "chunks") j.virtualStages = whole();
+        else if (key == "tied_embedding") j.tiedEmbedding = whole() != 0;
+        else if (key == "active_timeout_ms") config.activeTimeoutNs = nanos(); // the capture's, not the job's
         else j.activationBytes = mib();
     }
 }
