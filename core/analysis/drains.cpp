@@ -122,18 +122,29 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     share.resize(n); // after each piece; the last one is the state the capture ends in
     bool drained = false;
     std::size_t e = 0;
+    std::vector<std::uint32_t> touched; // links with a transfer in the current piece
+    auto update = [&](std::uint32_t l, auto change) {
+        const bool was = rests(l);
+        change();
+        const bool now = rests(l);
+        atRest = atRest + now - was;
+        if (head[l]) headsAtRest = headsAtRest + now - was;
+    };
     for (std::size_t g = 0; g < n; ++g) {
+        // The level follows the depth after the piece, not inside it: both halves of an all-reduce on a link
+        // start at once, and the one read first would otherwise set a level one below the link's rest for good.
+        touched.clear();
         for (; e < events.size() && events[e].piece == g; ++e) {
             const std::uint32_t l = events[e].link;
-            const bool was = rests(l);
-            depth[l] += events[e].delta;
-            level[l] = std::min(level[l], depth[l]);
-            lastDelta[l] = events[e].delta;
-            nextDelta[l] = following[e];
-            const bool now = rests(l);
-            atRest = atRest + now - was;
-            if (head[l]) headsAtRest = headsAtRest + now - was;
+            update(l, [&] {
+                depth[l] += events[e].delta;
+                lastDelta[l] = events[e].delta;
+                nextDelta[l] = following[e];
+            });
+            touched.push_back(l);
         }
+        for (std::uint32_t l : touched)
+            if (depth[l] < level[l]) update(l, [&] { level[l] = depth[l]; });
         share[g] = double(atRest) / double(links);
         if (heads) share[g] = std::min(share[g], double(headsAtRest) / double(heads));
         if (share[g] < p.drainedShare) continue;
@@ -141,7 +152,11 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
             out.startsMidStep = std::any_of(level.begin(), level.end(), [](int v) { return v < 0; });
         drained = true;
         if (atRest < links) {
-            level = depth;
+            // Only links whose last transfer was a gradient: one whose last was an activation has begun the next
+            // step (replicas start their warm-ups a little apart), and levelling it there would ratchet its level
+            // up a micro-batch at each such gap (PP 9 x DP 2 within hosts: a drain at every micro-batch).
+            for (std::uint32_t l = 0; l < links; ++l)
+                if (lastDelta[l] < 0) level[l] = depth[l];
             recount();
         }
     }
