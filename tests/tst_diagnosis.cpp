@@ -422,6 +422,51 @@ private slots:
         QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
     }
 
+    // The last stage of an interleaved pipeline hands stage 0 its next chunks: only its warm-up forwards are
+    // samples. Scaled by the middle stages' whole per forward, a last stage 2.5x slower is named (it was "nothing
+    // slow"); clean interleaved pipelines, and tied-embedding rings whose last stage sends no warm-up, give none.
+    void theLastStageOfAnInterleavedPipelineIsJudged_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<int>("chunks");
+        QTest::addColumn<double>("factor");
+        QTest::addColumn<bool>("tied");
+        QTest::addColumn<int>("seed");
+        for (int seed = 1; seed <= 2; ++seed) {
+            QTest::newRow(qPrintable(QString("nodp 3 chunks x2.5 seed %1").arg(seed)))
+                << "interleaved-nodp" << 3 << 2.5 << false << seed;
+            QTest::newRow(qPrintable(QString("dp 2 chunks x2.5 seed %1").arg(seed)))
+                << "interleaved" << 2 << 2.5 << false << seed;
+            QTest::newRow(qPrintable(QString("nodp clean seed %1").arg(seed)))
+                << "interleaved-nodp" << 2 << 1.0 << false << seed;
+            QTest::newRow(qPrintable(QString("pure-pp tied clean seed %1").arg(seed)))
+                << "pure-pp" << 1 << 1.0 << true << seed;
+        }
+    }
+    void theLastStageOfAnInterleavedPipelineIsJudged() {
+        QFETCH(QString, preset);
+        QFETCH(int, chunks);
+        QFETCH(double, factor);
+        QFETCH(bool, tied);
+        QFETCH(int, seed);
+        sim::SimConfig c = presetConfig(qPrintable(preset), seed);
+        sim::JobSpec& j = c.jobs[0];
+        j.virtualStages = chunks;
+        j.microBatches = 3 * j.pp;
+        j.lastStageFactor = factor;
+        j.tiedEmbedding = tied;
+        const sim::SimResult sim = sim::simulate(c);
+        const Report report = analyzeCapture(captureOf(sim));
+        const auto stages = ofKind(report.jobs[0], "slow_stage");
+        if (factor == 1.0) {
+            QVERIFY(stages.empty());
+            return;
+        }
+        QCOMPARE(stages.size(), std::size_t(1));
+        QCOMPARE(stages[0]->stage, report.jobs[0].pp - 1);
+        QVERIFY2(stages[0]->score > 1.5, qPrintable(QString::number(stages[0]->score)));
+        QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
+    }
+
     // Two slow NICs behind one leaf (not talking to each other): two slow links and a slow switch.
     void slowLinksBehindOneLeafAreASlowSwitch() {
         // anomalies' job-a is TP 8 x PP 2 x DP 4 on 8 hosts: hosts[0] and hosts[2] hold replicas 0 and 2 of
