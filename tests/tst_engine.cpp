@@ -134,6 +134,23 @@ private slots:
         expectExactShape(report, sim.truth, ev);
     }
 
+    // Random draws (simulate --random) once given a wrong shape, kept as regression cases. More than two DP peers a
+    // host (TP 2 with four replicas on 8 GPUs): a ring enters the host at one NIC and leaves at another, and the
+    // members between send nothing for DP over the network. Counted as one-member groups, they made DP 1 and
+    // TP 24 of TP 2 x PP 5 x DP 12.
+    void randomDrawsWithRingsThroughHostsHaveTheirShape_data() {
+        QTest::addColumn<int>("seed");
+        QTest::newRow("100112 TP 2 x PP 5 x DP 12, 3 chunks") << 100112;
+        QTest::newRow("100099 TP 2 x PP 15 x DP 8, 2 GPUs a NIC") << 100099;
+    }
+    void randomDrawsWithRingsThroughHostsHaveTheirShape() {
+        QFETCH(int, seed);
+        sim::SimResult sim = sim::simulate(sim::randomConfig(std::uint64_t(seed)));
+        Report report = analyzeCapture(captureOf(sim));
+        EvaluationResult ev = evaluate(report, sim.truth);
+        expectExactShape(report, sim.truth, ev);
+    }
+
     // Production-shaped presets (issue 12): the whole report against the truth — shape, every step, every
     // finding at its place, restart links — for several seeds.
     void productionPresetsAreExact_data() {

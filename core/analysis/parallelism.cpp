@@ -321,10 +321,13 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     // joined to the k-th sender (in GPU order: Megatron's rank order keeps the TP ranks of the DP peers of one
     // host in the same order), so the ring comes out whole and DP counts its intra-host members.
     std::vector<int> ringOut(n, 0), ringIn(n, 0);
+    std::vector<bool> dpEnd(n, false), ppEnd(n, false);
     bool ringsThroughHosts = false;
     for (std::size_t p = 0; p < pairs; ++p) {
         const PairInfo& pi = res.pairs[p];
+        if (pi.kind == PairKind::PP) ppEnd[pairEnds[p].first] = ppEnd[pairEnds[p].second] = true;
         if (pi.kind != PairKind::DP || pi.pipelineCollective) continue;
+        dpEnd[pairEnds[p].first] = dpEnd[pairEnds[p].second] = true;
         boost::add_edge(pairEnds[p].first, pairEnds[p].second, g);
         if (pi.asymmetry >= params.asymmetryThreshold) continue;
         const bool ab = pi.bytesAB > pi.bytesBA;
@@ -333,19 +336,29 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     }
     {
         std::map<int, std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> ends; // host -> (in, out)
+        std::map<int, std::vector<std::size_t>> silent; // host -> NICs with PP pairs and no DP pair
         for (std::size_t i = 0; i < n; ++i) {
             auto nic = topology.nicByIp(flows.endpoints.at(job.nics[i]));
             if (!nic || topology.nics[std::size_t(*nic)].host < 0) continue;
-            auto& [in, out] = ends[topology.nics[std::size_t(*nic)].host];
+            const int host = topology.nics[std::size_t(*nic)].host;
+            auto& [in, out] = ends[host];
             if (ringIn[i] > 0 && ringOut[i] == 0) in.push_back(i);
             if (ringOut[i] > 0 && ringIn[i] == 0) out.push_back(i);
+            if (!dpEnd[i] && ppEnd[i]) silent[host].push_back(i);
         }
-        for (auto& [host, io] : ends)
-            if (io.first.size() == io.second.size())
-                for (std::size_t k = 0; k < io.first.size(); ++k) {
-                    boost::add_edge(io.first[k], io.second[k], g);
-                    ringsThroughHosts = true;
-                }
+        for (auto& [host, io] : ends) {
+            const std::size_t rings = io.first.size();
+            if (rings == 0 || rings != io.second.size()) continue;
+            for (std::size_t k = 0; k < rings; ++k) boost::add_edge(io.first[k], io.second[k], g);
+            ringsThroughHosts = true;
+            // Members a ring passes between its entry and its exit send nothing over the network for DP (more
+            // than two DP peers a host: TP 2 with four replicas on 8 GPUs): their only pairs are PP. Taken in
+            // the same GPU order, round the host's rings, when they share them out evenly.
+            const auto it = silent.find(host);
+            if (it != silent.end() && it->second.size() % rings == 0)
+                for (std::size_t k = 0; k < it->second.size(); ++k)
+                    boost::add_edge(it->second[k], io.first[k % rings], g);
+        }
         if (ringsThroughHosts)
             res.notes.push_back("DP rings pass through hosts over NVLink (a NIC that only receives ring traffic "
                                 "and one that only sends on the same host): their intra-host members are counted "
