@@ -467,6 +467,16 @@ private slots:
         QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
     }
 
+    // A NIC 2.3x slow in steps 9-14 (random draw 100176: TP 4 x PP 6 x DP 3, 3 chunks, tied embedding) made its
+    // host's TP group read 1.80x slow in exactly those steps: one finding, the link.
+    void aSlowLinksOwnHostIsNoSlowRank() {
+        const sim::SimResult sim = sim::simulate(sim::randomConfig(100176));
+        const Report report = analyzeCapture(captureOf(sim));
+        QCOMPARE(ofKind(report.jobs[0], "slow_link").size(), std::size_t(1));
+        QVERIFY(ofKind(report.jobs[0], "slow_rank").empty());
+        QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
+    }
+
     // Two slow NICs behind one leaf (not talking to each other): two slow links and a slow switch.
     void slowLinksBehindOneLeafAreASlowSwitch() {
         // anomalies' job-a is TP 8 x PP 2 x DP 4 on 8 hosts: hosts[0] and hosts[2] hold replicas 0 and 2 of
