@@ -433,6 +433,12 @@ private slots:
         // Interleaved rings without DP: cut at the closing pair.
         QTest::newRow("100038 pp11, 4 chunks") << 100038;
         QTest::newRow("100005 pp7, 4 chunks, DP in hosts") << 100005;
+        // 3 chunks, 1.26% lost on one channel: no step end drains strictly, a lost gradient must be forgiven
+        // before the first drain (at the longest gaps), or the chains read reversed (946 spurious steps).
+        QTest::newRow("300003 pp6, 3 chunks, loss") << 300003;
+        // Exporter clocks 386 us apart: a step's last gradient stamps after the drain; a piece with a head record
+        // may open a step (13 spurious steps when only activations could).
+        QTest::newRow("100052 pp9, 2 chunks, skew") << 100052;
     }
     void randomDrawsWithoutDpTrafficOnceWrongAreExact() {
         QFETCH(int, seed);

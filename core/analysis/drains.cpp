@@ -1,7 +1,9 @@
 #include "analysis/drains.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <queue>
 
 namespace prism {
 
@@ -9,31 +11,49 @@ namespace {
 
 using Piece = std::pair<std::int64_t, std::int64_t>;
 
-// Per piece: whether it holds records, no head link, and every link in it goes both ways — a collective of two
-// stages (tied embeddings: stage 0 and the last all-reduce the embedding gradients once the pipeline has
-// drained, over each TP rank's closing pair), where a step opens with stage 0's activations on the head links.
-// `recs` sorted by start, each inside one piece.
+// Per piece: whether it cannot open a step. A step opens on the head links (stage 0's activations): a piece with
+// no head-link record is some collective between stages (tied embeddings: stage 0 and the last all-reduce the
+// embedding gradients once the pipeline has drained, on closing pairs that may not even be links), and so is a
+// piece where every link carries one transfer each way, the two at once (the same all-reduce where the closing
+// pair is the head link, pp = 2), while a busy piece holds several transfers a link. (Any head record, not an
+// activation only: exporters' clocks apart, a step's last gradient may stamp after the drain.) Records of one
+// direction that overlap or follow within 5 µs are one transfer (channels, active-timeout pieces). `recs` sorted
+// by start, each inside one piece.
 std::vector<bool> pairCollectives(const std::vector<Piece>& pieces, const std::vector<LinkRecord>& recs) {
-    std::vector<bool> out(pieces.size(), false);
-    std::vector<std::pair<std::uint32_t, unsigned>> ways; // (link, directions seen) of the current piece
-    bool heads = false;                                    // the current piece has a head link's record
+    constexpr std::int64_t kJoinNs = 5'000;
+    struct Way {
+        std::uint32_t link;
+        int transfers[2] = {0, 0};
+        std::int64_t start[2] = {0, 0}, end[2] = {0, 0}; // of the direction's transfer
+    };
+    std::vector<bool> out(pieces.size(), true); // pieces without records open no step
+    std::vector<Way> ways;                      // of the current piece
+    bool opens = false;                         // the current piece has a head link's record
     std::size_t k = 0;
     auto close = [&] {
         if (k < out.size())
-            out[k] = !heads && !ways.empty() &&
-                     std::all_of(ways.begin(), ways.end(), [](const auto& w) { return w.second == 3; });
+            out[k] = !opens || std::all_of(ways.begin(), ways.end(), [](const Way& w) {
+                return w.transfers[0] == 1 && w.transfers[1] == 1 && w.start[0] <= w.end[1] && w.start[1] <= w.end[0];
+            });
         ways.clear();
-        heads = false;
+        opens = false;
     };
     for (const LinkRecord& r : recs) {
         while (k + 1 < pieces.size() && pieces[k].second < r.s) {
             close();
             ++k;
         }
-        auto it = std::find_if(ways.begin(), ways.end(), [&](const auto& w) { return w.first == r.link; });
-        if (it == ways.end()) it = ways.insert(ways.end(), {r.link, 0u});
-        it->second |= r.dir > 0 ? 1u : 2u;
-        heads = heads || r.head;
+        auto it = std::find_if(ways.begin(), ways.end(), [&](const Way& w) { return w.link == r.link; });
+        if (it == ways.end()) it = ways.insert(ways.end(), Way{r.link});
+        const int d = r.dir > 0 ? 0 : 1;
+        opens = opens || r.head;
+        if (it->transfers[d] == 0 || r.s > it->end[d] + kJoinNs) {
+            ++it->transfers[d];
+            it->start[d] = r.s;
+            it->end[d] = r.e;
+        } else {
+            it->end[d] = std::max(it->end[d], r.e);
+        }
     }
     close();
     return out;
@@ -104,31 +124,72 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
         for (std::uint32_t l = 0; l < links; ++l)
             if (pending[l] < events.size()) nextDelta[l] = events[pending[l]].delta;
     }
-    auto rests = [&](std::uint32_t l) {
-        return (depth[l] == level[l] && nextDelta[l] >= 0) ||
-               (lostGradientRests && (head[l] || p.anyLinkLosesGradients) && depth[l] == level[l] + 1 &&
-                lastDelta[l] < 0 && nextDelta[l] > 0);
+    // A link rests at its level with no gradient to come. It is forgiven a lost gradient (one above its level,
+    // between a gradient and an activation) only at a quiet gap at least half the median of the drains' gaps so
+    // far (before the first drain, half the 90th percentile of all gaps): a capture that starts inside a step has a
+    // micro-batch in flight it never saw, and a pipeline whose stage 0 is its slowest returns gradients fast
+    // enough that its head links sit one above their level between micro-batches — read as rests there, the
+    // heads were levelled up and the steps drained at every micro-batch (PP 3 with tied embeddings: 1,646 steps
+    // for 27). A step end's quiet holds the optimizer; the gaps between micro-batches are shorter.
+    bool drained = false;
+    auto strict = [&](std::uint32_t l) { return depth[l] == level[l] && nextDelta[l] >= 0; };
+    auto forgiven = [&](std::uint32_t l) {
+        return strict(l) || (lostGradientRests && (head[l] || p.anyLinkLosesGradients) &&
+                             depth[l] == level[l] + 1 && lastDelta[l] < 0 && nextDelta[l] > 0);
     };
-    std::size_t atRest = 0, headsAtRest = 0;
+    struct Count {
+        std::size_t all = 0, heads = 0;
+    } strictCount, forgivenCount;
     auto recount = [&] {
-        atRest = headsAtRest = 0;
+        strictCount = forgivenCount = {};
         for (std::uint32_t l = 0; l < links; ++l) {
-            atRest += rests(l);
-            headsAtRest += head[l] && rests(l);
+            strictCount.all += strict(l);
+            strictCount.heads += head[l] && strict(l);
+            forgivenCount.all += forgiven(l);
+            forgivenCount.heads += head[l] && forgiven(l);
         }
     };
     recount();
     std::vector<double>& share = out.share;
     share.resize(n); // after each piece; the last one is the state the capture ends in
-    bool drained = false;
+    // Before the first drain: the 90th percentile of all the series' quiet gaps (step ends are among the longest).
+    double longGap = 0;
+    if (n >= 2) {
+        std::vector<double> gaps(n - 1);
+        for (std::size_t g = 0; g + 1 < n; ++g) gaps[g] = double(pieces[g + 1].first - pieces[g].second);
+        auto at = gaps.begin() + std::ptrdiff_t((gaps.size() - 1) * 9 / 10);
+        std::nth_element(gaps.begin(), at, gaps.end());
+        longGap = *at;
+    }
+    // The drains' quiet gaps so far, a running median: the lower half in a max-heap, the upper in a min-heap.
+    std::priority_queue<double> lowerGaps;
+    std::priority_queue<double, std::vector<double>, std::greater<double>> upperGaps;
+    auto addGap = [&](double x) {
+        if (lowerGaps.empty() || x <= lowerGaps.top()) lowerGaps.push(x);
+        else upperGaps.push(x);
+        if (lowerGaps.size() > upperGaps.size() + 1) {
+            upperGaps.push(lowerGaps.top());
+            lowerGaps.pop();
+        } else if (upperGaps.size() > lowerGaps.size()) {
+            lowerGaps.push(upperGaps.top());
+            upperGaps.pop();
+        }
+    };
+    auto medianGap = [&] {
+        return lowerGaps.size() > upperGaps.size() ? lowerGaps.top() : 0.5 * (lowerGaps.top() + upperGaps.top());
+    };
     std::size_t e = 0;
     std::vector<std::uint32_t> touched; // links with a transfer in the current piece
     auto update = [&](std::uint32_t l, auto change) {
-        const bool was = rests(l);
+        const bool wasStrict = strict(l), wasForgiven = forgiven(l);
         change();
-        const bool now = rests(l);
-        atRest = atRest + now - was;
-        if (head[l]) headsAtRest = headsAtRest + now - was;
+        const bool nowStrict = strict(l), nowForgiven = forgiven(l);
+        strictCount.all = strictCount.all + nowStrict - wasStrict;
+        forgivenCount.all = forgivenCount.all + nowForgiven - wasForgiven;
+        if (head[l]) {
+            strictCount.heads = strictCount.heads + nowStrict - wasStrict;
+            forgivenCount.heads = forgivenCount.heads + nowForgiven - wasForgiven;
+        }
     };
     for (std::size_t g = 0; g < n; ++g) {
         // The level follows the depth after the piece, not inside it: both halves of an all-reduce on a link
@@ -145,13 +206,17 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
         }
         for (std::uint32_t l : touched)
             if (depth[l] < level[l]) update(l, [&] { level[l] = depth[l]; });
-        share[g] = double(atRest) / double(links);
-        if (heads) share[g] = std::min(share[g], double(headsAtRest) / double(heads));
+        const double gap = g + 1 < n ? double(pieces[g + 1].first - pieces[g].second) : 0.0;
+        const bool forgive = gap >= 0.5 * (lowerGaps.empty() ? longGap : medianGap());
+        const Count& c = forgive ? forgivenCount : strictCount;
+        share[g] = double(c.all) / double(links);
+        if (heads) share[g] = std::min(share[g], double(c.heads) / double(heads));
         if (share[g] < p.drainedShare) continue;
         if (!drained) // gradients came back for activations sent before the capture began
             out.startsMidStep = std::any_of(level.begin(), level.end(), [](int v) { return v < 0; });
         drained = true;
-        if (atRest < links) {
+        if (g + 1 < n) addGap(gap);
+        if (c.all < links) {
             // Only links whose last transfer was a gradient: one whose last was an activation has begun the next
             // step (replicas start their warm-ups a little apart), and levelling it there would ratchet its level
             // up a micro-batch at each such gap (PP 9 x DP 2 within hosts: a drain at every micro-batch).
