@@ -269,7 +269,7 @@ def run_random(a):
             tags = [name for name, test in FEATURES if test(config)]
             for tag in tags:
                 features[tag] = features.get(tag, 0) + 1
-            failed = failure_classes(e, truth)
+            failed = list(dict.fromkeys(failure_classes(e, truth)))  # each class once a draw
             for c in failed:
                 classes.setdefault(c, []).append((seed, tags, config))
             st, fi = t["steps"], t["findings"]
