@@ -59,6 +59,45 @@ std::vector<bool> pairCollectives(const std::vector<Piece>& pieces, const std::v
     return out;
 }
 
+// The quiet gap between pieces g and g + 1.
+double gapAfter(const std::vector<Piece>& pieces, std::size_t g) {
+    return double(pieces[g + 1].first - pieces[g].second);
+}
+
+// The 90th percentile of the quiet gaps between pieces (0 with fewer than two pieces).
+double longGap(const std::vector<Piece>& pieces) {
+    if (pieces.size() < 2) return 0;
+    std::vector<double> gaps(pieces.size() - 1);
+    for (std::size_t g = 0; g < gaps.size(); ++g) gaps[g] = gapAfter(pieces, g);
+    const auto at = gaps.begin() + std::ptrdiff_t((gaps.size() - 1) * 9 / 10);
+    std::nth_element(gaps.begin(), at, gaps.end());
+    return *at;
+}
+
+// A running median: the lower half in a max-heap, the upper in a min-heap.
+class RunningMedian {
+public:
+    bool empty() const { return m_lower.empty(); }
+    void add(double x) {
+        if (m_lower.empty() || x <= m_lower.top()) m_lower.push(x);
+        else m_upper.push(x);
+        if (m_lower.size() > m_upper.size() + 1) {
+            m_upper.push(m_lower.top());
+            m_lower.pop();
+        } else if (m_upper.size() > m_lower.size()) {
+            m_lower.push(m_upper.top());
+            m_upper.pop();
+        }
+    }
+    double median() const {
+        return m_lower.size() > m_upper.size() ? m_lower.top() : 0.5 * (m_lower.top() + m_upper.top());
+    }
+
+private:
+    std::priority_queue<double> m_lower;
+    std::priority_queue<double, std::vector<double>, std::greater<double>> m_upper;
+};
+
 } // namespace
 
 DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRecord>& recs, const StepParams& p) {
@@ -102,8 +141,8 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     // gradient still to come takes it lower (it would read as drained one gradient early). A link one transfer
     // deeper than its level rests when its last transfer was a gradient and its next an activation: the step's
     // gradients are back but one was lost. That one only where the pipelines have deeper links too (pp >= 3):
-    // inside a step a head link is then pp - 1 or more deep after a gradient, so one deep never happens there
-    // (pp = 2 alternates between one and two in flight), and the head links' share bounds the drain. The
+    // in strict 1F1B a head link is then pp - 1 or more deep after a gradient inside a step (pp = 2 alternates
+    // between one and two in flight), and the head links' share bounds the drain. The
     // deeper links may read one deep mid-step, but they cannot make a drain the heads deny; without the rule,
     // links that each lose a gradient a step (interleaved chunks carry 100+ transfers a link and step: at 1.5%
     // loss about half the links) never rest together, nothing is re-levelled, and no later step is drained.
@@ -152,32 +191,10 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     recount();
     std::vector<double>& share = out.share;
     share.resize(n); // after each piece; the last one is the state the capture ends in
-    // Before the first drain: the 90th percentile of all the series' quiet gaps (step ends are among the longest).
-    double longGap = 0;
-    if (n >= 2) {
-        std::vector<double> gaps(n - 1);
-        for (std::size_t g = 0; g + 1 < n; ++g) gaps[g] = double(pieces[g + 1].first - pieces[g].second);
-        auto at = gaps.begin() + std::ptrdiff_t((gaps.size() - 1) * 9 / 10);
-        std::nth_element(gaps.begin(), at, gaps.end());
-        longGap = *at;
-    }
-    // The drains' quiet gaps so far, a running median: the lower half in a max-heap, the upper in a min-heap.
-    std::priority_queue<double> lowerGaps;
-    std::priority_queue<double, std::vector<double>, std::greater<double>> upperGaps;
-    auto addGap = [&](double x) {
-        if (lowerGaps.empty() || x <= lowerGaps.top()) lowerGaps.push(x);
-        else upperGaps.push(x);
-        if (lowerGaps.size() > upperGaps.size() + 1) {
-            upperGaps.push(lowerGaps.top());
-            lowerGaps.pop();
-        } else if (upperGaps.size() > lowerGaps.size()) {
-            lowerGaps.push(upperGaps.top());
-            upperGaps.pop();
-        }
-    };
-    auto medianGap = [&] {
-        return lowerGaps.size() > upperGaps.size() ? lowerGaps.top() : 0.5 * (lowerGaps.top() + upperGaps.top());
-    };
+    // Before the first drain, the long gaps of the whole series (step ends are among the longest); then the
+    // drains' own.
+    const double firstGap = longGap(pieces);
+    RunningMedian drainGaps;
     std::size_t e = 0;
     std::vector<std::uint32_t> touched; // links with a transfer in the current piece
     auto update = [&](std::uint32_t l, auto change) {
@@ -206,8 +223,8 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
         }
         for (std::uint32_t l : touched)
             if (depth[l] < level[l]) update(l, [&] { level[l] = depth[l]; });
-        const double gap = g + 1 < n ? double(pieces[g + 1].first - pieces[g].second) : 0.0;
-        const bool forgive = gap >= 0.5 * (lowerGaps.empty() ? longGap : medianGap());
+        const double gap = g + 1 < n ? gapAfter(pieces, g) : 0.0;
+        const bool forgive = gap >= 0.5 * (drainGaps.empty() ? firstGap : drainGaps.median());
         const Count& c = forgive ? forgivenCount : strictCount;
         share[g] = double(c.all) / double(links);
         if (heads) share[g] = std::min(share[g], double(c.heads) / double(heads));
@@ -215,7 +232,7 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
         if (!drained) // gradients came back for activations sent before the capture began
             out.startsMidStep = std::any_of(level.begin(), level.end(), [](int v) { return v < 0; });
         drained = true;
-        if (g + 1 < n) addGap(gap);
+        if (g + 1 < n) drainGaps.add(gap);
         if (c.all < links) {
             // Only links whose last transfer was a gradient: one whose last was an activation has begun the next
             // step (replicas start their warm-ups a little apart), and levelling it there would ratchet its level
