@@ -151,6 +151,22 @@ private slots:
         expectExactShape(report, sim.truth, ev);
     }
 
+    // Pipeline replicas whose DP peers share hosts have no traffic between them: recognition merges their chains
+    // (same hosts) by rhythm, which their jittered micro-batches keep only on the step's envelope (a grid 128 times
+    // as coarse). A straggler in one replica all run long made two jobs of one.
+    void randomDrawsWithReplicasInsideHostsAreOneJob_data() {
+        QTest::addColumn<int>("seed");
+        QTest::newRow("100041 TP 1 x PP 5 x DP 2 in hosts, straggler x2.64") << 100041;
+        QTest::newRow("300123 TP 1 x PP 7 x DP 4 in hosts, 854 ms forwards") << 300123;
+    }
+    void randomDrawsWithReplicasInsideHostsAreOneJob() {
+        QFETCH(int, seed);
+        sim::SimResult sim = sim::simulate(sim::randomConfig(std::uint64_t(seed)));
+        Report report = analyzeCapture(captureOf(sim));
+        EvaluationResult ev = evaluate(report, sim.truth);
+        expectExactShape(report, sim.truth, ev);
+    }
+
     // Production-shaped presets (issue 12): the whole report against the truth — shape, every step, every
     // finding at its place, restart links — for several seeds.
     void productionPresetsAreExact_data() {

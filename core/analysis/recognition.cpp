@@ -82,8 +82,10 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 }
 
 // Pearson correlation of the bytes-per-bin series of two clusters over their common bins, on the grid and on
-// grids 2, 4 … 64 times as coarse (bins summed, aligned to the global grid) while they keep at least 64 common
-// bins: the largest. One cluster of a job can move its bursts at another pace than the rest: a rail whose NIC
+// grids 2, 4 … 1024 times as coarse (bins summed, aligned to the global grid) while they keep at least 64 common
+// bins: the largest. (Up to 1024: pipeline replicas whose DP peers share hosts have no traffic between them, and
+// their transfers, each micro-batch jittered on its own, agree only on the step's envelope — eight chains of
+// PP 4 with 8 s steps correlated 0.33 at 64 times, 0.57 at 128, and were eight jobs.) One cluster of a job can move its bursts at another pace than the rest: a rail whose NIC
 // link runs at a third of its bandwidth stretches its ring's all-reduce to three times as long, in step with
 // the others (every step waits for it), which correlates about 0.49 with them bin by bin and near 1 on a grid
 // as coarse as the stretched burst; and the bursts' onsets (below) stay together at any pace. Unrelated jobs
@@ -98,7 +100,7 @@ bool rhythmsAgree(const Cluster& a, const Cluster& b, double threshold) {
     std::vector<double> x, y;
     x.reserve(std::size_t(hi - lo));
     y.reserve(std::size_t(hi - lo));
-    for (std::int64_t k = 1; k <= 64; k *= 2) {
+    for (std::int64_t k = 1; k <= 1024; k *= 2) {
         // Coarse bins [c*k, (c+1)*k) of the global grid wholly inside [lo, hi).
         const std::int64_t c0 = (lo + k - 1) / k, c1 = hi / k;
         if (k > 1 && c1 - c0 < 64) break;
