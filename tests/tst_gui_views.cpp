@@ -491,6 +491,24 @@ private slots:
         QCOMPARE(opt.exitCode(), 2);
     }
 
+    // --version and --help answer without a display (they aborted with exit 134 where no platform could start).
+    void versionAndHelpWorkWithoutADisplay() {
+        const QString exe = guiBinary();
+        if (!QFileInfo::exists(exe)) QSKIP("the llmprism executable is not built");
+        for (const char* flag : {"--version", "--help"}) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            for (const char* var : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"}) env.remove(var);
+            p.setProcessEnvironment(env);
+            p.start(exe, {flag});
+            QVERIFY(p.waitForFinished(60000));
+            QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+            QCOMPARE(p.exitCode(), 0);
+            const QByteArray out = p.readAllStandardOutput();
+            QVERIFY2(out.contains(std::strcmp(flag, "--version") == 0 ? "LLMPrism" : "--screenshot"), out.constData());
+        }
+    }
+
     void aBadCaptureShowsAnErrorAndTheAppLives() {
         auto w = window();
         // topology.json with a syntax error: the dialog names the file and the line.

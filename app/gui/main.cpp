@@ -17,6 +17,7 @@
 #include <QRegularExpression>
 #include <QSettings>
 #include <QTemporaryDir>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -174,11 +175,19 @@ int screenshot(const QStringList& capture, const ShotOptions& o) {
 int main(int argc, char** argv) {
     shareHeapArenas();         // before any thread starts
     Q_INIT_RESOURCE(llmprism); // the resources live in the static ui library
-    // --screenshot must work without a display: pick the offscreen platform before Qt starts.
-    bool shot = false;
+    // --screenshot, --version and --help must work without a display (they aborted with exit 134 there): pick the
+    // offscreen platform before Qt starts.
+    bool headless = false;
     for (int i = 1; i < argc; ++i)
-        if (std::strcmp(argv[i], "--screenshot") == 0 || std::strncmp(argv[i], "--screenshot=", 13) == 0) shot = true;
-    if (shot && !std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+        for (const char* flag : {"--screenshot", "--version", "-v", "--help", "-h", "--help-all"}) {
+            const std::size_t n = std::strlen(flag);
+            if (std::strncmp(argv[i], flag, n) == 0 && (argv[i][n] == '\0' || argv[i][n] == '=')) headless = true;
+        }
+    const bool display = std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY");
+    const bool shot = std::any_of(argv + 1, argv + argc, [](const char* a) {
+        return std::strcmp(a, "--screenshot") == 0 || std::strncmp(a, "--screenshot=", 13) == 0;
+    });
+    if (headless && (shot || !display) && !std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
 
     QApplication app(argc, argv);
     QApplication::setOrganizationName("LLMPrism");
