@@ -177,17 +177,18 @@ int main(int argc, char** argv) {
     Q_INIT_RESOURCE(llmprism); // the resources live in the static ui library
     // --screenshot, --version and --help must work without a display (they aborted with exit 134 there): pick the
     // offscreen platform before Qt starts.
-    bool headless = false;
-    for (int i = 1; i < argc; ++i)
-        for (const char* flag : {"--screenshot", "--version", "-v", "--help", "-h", "--help-all"}) {
-            const std::size_t n = std::strlen(flag);
-            if (std::strncmp(argv[i], flag, n) == 0 && (argv[i][n] == '\0' || argv[i][n] == '=')) headless = true;
-        }
+    auto given = [&](std::initializer_list<const char*> flags) { // as FLAG or FLAG=VALUE
+        return std::any_of(argv + 1, argv + argc, [&](const char* a) {
+            return std::any_of(flags.begin(), flags.end(), [&](const char* flag) {
+                const std::size_t n = std::strlen(flag);
+                return std::strncmp(a, flag, n) == 0 && (a[n] == '\0' || a[n] == '=');
+            });
+        });
+    };
     const bool display = std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY");
-    const bool shot = std::any_of(argv + 1, argv + argc, [](const char* a) {
-        return std::strcmp(a, "--screenshot") == 0 || std::strncmp(a, "--screenshot=", 13) == 0;
-    });
-    if (headless && (shot || !display) && !std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    if ((given({"--screenshot"}) || (!display && given({"--version", "-v", "--help", "-h", "--help-all"}))) &&
+        !std::getenv("QT_QPA_PLATFORM"))
+        setenv("QT_QPA_PLATFORM", "offscreen", 1);
 
     QApplication app(argc, argv);
     QApplication::setOrganizationName("LLMPrism");

@@ -16,15 +16,14 @@ using Piece = std::pair<std::int64_t, std::int64_t>;
 // embedding gradients once the pipeline has drained, on closing pairs that may not even be links), and so is a
 // piece where every link carries one transfer each way, the two at once (the same all-reduce where the closing
 // pair is the head link, pp = 2), while a busy piece holds several transfers a link. (Any head record, not an
-// activation only: exporters' clocks apart, a step's last gradient may stamp after the drain.) Records of one
-// direction that overlap or follow within 5 µs are one transfer (channels, active-timeout pieces). `recs` sorted
-// by start, each inside one piece.
+// activation only: exporters' clocks apart, a step's last gradient may stamp after the drain.) `recs` sorted by
+// start, each inside one piece.
 std::vector<bool> pairCollectives(const std::vector<Piece>& pieces, const std::vector<LinkRecord>& recs) {
-    constexpr std::int64_t kJoinNs = 5'000;
     struct Way {
         std::uint32_t link;
         int transfers[2] = {0, 0};
-        std::int64_t start[2] = {0, 0}, end[2] = {0, 0}; // of the direction's transfer
+        std::int64_t start[2] = {0, 0}; // of the direction's transfer
+        TransferJoin join[2] = {};
     };
     std::vector<bool> out(pieces.size(), true); // pieces without records open no step
     std::vector<Way> ways;                      // of the current piece
@@ -33,7 +32,8 @@ std::vector<bool> pairCollectives(const std::vector<Piece>& pieces, const std::v
     auto close = [&] {
         if (k < out.size())
             out[k] = !opens || std::all_of(ways.begin(), ways.end(), [](const Way& w) {
-                return w.transfers[0] == 1 && w.transfers[1] == 1 && w.start[0] <= w.end[1] && w.start[1] <= w.end[0];
+                return w.transfers[0] == 1 && w.transfers[1] == 1 && w.start[0] <= w.join[1].end() &&
+                       w.start[1] <= w.join[0].end();
             });
         ways.clear();
         opens = false;
@@ -47,12 +47,9 @@ std::vector<bool> pairCollectives(const std::vector<Piece>& pieces, const std::v
         if (it == ways.end()) it = ways.insert(ways.end(), Way{r.link});
         const int d = r.dir > 0 ? 0 : 1;
         opens = opens || r.head;
-        if (it->transfers[d] == 0 || r.s > it->end[d] + kJoinNs) {
+        if (it->join[d].startsNew(r.s, r.e)) {
             ++it->transfers[d];
             it->start[d] = r.s;
-            it->end[d] = r.e;
-        } else {
-            it->end[d] = std::max(it->end[d], r.e);
         }
     }
     close();
@@ -112,23 +109,18 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
         return out;
     }
 
-    // Transfers, as depth changes after the piece they fall in: a record that starts while the previous one of
-    // its link and direction is still open (another channel) or within kTransferJoinNs of its end (the next
-    // active-timeout piece) continues that transfer.
-    constexpr std::int64_t kTransferJoinNs = 5'000;
+    // Transfers (TransferJoin), as depth changes after the piece they fall in.
     struct Event {
         std::uint32_t piece, link;
         std::int32_t delta;
     };
     std::vector<Event> events;
-    std::vector<std::int64_t> lastEnd(2 * std::size_t(links), std::numeric_limits<std::int64_t>::min());
+    std::vector<TransferJoin> joins(2 * std::size_t(links));
     std::size_t k = 0;
     for (const LinkRecord& r : recs) {
         while (k + 1 < n && pieces[k].second < r.s) ++k;
-        std::int64_t& last = lastEnd[2 * std::size_t(r.link) + (r.dir > 0 ? 1 : 0)];
-        const bool joins = last != std::numeric_limits<std::int64_t>::min() && r.s <= last + kTransferJoinNs;
-        last = joins ? std::max(last, r.e) : r.e;
-        if (!joins) events.push_back({std::uint32_t(k), r.link, r.dir > 0 ? 1 : -1});
+        if (joins[2 * std::size_t(r.link) + (r.dir > 0 ? 1 : 0)].startsNew(r.s, r.e))
+            events.push_back({std::uint32_t(k), r.link, r.dir > 0 ? 1 : -1});
     }
 
     // Sweep the gaps: a link rests when its depth is at its lowest so far (in flight is never negative; a

@@ -3,11 +3,31 @@
 // the cuts chosen among those gaps. Parallelism inference uses it too, to orient the pipelines.
 #include "analysis/rhythm.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
 namespace prism {
+
+// Records of one direction of a link that start before the previous one ended (the other channels) or within
+// kTransferJoinNs of its end (the next active-timeout piece) are one transfer.
+constexpr std::int64_t kTransferJoinNs = 5'000;
+class TransferJoin {
+public:
+    // Whether the record [s, e] (e >= s, records in start order) starts a new transfer; extends the current one.
+    bool startsNew(std::int64_t s, std::int64_t e) {
+        const bool fresh = m_end == kNone || s > m_end + kTransferJoinNs;
+        m_end = m_end == kNone ? e : std::max(m_end, e);
+        return fresh;
+    }
+    std::int64_t end() const { return m_end; } // of the current transfer
+
+private:
+    static constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
+    std::int64_t m_end = kNone;
+};
 
 // One record on a pipeline link (a NIC pair of adjacent stages) for the drain test: its times, the link (any
 // dense id, one per unordered NIC pair), its direction (+1 forward: from the lower stage; -1 backward) and

@@ -635,9 +635,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     // The pair that closes a ring of PP pairs into a cycle carries fewer transfers than the chain's links: an
     // interleaved pipeline's last stage hands each micro-batch to stage 0 for the next model chunk (chunks - 1
     // times, where every chain link carries it `chunks` times each way), tied embeddings add an all-reduce a
-    // step. Transfers, not records: the records of one direction that start before the previous one ended
-    // (other channels) or within 5 µs of it (the next active-timeout piece) are one. The pair with the fewest,
-    // under 0.9 times the median of the others, or none.
+    // step. Transfers (TransferJoin), not records. The pair with the fewest, under 0.9 times the median of the
+    // others, or none.
     auto ringClosure = [&](const std::vector<std::uint32_t>& nodes) -> std::uint32_t {
         std::vector<std::pair<double, std::uint32_t>> counts;
         for (std::uint32_t v : nodes)
@@ -645,12 +644,9 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                 if (pairEnds[p].first != v) continue; // each pair once
                 std::size_t transfers = 0;
                 for (std::uint32_t dir = 0; dir < 2; ++dir) {
-                    std::int64_t last = std::numeric_limits<std::int64_t>::min();
-                    for (std::uint32_t q = byDir.off[p * 2 + dir]; q < byDir.off[p * 2 + dir + 1]; ++q) {
-                        if (last == std::numeric_limits<std::int64_t>::min() || byDir.startNs[q] > last + 5'000)
-                            ++transfers;
-                        last = std::max(last, byDir.endNs(q));
-                    }
+                    TransferJoin join;
+                    for (std::uint32_t q = byDir.off[p * 2 + dir]; q < byDir.off[p * 2 + dir + 1]; ++q)
+                        transfers += join.startsNew(byDir.startNs[q], std::max(byDir.startNs[q], byDir.endNs(q)));
                 }
                 counts.push_back({double(transfers), p});
             }
@@ -691,17 +687,12 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                 }
             }
         }
-        // Transfers on the head pairs: records of one direction that start before the previous one ended (the
-        // other channels) or right after it (the next active-timeout piece) are one transfer.
-        constexpr std::int64_t kUnset = std::numeric_limits<std::int64_t>::min();
+        // Transfers on the head pairs (TransferJoin).
         std::vector<std::vector<std::pair<std::int64_t, int>>> heads(link); // per pair: (start, direction)
-        std::vector<std::int64_t> lastEnd(2 * std::size_t(link), kUnset);
-        for (const LinkRecord& r : recs) {
-            if (!r.head) continue;
-            std::int64_t& last = lastEnd[2 * std::size_t(r.link) + (r.dir > 0 ? 1 : 0)];
-            if (last == kUnset || r.s > last + 5'000) heads[r.link].push_back({r.s, r.dir});
-            last = std::max(last == kUnset ? r.e : last, r.e);
-        }
+        std::vector<TransferJoin> joins(2 * std::size_t(link));
+        for (const LinkRecord& r : recs)
+            if (r.head && joins[2 * std::size_t(r.link) + (r.dir > 0 ? 1 : 0)].startsNew(r.s, r.e))
+                heads[r.link].push_back({r.s, r.dir});
         DrainEvidence ev;
         const std::vector<double> share = scanDrains(jobPieces, recs, drainParams).share;
         std::vector<double> gaps, runs;

@@ -223,34 +223,35 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         if (!any) return out;
         std::unordered_map<std::uint64_t, std::uint32_t> linkOf;
         const int last = par.pp - 1;
-        auto isClosing = [&](int sa, int sb) { return last >= 2 && std::min(sa, sb) == 0 && std::max(sa, sb) == last; };
-        // The pair that closes an interleaved ring (the last stage hands each micro-batch's next model chunk to
-        // stage 0) is a link too, forward from the last stage: a gradient in flight on it alone, near the step's
-        // end, is no drain. Not a tied-embedding ring's, which carries one all-reduce a step (under a quarter of a
-        // chain link's records): always at rest, it once made half the links of a PP 3 job rest inside steps.
-        bool closingLinks = false;
-        {
-            std::size_t chain = 0, closing = 0;
-            for (std::uint32_t r : job.records) {
-                const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-                if (a < 0 || b < 0) continue;
-                const int sa = ix.stage(a), sb = ix.stage(b);
-                chain += std::abs(sa - sb) == 1;
-                closing += isClosing(sa, sb);
-            }
-            closingLinks = closing > 0 && 4 * closing * std::size_t(std::max(1, last)) >= chain;
-        }
-        for (std::uint32_t r : job.records) {
-            const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
-            if (a < 0 || b < 0) continue;
+        auto addLink = [&](std::uint32_t r, int a, int b, bool closing) {
             const int sa = ix.stage(a), sb = ix.stage(b);
-            const bool closing = closingLinks && isClosing(sa, sb);
-            if (std::abs(sa - sb) != 1 && !closing) continue;
             const auto [it, added] =
                 linkOf.try_emplace(pairKey(std::uint32_t(a), std::uint32_t(b)), std::uint32_t(linkOf.size()));
             const bool forward = closing ? sa == last : sb > sa;
             links.push_back({flows.startNs[r], std::max(flows.end(r), flows.startNs[r]), it->second,
                              forward ? 1 : -1, !closing && std::min(sa, sb) == 0});
+        };
+        // The pair that closes an interleaved ring (the last stage hands each micro-batch's next model chunk to
+        // stage 0) is a link too, forward from the last stage: a gradient in flight on it alone, near the step's
+        // end, is no drain. Not a tied-embedding ring's, which carries one all-reduce a step (under a quarter of a
+        // chain link's records): always at rest, it once made half the links of a PP 3 job rest inside steps.
+        // Its records are set apart in the same pass and merged in (both in start order) when there are enough.
+        std::vector<std::uint32_t> closing;
+        std::size_t chain = 0;
+        for (std::uint32_t r : job.records) {
+            const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
+            if (a < 0 || b < 0) continue;
+            const int sa = ix.stage(a), sb = ix.stage(b);
+            if (last >= 2 && std::min(sa, sb) == 0 && std::max(sa, sb) == last) closing.push_back(r);
+            if (std::abs(sa - sb) != 1) continue;
+            ++chain;
+            addLink(r, a, b, false);
+        }
+        if (!closing.empty() && 4 * closing.size() * std::size_t(std::max(1, last)) >= chain) {
+            const std::size_t mid = links.size();
+            for (std::uint32_t r : closing) addLink(r, ix.local(flows.src[r]), ix.local(flows.dst[r]), true);
+            std::inplace_merge(links.begin(), links.begin() + std::ptrdiff_t(mid), links.end(),
+                               [](const LinkRecord& x, const LinkRecord& y) { return x.s < y.s; });
         }
         auto byStartOf = [](const LinkRecord& x, const LinkRecord& y) { return x.s < y.s; };
         if (!std::is_sorted(links.begin(), links.end(), byStartOf))
