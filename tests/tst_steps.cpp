@@ -447,6 +447,86 @@ private slots:
         QVERIFY2(ev.perfect(), ev.toText().c_str());
     }
 
+    // ZeRO-3 draws whose optimizer quiet is shorter than a layer group's compute: the longest gaps are the
+    // passes', and the steps were cut at every layer group (6-8 steps a step). Found as the period of the gaps.
+    void randomZero3DrawsFindTheirStepsAsThePeriod_data() {
+        QTest::addColumn<int>("seed");
+        QTest::newRow("100016 4 groups, 58 micro-batches, slow rank") << 100016;
+        QTest::newRow("100081 4 groups, jitter 0.20") << 100081;
+        QTest::newRow("100161 4 groups, 55 micro-batches") << 100161;
+        QTest::newRow("100053 3 groups, slow link") << 100053;
+        QTest::newRow("100194 3 groups, jitter 0.23") << 100194;
+    }
+    void randomZero3DrawsFindTheirStepsAsThePeriod() {
+        QFETCH(int, seed);
+        const sim::SimConfig config = sim::randomConfig(std::uint64_t(seed));
+        QVERIFY(config.jobs[0].zero3);
+        sim::SimResult sim = sim::simulate(config);
+        const StepScore s = stepScore(analyzeCapture(captureOf(sim)), sim.truth);
+        QVERIFY2(s.exact(), qPrintable(QString("%1 of %2 steps found, %3 spurious")
+                                           .arg(s.matched).arg(s.truthSteps).arg(s.spurious())));
+    }
+
+    // choosePeriodicCuts: steps of six round pieces (three layer groups: the forward's gaps 100 ms, the
+    // backward's 200 ms, each jittered up to 20%), the step's last reduce-scatter joined to the next step's
+    // gathers (a 3-unit piece) by a short optimizer quiet. Cut in every such piece, also through four steps
+    // slowed 2.3x and where a 600 ms pause before a step parts the joined piece (cut before the gathers, at
+    // the pause). Steps of one burst with a pause every fifth (a pure-DP job's checkpoints), or gaps at random,
+    // have no period.
+    void choosePeriodicCutsFindsTheStepAsThePeriodOfTheGaps() {
+        std::vector<std::pair<std::int64_t, std::int64_t>> pieces;
+        std::mt19937 rng(7);
+        std::uniform_real_distribution<double> jitter(1.0, 1.2);
+        const std::int64_t ms = 1'000'000;
+        std::int64_t t = 0;
+        std::vector<std::size_t> expected;
+        std::size_t pauseCut = 0;
+        for (int step = 0; step < 20; ++step) {
+            const double slow = step >= 8 && step < 12 ? 2.3 : 1.0;
+            const std::int64_t spans[6] = {3 * ms, ms, ms, ms, 2 * ms, 2 * ms};
+            for (int k = 0; k < 6; ++k) {
+                if (k == 0 && step == 15) { // the pause parts the scatter from the gathers
+                    pieces.push_back({t, t + ms});
+                    t += ms + 600 * ms;
+                    pauseCut = pieces.size();
+                    pieces.push_back({t, t + 2 * ms});
+                    t += 2 * ms;
+                } else {
+                    if (k == 0 && step > 0) expected.push_back(pieces.size());
+                    pieces.push_back({t, t + spans[k]});
+                    t += spans[k];
+                }
+                t += std::int64_t(double(k < 3 ? 100 * ms : 200 * ms) * slow * jitter(rng));
+            }
+        }
+        const std::vector<PeriodicCut> cuts = choosePeriodicCuts(pieces);
+        QCOMPARE(cuts.size(), std::size_t(19));
+        for (std::size_t i = 0, e = 0; i < cuts.size(); ++i) {
+            if (cuts[i].piece == pauseCut) {
+                QVERIFY(cuts[i].atStart);
+                continue;
+            }
+            QCOMPARE(cuts[i].piece, expected[e++]);
+            QVERIFY(!cuts[i].atStart);
+        }
+
+        std::vector<std::pair<std::int64_t, std::int64_t>> steps, noise;
+        t = 0;
+        for (int step = 0; step < 60; ++step) {
+            if (step % 5 == 0) t += 400 * ms;
+            steps.push_back({t, t + ms});
+            t += std::int64_t(45.0 * double(ms) * jitter(rng));
+        }
+        QVERIFY(choosePeriodicCuts(steps).empty());
+        std::uniform_real_distribution<double> any(1.0, 4.0);
+        t = 0;
+        for (int k = 0; k < 200; ++k) {
+            noise.push_back({t, t + ms});
+            t += std::int64_t(double(ms) * 50 * any(rng));
+        }
+        QVERIFY(choosePeriodicCuts(noise).empty());
+    }
+
     void aJobWithoutDpTrafficIsDividedByItsPipelineRhythm() {
         sim::SimResult sim = sim::simulate(presetConfig("pure-pp", 2));
         Analysis a = runAnalysis(captureOf(sim));

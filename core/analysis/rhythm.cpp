@@ -462,4 +462,126 @@ std::vector<std::size_t> chooseCoarseCuts(const std::vector<Piece>& pieces, cons
     return 4 * long_ >= 3 * cuts.size() ? cuts : std::vector<std::size_t>{};
 }
 
+namespace {
+
+// The log gaps between pieces, each less the mean of the `period` gaps around it (a window of one period: a
+// slowed stretch of steps moves all its gaps alike, and the window takes that off).
+std::vector<double> levelledLogGaps(const std::vector<double>& logGap, std::size_t period) {
+    const std::size_t m = logGap.size();
+    std::vector<double> prefix(m + 1, 0.0);
+    for (std::size_t i = 0; i < m; ++i) prefix[i + 1] = prefix[i] + logGap[i];
+    std::vector<double> out(m);
+    for (std::size_t i = 0; i < m; ++i) {
+        const std::size_t from = std::min(i >= period / 2 ? i - period / 2 : 0, m - period);
+        out[i] = logGap[i] - (prefix[from + period] - prefix[from]) / double(period);
+    }
+    return out;
+}
+
+// The phases of a period: the median levelled log gap at each, and how well they explain the gaps (the mean
+// distance to a gap's phase median over the mean distance to the overall median).
+struct PhaseFit {
+    std::vector<double> median;
+    double residualShare = 1.0;
+};
+
+PhaseFit fitPhases(const std::vector<double>& level, std::size_t period) {
+    PhaseFit fit;
+    std::vector<double> at;
+    for (std::size_t ph = 0; ph < period; ++ph) {
+        at.clear();
+        for (std::size_t i = ph; i < level.size(); i += period) at.push_back(level[i]);
+        fit.median.push_back(medianOf(at));
+    }
+    const double overall = medianOf(level);
+    double explained = 0, spread = 0;
+    for (std::size_t i = 0; i < level.size(); ++i) {
+        explained += std::fabs(level[i] - fit.median[i % period]);
+        spread += std::fabs(level[i] - overall);
+    }
+    fit.residualShare = spread > 0 ? explained / spread : 1.0;
+    return fit;
+}
+
+// The threshold between long and short phases when the phases form one run of each, both of two or more
+// phases (circularly), the two classes apart by more than the gaps stray from their phases; else NaN.
+double longShortThreshold(const PhaseFit& fit, const std::vector<double>& level, std::size_t period) {
+    const auto [lo, hi] = std::minmax_element(fit.median.begin(), fit.median.end());
+    const double threshold = (*lo + *hi) / 2;
+    std::size_t turns = 0, longPhases = 0;
+    for (std::size_t ph = 0; ph < period; ++ph) {
+        const bool isLong = fit.median[ph] > threshold;
+        longPhases += isLong;
+        turns += isLong != (fit.median[(ph + 1) % period] > threshold);
+    }
+    if (turns != 2 || longPhases < 2 || period - longPhases < 2) return std::nan("");
+    double stray = 0;
+    for (std::size_t i = 0; i < level.size(); ++i) stray += std::fabs(level[i] - fit.median[i % period]);
+    stray /= double(level.size());
+    // log(1.3): backward compute is 1.5-2.5 times the forward's
+    if (*hi - *lo < std::log(1.3) || *hi - *lo < 2 * stray) return std::nan("");
+    return threshold;
+}
+
+} // namespace
+
+std::vector<PeriodicCut> choosePeriodicCuts(const std::vector<Piece>& pieces, const StepParams& p) {
+    const std::size_t n = pieces.size();
+    if (n < 25) return {};
+    std::vector<double> logGap(n - 1), logSpan(n - 1);
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+        logGap[i] = std::log(double(std::max<std::int64_t>(pieces[i + 1].first - pieces[i].second, 1000)));
+        logSpan[i] = std::log(double(std::max<std::int64_t>(pieces[i].second - pieces[i].first, 1000)));
+    }
+    const std::size_t maxPeriod = std::min<std::size_t>(64, logGap.size() / 6);
+    for (std::size_t period = 4; period <= maxPeriod; ++period) {
+        const std::vector<double> level = levelledLogGaps(logGap, period);
+        const PhaseFit fit = fitPhases(level, period);
+        // The pieces' own lengths (a gather, a gather and a scatter, a scatter and the next step's gathers)
+        // repeat with the step too, and jitter them less than compute jitters the gaps.
+        const PhaseFit spanFit = fitPhases(levelledLogGaps(logSpan, period), period);
+        if (fit.residualShare + spanFit.residualShare > 1.0) continue;
+        const double threshold = longShortThreshold(fit, level, period);
+        if (std::isnan(threshold)) continue;
+        // The boundary phase: the piece after the last long phase. Steps are walked from one boundary to the
+        // next, P pieces on, or up to a quarter of P before or after where the P gaps and pieces from there
+        // match the phases better (a lost round or a split one shifts no later step).
+        std::size_t phase = 0;
+        while (!(fit.median[(phase + period - 1) % period] > threshold && fit.median[phase] <= threshold)) ++phase;
+        std::vector<double> longLevels;
+        for (double m : fit.median)
+            if (m > threshold) longLevels.push_back(m);
+        const double pauseLevel = medianOf(longLevels) + std::log(2.0);
+        const std::vector<double> spanLevel = levelledLogGaps(logSpan, period);
+        auto mismatch = [&](std::size_t j) { // gaps j - 1 .. and pieces j .. against the phases from the boundary
+            double cost = 0;
+            for (std::size_t k = 0; k < period && j + k < n - 1; ++k) {
+                const std::size_t ph = (phase + k) % period;
+                cost += std::fabs(level[j + k - 1] - fit.median[(ph + period - 1) % period]) +
+                        std::fabs(spanLevel[j + k] - spanFit.median[ph]);
+            }
+            return cost;
+        };
+        const std::size_t slack = std::max<std::size_t>(1, period / 4);
+        std::vector<PeriodicCut> cuts;
+        std::size_t sharp = 0;
+        for (std::size_t at = phase == 0 ? period : phase; at + 1 < n;) {
+            std::size_t best = at;
+            double bestCost = mismatch(at);
+            for (std::size_t j = at > slack ? at - slack : 1; j <= at + slack && j + 1 < n; ++j)
+                if (const double cost = mismatch(j); cost < bestCost) {
+                    best = j;
+                    bestCost = cost;
+                }
+            if (!cuts.empty() && best <= cuts.back().piece) break;
+            sharp += level[best - 1] > threshold && level[best] <= threshold;
+            cuts.push_back({best, level[best - 1] > pauseLevel});
+            at = best + period;
+        }
+        if (cuts.size() >= 5 && 2 * sharp >= cuts.size()) return cuts;
+    }
+    (void)p;
+    return {};
+}
+
 } // namespace prism

@@ -84,6 +84,26 @@ std::vector<std::size_t> chooseCuts(const std::vector<std::pair<std::int64_t, st
 std::vector<std::size_t> chooseCoarseCuts(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
                                           const StepParams& params = {});
 
+// Where no coarser rhythm stands out by its quiet (ZeRO-3 whose optimizer quiet is shorter than a layer group's
+// compute: the longest gaps are the passes', and the optimizer's may merge a step's last reduce-scatter with the
+// next step's first gathers into one piece), the step is the period of the gap sequence. A step's gaps are its
+// forward compute per layer group, then its backward compute per layer group, which is longer (a backward
+// computes two gradients): a run of short gaps, then a run of long ones. The step ends with the reduce-scatter
+// after the last backward: the first thing in the piece that follows the long run. The period P is the
+// smallest (2..64, six or more periods) whose phases explain the log gaps (each taken less the mean of the P
+// gaps around it, so that a slowed stretch of steps keeps its phases) to a third of their spread, with one run
+// of two or more long phases and one of two or more short ones (a pure-DP job's periodic pauses are one long
+// phase: no period). Each gap is then long or short by itself (local: a lost round shifts no later step), and
+// each piece after a long gap and before a short one ends a step (`atStart` false: its first activity burst
+// ends it), or, when that long gap stands far above the usual long ones (a pause before the step), the step
+// ends where the piece starts (`atStart` true). The steps must hold about P pieces (three quarters of them).
+struct PeriodicCut {
+    std::size_t piece; // the piece the step boundary lies in or before
+    bool atStart;      // the boundary is the quiet before the piece (a pause), not inside or after it
+};
+std::vector<PeriodicCut> choosePeriodicCuts(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
+                                            const StepParams& params = {});
+
 // A distributed optimizer (ZeRO-1/2, Megatron's) syncs twice per step: the gradient reduce-scatter ends the
 // step, the optimizer runs on the shard with the network quiet, then the parameter all-gather opens the next
 // step. So a ring's collectives alternate: closer (reduce-scatter), opener (all-gather), closer, ... An

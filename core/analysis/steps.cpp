@@ -37,6 +37,57 @@ struct BurstSend {
     std::uint32_t burst;
 };
 
+constexpr const char* kAllThroughNote = "data-parallel traffic runs all through each step (expert all-to-all, or "
+                                        "ZeRO-3 parameter gathers): steps end at the job-wide quiet of the optimizer";
+
+// Where a step ends inside round piece `piece` (choosePeriodicCuts: the reduce-scatter after the last backward,
+// which the optimizer's short quiet may have joined to the next step's first gathers): at the piece's longest
+// quiet when it stands out (four times the next longest, and a boundary's length), else at the piece's end.
+std::int64_t firstBurstEnd(const Piece& piece, const std::vector<Piece>& jobPieces, const StepParams& params) {
+    auto it = std::upper_bound(jobPieces.begin(), jobPieces.end(), piece.first,
+                               [](std::int64_t v, const Piece& x) { return v < x.first; });
+    if (it != jobPieces.begin()) --it;
+    std::int64_t longest = 0, second = 0, endBefore = piece.second;
+    for (; it + 1 < jobPieces.end() && (it + 1)->first <= piece.second; ++it) {
+        const std::int64_t quiet = (it + 1)->first - std::max(it->second, piece.first);
+        if (it->second < piece.first) continue;
+        if (quiet > longest) {
+            second = longest;
+            longest = quiet;
+            endBefore = it->second;
+        } else {
+            second = std::max(second, quiet);
+        }
+    }
+    return longest >= params.minBoundaryGapNs && longest >= 4 * second ? endBefore : piece.second;
+}
+
+// Steps as the period of the rounds' gaps (choosePeriodicCuts) where no coarser rhythm stood out by its quiet:
+// replaces `ends` and `syncStarts` and returns true when there is one.
+bool periodicSteps(const std::vector<Piece>& roundPieces, const std::vector<Piece>& jobPieces,
+                   const std::vector<std::int64_t>& fineEnds, const std::vector<std::int64_t>& fineStarts,
+                   const StepParams& params, std::vector<std::int64_t>& ends, std::vector<std::int64_t>& syncStarts) {
+    const std::vector<PeriodicCut> cuts = choosePeriodicCuts(roundPieces, params);
+    if (cuts.empty()) return false;
+    std::vector<std::int64_t> coarseEnds, coarseSync;
+    for (const PeriodicCut& c : cuts) {
+        const std::size_t last = c.atStart ? c.piece - 1 : c.piece; // the round the step ends in
+        const std::int64_t end = c.atStart ? fineEnds[last] : firstBurstEnd(roundPieces[last], jobPieces, params);
+        coarseEnds.push_back(end);
+        coarseSync.push_back(std::min(fineStarts[last], end));
+    }
+    // The rounds after the last cut: the last step, when their activity lasts as long as the usual step's.
+    std::vector<double> spans;
+    for (std::size_t k = 1; k < coarseEnds.size(); ++k) spans.push_back(double(coarseEnds[k] - coarseEnds[k - 1]));
+    if (double(fineEnds.back() - coarseEnds.back()) * params.regularBand >= medianOf(spans)) {
+        coarseEnds.push_back(fineEnds.back());
+        coarseSync.push_back(fineStarts.back());
+    }
+    ends = std::move(coarseEnds);
+    syncStarts = std::move(coarseSync);
+    return true;
+}
+
 } // namespace
 
 bool StepDivision::isExchange(EndpointId src, EndpointId dst, std::int64_t alignedStartNs) const {
@@ -708,7 +759,10 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         };
         const std::vector<Piece> roundPieces = piecesOf(fineEnds);
         const std::vector<std::size_t> cuts = chooseCoarseCuts(roundPieces, params);
-        if (!cuts.empty()) {
+        if (cuts.empty()) {
+            if (periodicSteps(roundPieces, jobPieces, fineEnds, fineStarts, params, ends, syncStarts))
+                out.notes.push_back(kAllThroughNote);
+        } else {
             std::vector<std::int64_t> coarseEnds, coarseSync;
             for (std::size_t c : cuts) {
                 coarseEnds.push_back(fineEnds[c]);
@@ -726,8 +780,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
             }
             ends = std::move(coarseEnds);
             syncStarts = std::move(coarseSync);
-            out.notes.push_back("data-parallel traffic runs all through each step (expert all-to-all, or ZeRO-3 "
-                                "parameter gathers): steps end at the job-wide quiet of the optimizer");
+            out.notes.push_back(kAllThroughNote);
         }
     }
 
