@@ -467,6 +467,67 @@ private slots:
                                            .arg(s.matched).arg(s.truthSteps).arg(s.spurious())));
     }
 
+    // Distributed optimizer with the reduce-scatter overlapped with the backward: the buckets come with the
+    // backward's compute between them, and where that is as long as half the optimizer's quiet a ring's
+    // reduce-scatter and all-gather stay one burst (every step then ended after its all-gather, and a second
+    // step end fell at the other stages' reduce-scatters). The other rings' all-gathers start at the same
+    // moment and cut it (splitAtOtherOpeners).
+    void randomDrawsWithAnOverlappedReduceScatterFindTheirSteps_data() {
+        QTest::addColumn<int>("seed");
+        QTest::newRow("100070 pp2 dp3, optimizer 0.65 bucket gaps") << 100070;
+        QTest::newRow("100072 pp8 dp2") << 100072;
+        QTest::newRow("300088 pp5 dp3, slow links") << 300088;
+    }
+    void randomDrawsWithAnOverlappedReduceScatterFindTheirSteps() {
+        QFETCH(int, seed);
+        const sim::SimConfig config = sim::randomConfig(std::uint64_t(seed));
+        QVERIFY(config.jobs[0].distributedOptimizer && config.jobs[0].overlapGradSync);
+        sim::SimResult sim = sim::simulate(config);
+        const StepScore s = stepScore(analyzeCapture(captureOf(sim)), sim.truth);
+        QVERIFY2(s.exact(), qPrintable(QString("%1 of %2 steps found, %3 spurious")
+                                           .arg(s.matched).arg(s.truthSteps).arg(s.spurious())));
+    }
+
+    // splitAtOtherOpeners: a ring's bursts [four buckets, quiet, all-gather] are split where other rings'
+    // all-gathers began (within the window, after a quiet gap), the all-gather part an opener; a burst that
+    // starts there is an opener whole; a piece near a start but right after the one before is not cut; a single
+    // match is no evidence.
+    void splitAtOtherOpenersCutsWhereTheOtherRingsGather() {
+        const std::int64_t ms = 1'000'000;
+        std::vector<std::pair<std::int64_t, std::int64_t>> pieces;
+        std::vector<std::size_t> cuts;
+        std::vector<std::int64_t> starts;
+        for (int step = 0; step < 4; ++step) {
+            const std::int64_t t = step * 200 * ms;
+            for (int b = 0; b < 4; ++b) pieces.push_back({t + b * ms, t + b * ms + ms / 2});
+            pieces.push_back({t + 5 * ms, t + 7 * ms}); // the all-gather, 1.5 ms after the last bucket
+            starts.push_back(t + 5 * ms + 20'000);     // another ring's, 20 us later on its clock
+            cuts.push_back(pieces.size() - 1);
+        }
+        cuts.pop_back();
+        std::vector<char> opener;
+        std::vector<std::size_t> split = cuts;
+        splitAtOtherOpeners(pieces, split, opener, starts, 550'000, StepParams{});
+        QCOMPARE(opener.size(), std::size_t(8));
+        QCOMPARE(split.size(), std::size_t(7));
+        for (std::size_t k = 0; k < 8; ++k) {
+            QCOMPARE(opener[k] != 0, k % 2 == 1);
+            if (k < 7) QCOMPARE(split[k], k % 2 == 0 ? 5 * (k / 2) + 3 : 5 * (k / 2) + 4);
+        }
+        // Starts near the buckets (0.5 ms apart, so no quiet gap of a boundary's length before them)
+        opener.clear();
+        split = cuts;
+        std::vector<std::int64_t> nearBuckets{ms + 10'000, 201 * ms + 10'000};
+        StepParams strict;
+        strict.minBoundaryGapNs = ms;
+        splitAtOtherOpeners(pieces, split, opener, nearBuckets, 550'000, strict);
+        QVERIFY(opener.empty());
+        QCOMPARE(split, cuts);
+        std::vector<std::int64_t> one{5 * ms};
+        splitAtOtherOpeners(pieces, split, opener, one, 550'000, StepParams{});
+        QVERIFY(opener.empty());
+    }
+
     // choosePeriodicCuts: steps of six round pieces (three layer groups: the forward's gaps 100 ms, the
     // backward's 200 ms, each jittered up to 20%), the step's last reduce-scatter joined to the next step's
     // gathers (a 3-unit piece) by a short optimizer quiet. Cut in every such piece, also through four steps

@@ -163,6 +163,43 @@ void splitDistributedOptimizer(const std::vector<Piece>& pieces, std::vector<std
         if (!opener[k] && opener[k + 1] && gapAfter(k) < 0.2 * usualQuiet) opener[k] = 1;
 }
 
+void splitAtOtherOpeners(const std::vector<Piece>& pieces, std::vector<std::size_t>& cuts, std::vector<char>& opener,
+                         const std::vector<std::int64_t>& openerStarts, std::int64_t windowNs,
+                         const StepParams& params) {
+    if (!opener.empty() || openerStarts.empty() || pieces.empty()) return;
+    std::vector<char> opens(pieces.size(), 0); // pieces that start an all-gather
+    std::size_t found = 0;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+        if (i > 0 && pieces[i].first - pieces[i - 1].second < params.minBoundaryGapNs) continue;
+        auto it = std::lower_bound(openerStarts.begin(), openerStarts.end(), pieces[i].first - windowNs);
+        if (it != openerStarts.end() && *it <= pieces[i].first + windowNs) found += opens[i] = 1;
+    }
+    if (found < 2) return;
+    std::vector<std::size_t> newCuts;
+    std::vector<char> newOpener;
+    bool current = opens[0] != 0; // whether the burst being built is an all-gather
+    std::size_t c = 0;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+        if (i > 0 && opens[i] && !current) { // an all-gather starts inside a burst: cut before it
+            if (newCuts.empty() || newCuts.back() != i - 1) {
+                newCuts.push_back(i - 1);
+                newOpener.push_back(0);
+            }
+            current = true;
+        }
+        const bool cutAfter = c < cuts.size() && cuts[c] == i;
+        if (cutAfter) {
+            ++c;
+            newCuts.push_back(i);
+            newOpener.push_back(current ? 1 : 0);
+            current = i + 1 < pieces.size() && opens[i + 1];
+        }
+    }
+    newOpener.push_back(current ? 1 : 0);
+    cuts = std::move(newCuts);
+    opener = std::move(newOpener);
+}
+
 // The quiet gaps between consecutive pieces (gap[i]: after piece i) and their indices, longest first.
 static std::vector<std::size_t> gapsLongestFirst(const std::vector<Piece>& pieces, std::vector<std::int64_t>& gap) {
     const std::size_t n = pieces.size();

@@ -122,6 +122,18 @@ std::vector<PeriodicCut> choosePeriodicCuts(const std::vector<std::pair<std::int
 // Plain all-reduce syncs (one burst per step, evenly spaced) cast no votes and are left as they are.
 // On success `cuts` become the parts' and `opener` tells, per part, whether it opens a step; else `opener` is
 // empty. Exposed for divideSteps.
+// Where a ring's reduce-scatter and all-gather did not part (an overlapped reduce-scatter comes in buckets
+// with the backward's compute between them, as long as the optimizer's quiet), the other rings tell: after
+// the optimizer every ring's all-gather starts at once (Megatron's optimizer ends with a job-wide grad-norm
+// all-reduce). `openerStarts` (sorted) are where other rings' all-gathers began; a piece of this ring that
+// starts within `windowNs` of one, after a quiet gap of at least params.minBoundaryGapNs, opens an all-gather:
+// its burst is split there (or is one, when it starts the burst). Applies only where `opener` is empty
+// (splitDistributedOptimizer found nothing) and two or more such pieces are found; `cuts` and `opener` as there.
+void splitAtOtherOpeners(const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
+                         std::vector<std::size_t>& cuts, std::vector<char>& opener,
+                         const std::vector<std::int64_t>& openerStarts, std::int64_t windowNs,
+                         const StepParams& params);
+
 // Joins pieces apart by less than kLullShare (2%) of the shorter of the two and less than kLullNs: a lull between
 // two buckets of one collective (its members' hops end up to a percent of a chunk apart, 0.5 ms between 478 ms
 // buckets) is no quiet a step could end in (a series of long buckets was cut at every bucket: 114 steps for 13).

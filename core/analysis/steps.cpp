@@ -62,6 +62,36 @@ std::int64_t firstBurstEnd(const Piece& piece, const std::vector<Piece>& jobPiec
     return longest >= params.minBoundaryGapNs && longest >= 4 * second ? endBefore : piece.second;
 }
 
+// The all-gather starts of rings that found theirs (splitDistributedOptimizer), per ring with its PP stage.
+struct RingStarts {
+    int stage;
+    std::vector<std::int64_t> starts; // by time
+};
+
+// The all-gather starts that a ring of PP stage `stage` may be cut at: those of rings of other stages (rings of
+// one stage sync together anyway, their reduce-scatter buckets too), each kept where it starts together with
+// one in at least half of the rings of yet other stages that found theirs (after the optimizer every ring's
+// all-gather starts at once; a ring that took expert all-to-all or bucket lulls for all-gathers has them
+// elsewhere). Sorted.
+std::vector<std::int64_t> startsForStage(const std::vector<RingStarts>& rings, int stage, std::int64_t windowNs) {
+    std::vector<std::int64_t> out;
+    for (const RingStarts& g : rings) {
+        if (g.stage == stage) continue;
+        for (std::int64_t s : g.starts) {
+            std::size_t others = 0, with = 0;
+            for (const RingStarts& h : rings) {
+                if (h.stage == g.stage) continue;
+                ++others;
+                auto it = std::lower_bound(h.starts.begin(), h.starts.end(), s - windowNs);
+                with += it != h.starts.end() && *it <= s + windowNs;
+            }
+            if (2 * with >= others) out.push_back(s);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 // Steps as the period of the rounds' gaps (choosePeriodicCuts) where no coarser rhythm stood out by its quiet:
 // replaces `ends` and `syncStarts` and returns true when there is one.
 bool periodicSteps(const std::vector<Piece>& roundPieces, const std::vector<Piece>& jobPieces,
@@ -322,7 +352,7 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
     // pieces, then for each record's burst.
     std::vector<std::uint32_t> sendOf(nics, std::numeric_limits<std::uint32_t>::max()); // per sender: its last
     auto cutSeries = [&](int group, auto&& each, std::vector<Burst>& toBursts, std::vector<BurstSend>& toSends,
-                         std::vector<std::uint32_t>& lastSend) {
+                         std::vector<std::uint32_t>& lastSend, const std::vector<std::int64_t>* openerStarts) {
         std::vector<Piece> pieces;
         each([&](std::int64_t s, std::int64_t e, int) {
             if (pieces.empty() || s > pieces.back().second) pieces.push_back({s, e});
@@ -335,6 +365,9 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
                                             : choosePipelineCuts(pieces, links, params, &drains);
         std::vector<char> openerBurst; // per burst of this group: a parameter all-gather that opens a step
         if (out.source == StepSource::DataParallel) splitDistributedOptimizer(pieces, cuts, openerBurst, params);
+        if (openerStarts)
+            splitAtOtherOpeners(pieces, cuts, openerBurst, *openerStarts,
+                                params.maxClockOffsetNs + params.minBoundaryGapNs, params);
         std::vector<std::uint32_t> burstOfPiece(pieces.size());
         const std::uint32_t base = std::uint32_t(toBursts.size());
         std::size_t c = 0;
@@ -382,13 +415,42 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         const unsigned threads = unsigned(std::min<std::size_t>(threadCount(params.threads), dpTotal / 4096 + 1));
         std::vector<std::vector<SyncRec>> buffers(threads);
         std::vector<std::vector<std::uint32_t>> lastSends(threads);
-        parallelFor(groupEnd.size(), threads, [&](std::size_t g, unsigned worker) {
-            std::vector<SyncRec>& records = buffers[worker];
-            gather(g, skip, records); // (each group's positions are by start)
-            std::vector<std::uint32_t>& last = lastSends[worker];
-            last.assign(nics, std::numeric_limits<std::uint32_t>::max());
-            cutSeries(int(g), eachOf(records), cut[g].bursts, cut[g].sends, last);
-        });
+        std::vector<int> stageOf(groupEnd.size(), -1);
+        auto cutGroups = [&](const std::vector<std::size_t>& which,
+                             const std::vector<std::vector<std::int64_t>>* openerStarts) {
+            parallelFor(which.size(), threads, [&](std::size_t k, unsigned worker) {
+                const std::size_t g = which[k];
+                std::vector<SyncRec>& records = buffers[worker];
+                gather(g, skip, records); // (each group's positions are by start)
+                if (!records.empty()) stageOf[g] = ix.stage(records.front().src);
+                std::vector<std::uint32_t>& last = lastSends[worker];
+                last.assign(nics, std::numeric_limits<std::uint32_t>::max());
+                cut[g] = {};
+                cutSeries(int(g), eachOf(records), cut[g].bursts, cut[g].sends, last,
+                          openerStarts ? &(*openerStarts)[g] : nullptr);
+            });
+        };
+        std::vector<std::size_t> all(groupEnd.size());
+        std::iota(all.begin(), all.end(), std::size_t(0));
+        cutGroups(all, nullptr);
+        // Rings whose all-gathers did not part from their reduce-scatters are cut again where the other rings'
+        // began (splitAtOtherOpeners).
+        std::vector<std::size_t> without;
+        std::vector<RingStarts> rings;
+        for (std::size_t g = 0; g < cut.size(); ++g) {
+            RingStarts r{stageOf[g], {}};
+            for (const Burst& b : cut[g].bursts)
+                if (b.opener) r.starts.push_back(b.s);
+            if (r.starts.empty()) without.push_back(g);
+            else rings.push_back(std::move(r));
+        }
+        // Most rings found their all-gathers (a ring that did not is the exception the others explain).
+        if (!rings.empty() && rings.size() >= without.size()) {
+            std::vector<std::vector<std::int64_t>> hints(cut.size());
+            for (std::size_t g : without)
+                hints[g] = startsForStage(rings, stageOf[g], params.maxClockOffsetNs + params.minBoundaryGapNs);
+            cutGroups(without, &hints);
+        }
         for (Cut& c : cut) {
             const std::uint32_t base = std::uint32_t(bursts.size());
             bursts.insert(bursts.end(), c.bursts.begin(), c.bursts.end());
@@ -412,14 +474,14 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
                         if (!skip || !(*skip)[p]) f(flows.startNs[r], std::max(flows.end(r), flows.startNs[r]), a);
                     });
                 },
-                bursts, sends, sendOf);
+                bursts, sends, sendOf, nullptr);
         } else { // records not by start: the series gathered and sorted
             std::vector<SyncRec> all;
             eachRecord(dp, [&](std::size_t p, std::uint32_t r, int a, int b) {
                 if (!skip || !(*skip)[p]) all.push_back(record(r, a, b, 0));
             });
             std::stable_sort(all.begin(), all.end(), [](const SyncRec& x, const SyncRec& y) { return x.s < y.s; });
-            cutSeries(0, eachOf(all), bursts, sends, sendOf);
+            cutSeries(0, eachOf(all), bursts, sends, sendOf, nullptr);
         }
         // One series of the ring's syncs: its exchanges are of it too.
         if (dp)
