@@ -477,6 +477,21 @@ private slots:
         QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
     }
 
+    // Pipelines whose DP peers share a host (random draw 100187: TP 2 x PP 3 x DP 4, one stage a host): a GPU
+    // 2.09x slow all run was compared with its own usual only (no peers on other hosts) and missed. Its
+    // replicas on the host are its peers: found, at 2.08x, one finding.
+    void aGpuSlowAllRunAmongReplicasOnItsHostIsFound() {
+        const sim::SimResult sim = sim::simulate(sim::randomConfig(100187));
+        const Report report = analyzeCapture(captureOf(sim));
+        const auto slow = ofKind(report.jobs[0], "slow_rank");
+        QCOMPARE(slow.size(), std::size_t(1));
+        double ratio = 0;
+        for (const auto& [name, value] : slow[0]->evidence)
+            if (name == "ratio") ratio = value;
+        QVERIFY2(ratio > 1.9 && ratio < 2.3, qPrintable(QString::number(ratio)));
+        QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
+    }
+
     // Two slow NICs behind one leaf (not talking to each other): two slow links and a slow switch.
     void slowLinksBehindOneLeafAreASlowSwitch() {
         // anomalies' job-a is TP 8 x PP 2 x DP 4 on 8 hosts: hosts[0] and hosts[2] hold replicas 0 and 2 of

@@ -279,6 +279,27 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
                     peerMedian[r * K + k] = st.median;
                 }
             }
+            // Pipelines whose DP peers share a host (their sync never reaches the network): the stage's ranks on
+            // the host are TP peers, which keep in step, and other replicas, which need not. Three or more: a
+            // rank slower than the stage's median is slower than its replicas (a GPU slow all run, which its own
+            // usual hides), when by more than minRankExcess (else the own usual judges, and the job's spread
+            // below stays that of the own usuals); where all keep in step the median is theirs.
+            if (members.size() >= 3)
+                for (std::size_t k = 0; k < K; ++k) {
+                    vals.clear();
+                    for (std::size_t r : members)
+                        if (!std::isnan(value[r * K + k])) vals.push_back(value[r * K + k]);
+                    if (vals.size() < 3) continue;
+                    const RobustStats st = robustStats(vals);
+                    for (std::size_t r : members) {
+                        const double v = value[r * K + k];
+                        if (std::isnan(v) || !(ratioOf(st, v) > std::max(ratio[r * K + k], 1.0 + p.minRankExcess)))
+                            continue;
+                        ratio[r * K + k] = ratioOf(st, v);
+                        z[r * K + k] = zOf(st, v, p.minSigmaShare * 2);
+                        peerMedian[r * K + k] = st.median;
+                    }
+                }
         }
     }
 
