@@ -492,6 +492,16 @@ private slots:
         QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
     }
 
+    // A GPU slow all run in one pipeline makes the rest of that pipeline wait: stage 0 of the same replica read
+    // 1.14x slow beside the 2.79x GPU at stage 5 (random draw 300044: TP 8 x PP 6 x DP 3, accumulation 3). The
+    // echo in the same pipeline, inside the slower one's steps, is dropped: one finding, the right one.
+    void aSlowGpusEchoInItsOwnPipelineIsNoSecondFinding() {
+        const sim::SimResult sim = sim::simulate(sim::randomConfig(300044));
+        const Report report = analyzeCapture(captureOf(sim));
+        QCOMPARE(ofKind(report.jobs[0], "slow_rank").size(), std::size_t(1));
+        QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
+    }
+
     // Two slow NICs behind one leaf (not talking to each other): two slow links and a slow switch.
     void slowLinksBehindOneLeafAreASlowSwitch() {
         // anomalies' job-a is TP 8 x PP 2 x DP 4 on 8 hosts: hosts[0] and hosts[2] hold replicas 0 and 2 of

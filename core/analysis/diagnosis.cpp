@@ -471,6 +471,41 @@ void assignCosts(std::vector<Finding>& findings, const StepDivision& sd, const D
                      [](const Finding& a, const Finding& b) { return a.savesShare > b.savesShare; });
 }
 
+// A GPU slow in one pipeline makes the rest of that pipeline wait in the same steps: stage 0, whose forwards
+// have no input transfer to time them from, and the last stage read busy for part of the wait (a GPU 2.79x slow
+// all run at stage 5 made stage 0 of its pipeline read 1.14x; 2.89x made 1.70x). A slow rank in the same
+// pipeline replica (its chain over the same hosts) as a slower one, at another stage and inside its steps, is
+// that one's echo: dropped.
+void dropPipelineEchoes(std::vector<Finding>& ranks, const ParallelismResult& par, const FlowTable& flows,
+                        const Topology& topology) {
+    if (ranks.size() < 2 || par.ppChains.empty()) return;
+    std::map<std::string, std::pair<std::size_t, std::size_t>> where; // NIC address -> (replica, stage)
+    std::map<std::vector<int>, std::size_t> replicaOf;                 // a chain's hosts -> replica
+    for (const auto& chain : par.ppChains) {
+        std::vector<int> hosts;
+        for (EndpointId e : chain) {
+            const auto nic = topology.nicByIp(flows.endpoints.at(e));
+            hosts.push_back(nic ? topology.nics[std::size_t(*nic)].host : -1 - int(e));
+        }
+        const std::size_t replica = replicaOf.emplace(hosts, replicaOf.size()).first->second;
+        for (std::size_t st = 0; st < chain.size(); ++st)
+            where[flows.endpoints.at(chain[st]).toString()] = {replica, st};
+    }
+    std::vector<char> echo(ranks.size(), 0);
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+        auto a = where.find(ranks[i].ip);
+        if (a == where.end()) continue;
+        for (std::size_t j = 0; j < ranks.size() && !echo[i]; ++j) {
+            auto b = where.find(ranks[j].ip);
+            echo[i] = j != i && b != where.end() && b->second.first == a->second.first &&
+                      b->second.second != a->second.second && ranks[j].score > ranks[i].score &&
+                      ranks[j].firstStep <= ranks[i].firstStep && ranks[i].lastStep <= ranks[j].lastStep;
+        }
+    }
+    std::size_t k = 0;
+    std::erase_if(ranks, [&](const Finding&) { return echo[k++] != 0; });
+}
+
 } // namespace diag
 
 std::vector<Finding> findSlowLinks(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
@@ -515,6 +550,7 @@ Diagnosis diagnose(const FlowTable& flows, const Topology& topology, const Recog
                    });
         });
     });
+    dropPipelineEchoes(ranks, par, flows, topology);
     std::vector<Finding> switches = slowSwitches(links);
     std::vector<Finding> causes = ranks;
     causes.insert(causes.end(), links.begin(), links.end());
