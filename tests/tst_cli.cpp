@@ -44,6 +44,38 @@ private slots:
         QCOMPARE(cli({"analyze", restarts, "--memory", "lots"}).code, 2);
     }
 
+    // The summary counts in words ("1 step", "3 findings") with each job's median step; warnings go to stderr;
+    // a capture without jobs says why, and a --from/--to window with no records is an error (exit 1).
+    void theSummaryReadsAsATicketWould() {
+        const QString dir = m_dir.filePath("summary");
+        QCOMPARE(cli({"simulate", "--preset", "tiny", "--out", dir}).code, 0);
+        Run r = cli({"analyze", dir});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains(" steps (median ") && r.out.contains("0 rows skipped, 0 warnings"), qPrintable(r.out));
+        QVERIFY(!r.out.contains("1 findings") && !r.out.contains("1 hosts"));
+
+        QFile::remove(dir + "/topology.json"); // a warning: no topology
+        r = cli({"analyze", dir});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.err.contains("no topology") && !r.out.contains("no topology"), qPrintable(r.out + r.err));
+        QVERIFY(r.out.contains("1 warning (on stderr)"));
+
+        r = cli({"analyze", dir, "--from", "1990-01-01T00:00:00Z", "--to", "1990-01-02T00:00:00Z"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.out.contains("window lies outside the capture") && r.err.contains("no records between"),
+                 qPrintable(r.out + r.err));
+
+        const QString other = m_dir.filePath("no-roce");
+        QVERIFY(QDir().mkpath(other));
+        QFile f(other + "/flows.csv");
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("start_ns,end_ns,src_ip,dst_ip,src_port,dst_port,proto,bytes\n1,2,10.0.0.1,10.0.0.2,1,443,6,5\n");
+        f.close();
+        r = cli({"analyze", other});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("no RoCE traffic (UDP port 4791)"), qPrintable(r.out));
+    }
+
     void everyCommandHasHelp_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("expected");
@@ -253,7 +285,7 @@ private slots:
         f.close();
         Run lenient = cli({"analyze", bad});
         QCOMPARE(lenient.code, 0);
-        QVERIFY(lenient.out.contains("1 rows skipped"));
+        QVERIFY(lenient.out.contains("1 row skipped"));
         Run strict = cli({"analyze", bad, "--strict"});
         QCOMPARE(strict.code, 1);
         QVERIFY2(strict.err.contains("flows.csv:3:4"), qPrintable(strict.err));

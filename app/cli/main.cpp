@@ -376,7 +376,34 @@ struct Simulate {
     }
 };
 
-void printSummary(const prism::Report& report, const prism::Capture& capture) {
+// "1 step", "2 steps", "1,234 rows".
+std::string counted(std::uint64_t n, const char* word) {
+    return prism::formatCount(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+// The median duration of a job's steps (0 without steps).
+double medianStepNs(const prism::JobInfo& j) {
+    std::vector<std::int64_t> d;
+    for (const auto& st : j.steps) d.push_back(st.durationNs());
+    if (d.empty()) return 0;
+    std::nth_element(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2), d.end());
+    return double(d[d.size() / 2]);
+}
+
+// Why a capture gave no job, in one line (the GUI says the same on its empty timeline).
+std::string whyNoJobs(const prism::CaptureSummary& s, bool windowed) {
+    if (s.records == 0 && windowed)
+        return "No records between --from and --to: the window lies outside the capture (leave them out to see its "
+               "span).";
+    if (s.records == 0) return "No flow records in the capture.";
+    if (s.roceRecords == 0)
+        return "No training job: the capture holds no RoCE traffic (UDP port 4791), and jobs are recognized from the "
+               "RDMA flows between GPUs.";
+    return "No training job: the RoCE traffic here does not join GPUs of different hosts the way a training job's "
+           "does.";
+}
+
+void printSummary(const prism::Report& report, const prism::Capture& capture, bool windowed = false) {
     using namespace prism;
     const CaptureSummary& s = *report.capture;
     std::cout << "Capture    " << capture.source << '\n';
@@ -393,16 +420,20 @@ void printSummary(const prism::Report& report, const prism::Capture& capture) {
     if (s.records)
         std::cout << "Span       " << formatTimestamp(s.firstNs) << "  +" << formatDuration(s.lastNs - s.firstNs)
                   << '\n';
-    std::cout << "Input      " << formatCount(s.skippedRows) << " rows skipped, " << formatCount(s.warnings)
-              << " warnings\n";
-    for (const auto& m : s.messages) std::cout << "  " << m << '\n';
+    std::cout << "Input      " << counted(s.skippedRows, "row") << " skipped, " << counted(s.warnings, "warning")
+              << (s.messages.empty() ? "" : " (on stderr)") << '\n';
+    // Warnings are diagnostics: on stderr, where scripts that read the summary do not take them for it.
+    for (const auto& m : s.messages) std::cerr << m << '\n';
     std::cout << "Jobs       " << report.jobs.size() << '\n';
+    if (report.jobs.empty()) std::cout << "  " << whyNoJobs(s, windowed) << '\n';
     for (const JobInfo& j : report.jobs) {
-        std::cout << "  " << j.id << ": " << j.gpuTotal() << " GPUs on " << j.hosts.size() << " hosts, TP " << j.tp
-                  << " x PP " << j.pp << " x DP " << j.dp << ", " << j.steps.size() << " steps";
+        std::cout << "  " << j.id << ": " << j.gpuTotal() << " GPUs on " << counted(j.hosts.size(), "host") << ", TP "
+                  << j.tp << " x PP " << j.pp << " x DP " << j.dp << ", " << counted(j.steps.size(), "step");
+        if (const double median = medianStepNs(j); median > 0)
+            std::cout << " (median " << formatDuration(std::int64_t(median)) << ")";
         if (j.endNs > j.startNs)
             std::cout << ", " << formatTimestamp(j.startNs) << " +" << formatDuration(j.endNs - j.startNs);
-        if (!j.findings.empty()) std::cout << ", " << j.findings.size() << " findings";
+        if (!j.findings.empty()) std::cout << ", " << counted(j.findings.size(), "finding");
         if (!j.restartOf.empty()) std::cout << ", restart of " << j.restartOf;
         std::cout << '\n';
         for (const auto& f : j.findings) std::cout << "    [" << f.kind << "] " << f.message << '\n';
@@ -579,7 +610,8 @@ struct Analyze {
                 report = prism::analyzeCaptureReleasing(capture); // only the report is wanted of it
             }
         }
-        if (!source.quiet) printSummary(report, capture);
+        const bool windowed = cmd.count("--from") || cmd.count("--to");
+        if (!source.quiet) printSummary(report, capture, windowed);
         if (cmd.count("--json")) prism::writeJsonFile(prism::reportToJson(report), json);
         if (cmd.count("--csv-steps")) {
             std::ofstream out(csvSteps + ".tmp", std::ios::trunc);
@@ -591,6 +623,11 @@ struct Analyze {
             out.close();
             if (!out || std::rename((csvSteps + ".tmp").c_str(), csvSteps.c_str()) != 0)
                 throw std::runtime_error(csvSteps + ": cannot write");
+        }
+        // A window with nothing in it is a mistake to report, not an empty result (the report is still written).
+        if (windowed && report.capture && report.capture->records == 0) {
+            std::cerr << "error: no records between --from and --to in " << capture.source << '\n';
+            return kExitInput;
         }
         return kExitOk;
     }
