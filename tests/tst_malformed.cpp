@@ -65,7 +65,7 @@ private slots:
             QCOMPARE(p.exitCode(), 1); // bad input, not a bad command line
             got = QString::fromUtf8(p.readAllStandardError()).section('\n', 0, 0);
         } else {
-            for (const QString& l : QString::fromUtf8(p.readAllStandardOutput()).split('\n'))
+            for (const QString& l : QString::fromUtf8(p.readAllStandardError()).split('\n')) // the input's messages
                 if (l.trimmed().startsWith("error:")) {
                     got = l.trimmed();
                     break;
