@@ -151,6 +151,17 @@ private slots:
         expectExactShape(report, sim.truth, ev);
     }
 
+    // A jitter-free 1F1B steady state sends a stage's activation and the next stage's gradient at once: PP pairs
+    // near the end of an 8-stage pipeline read 0.71-0.84 simultaneous, above the threshold, beside their ranks'
+    // two-member DP rings at 1.0 (random draw 100072: TP 1 x PP 8 x DP 2 read PP 5, its last four stages one DP
+    // group). A rank's both-way partners well below its most simultaneous one are pipeline pairs.
+    void aSteadyPipelineIsNoTwoMemberRing() {
+        sim::SimResult sim = sim::simulate(sim::randomConfig(100072));
+        Report report = analyzeCapture(captureOf(sim));
+        EvaluationResult ev = evaluate(report, sim.truth);
+        expectExactShape(report, sim.truth, ev);
+    }
+
     // Pipeline replicas whose DP peers share hosts have no traffic between them: recognition merges their chains
     // (same hosts) by rhythm, which their jittered micro-batches keep only on the step's envelope (a grid 128 times
     // as coarse). A straggler in one replica all run long made two jobs of one.

@@ -227,6 +227,32 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                       : PairKind::PP;
     });
 
+    // A two-member DP ring sends both ways at once at every hop (simultaneity 1.0, short of it by lost records
+    // only); so, in a jitter-free 1F1B steady state, do a stage's activation to the next stage and that stage's
+    // gradient back (0.71-0.84 near the end of an 8-stage pipeline of 14 micro-batches: the last four stages read
+    // as one DP group). A rank of a two-member ring has one such partner, an expert all-to-all's members all
+    // alike: a rank with two or more both-way DP partners keeps those within 0.05 of its most simultaneous one
+    // (at 0.9 or more), and the others are pipeline pairs.
+    {
+        std::vector<std::vector<std::size_t>> bothWays(n);
+        for (std::size_t p = 0; p < pairs; ++p)
+            if (res.pairs[p].kind == PairKind::DP && res.pairs[p].asymmetry >= params.asymmetryThreshold) {
+                bothWays[pairEnds[p].first].push_back(p);
+                bothWays[pairEnds[p].second].push_back(p);
+            }
+        std::vector<char> toPp(pairs, 0);
+        for (const auto& mine : bothWays) {
+            if (mine.size() < 2) continue;
+            double best = 0;
+            for (std::size_t p : mine) best = std::max(best, res.pairs[p].simultaneity);
+            if (best < 0.9) continue;
+            for (std::size_t p : mine)
+                if (res.pairs[p].simultaneity < best - 0.05) toPp[p] = 1;
+        }
+        for (std::size_t p = 0; p < pairs; ++p)
+            if (toPp[p]) res.pairs[p].kind = PairKind::PP;
+    }
+
     std::size_t exchangePairs = 0;
     // Expert all-to-all with EP >= 3 where it drowns the ring (EP = DP: every pair of a group carries traffic both
     // ways through the step): a pipeline-like signature on every pair, but pipelines are paths, and an all-to-all
