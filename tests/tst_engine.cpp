@@ -162,6 +162,22 @@ private slots:
         expectExactShape(report, sim.truth, ev);
     }
 
+    // A distributed optimizer's reduce-scatter, quiet, all-gather per step read as a coarse rhythm over the DP
+    // pieces, cut after the all-gather; the first PP transfer after it voted, and with the pipeline already
+    // sending gradients then, most chains read reversed. The start after each cut votes instead.
+    void randomDrawsWithADistributedOptimizerOrientTheirChains_data() {
+        QTest::addColumn<int>("seed");
+        QTest::newRow("100130 TP 4 x PP 2 x DP 8, 1 ms records") << 100130;
+        QTest::newRow("300175 TP 4 x PP 4 x DP 3, overlapped") << 300175;
+    }
+    void randomDrawsWithADistributedOptimizerOrientTheirChains() {
+        QFETCH(int, seed);
+        sim::SimResult sim = sim::simulate(sim::randomConfig(std::uint64_t(seed)));
+        Report report = analyzeCapture(captureOf(sim));
+        EvaluationResult ev = evaluate(report, sim.truth);
+        expectExactShape(report, sim.truth, ev);
+    }
+
     // Pipeline replicas whose DP peers share hosts have no traffic between them: recognition merges their chains
     // (same hosts) by rhythm, which their jittered micro-batches keep only on the step's envelope (a grid 128 times
     // as coarse). A straggler in one replica all run long made two jobs of one.
