@@ -474,8 +474,9 @@ void assignCosts(std::vector<Finding>& findings, const StepDivision& sd, const D
 // A GPU slow in one pipeline makes the rest of that pipeline wait in the same steps: stage 0, whose forwards
 // have no input transfer to time them from, and the last stage read busy for part of the wait (a GPU 2.79x slow
 // all run at stage 5 made stage 0 of its pipeline read 1.14x; 2.89x made 1.70x). A slow rank in the same
-// pipeline replica (its chain over the same hosts) as a slower one, at another stage and inside its steps, is
-// that one's echo: dropped.
+// pipeline replica (its chain over the same hosts) as a slower one of three steps or more, at another stage and
+// inside its steps, is that one's echo: dropped. (Within one or two steps two GPUs of one pipeline are as often
+// both slow: the real SE trace has stage 0 at 2.02x and stage 1 at 1.71x in step 30 of one pipeline.)
 void dropPipelineEchoes(std::vector<Finding>& ranks, const ParallelismResult& par, const FlowTable& flows,
                         const Topology& topology) {
     if (ranks.size() < 2 || par.ppChains.empty()) return;
@@ -499,7 +500,8 @@ void dropPipelineEchoes(std::vector<Finding>& ranks, const ParallelismResult& pa
             auto b = where.find(ranks[j].ip);
             echo[i] = j != i && b != where.end() && b->second.first == a->second.first &&
                       b->second.second != a->second.second && ranks[j].score > ranks[i].score &&
-                      ranks[j].firstStep <= ranks[i].firstStep && ranks[i].lastStep <= ranks[j].lastStep;
+                      ranks[j].lastStep - ranks[j].firstStep >= 2 && ranks[j].firstStep <= ranks[i].firstStep &&
+                      ranks[i].lastStep <= ranks[j].lastStep;
         }
     }
     std::size_t k = 0;
