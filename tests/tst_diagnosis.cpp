@@ -502,6 +502,17 @@ private slots:
         QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
     }
 
+    // One pipeline (DP 1) with its last stage 1.33x heavy by construction and a GPU of stage 1 2.02x slow all run
+    // (random draw 100116): two slow stages, the GPU's first; only the slowest was reported.
+    void aHeavyLastStageBesideASlowGpusStageAreTwoFindings() {
+        const sim::SimResult sim = sim::simulate(sim::randomConfig(100116));
+        const Report report = analyzeCapture(captureOf(sim));
+        const auto stages = ofKind(report.jobs[0], "slow_stage");
+        QCOMPARE(stages.size(), std::size_t(2));
+        QCOMPARE(stages[0]->stage + stages[1]->stage, 1 + 2);
+        QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
+    }
+
     // Two slow NICs behind one leaf (not talking to each other): two slow links and a slow switch.
     void slowLinksBehindOneLeafAreASlowSwitch() {
         // anomalies' job-a is TP 8 x PP 2 x DP 4 on 8 hosts: hosts[0] and hosts[2] hold replicas 0 and 2 of

@@ -215,61 +215,72 @@ std::vector<Finding> slowStages(const JobTimeline& tl, std::int64_t medianStepNs
     std::map<int, double> medianOfStage;
     for (auto& [s, v] : stageTime) medianOfStage[s] = medianOf(v);
     if (medianOfStage.size() < 2) return out;
-    int worst = -1;
-    for (const auto& [s, t] : medianOfStage)
-        if (worst < 0 || t > medianOfStage[worst]) worst = s;
-    std::vector<double> others;
-    for (const auto& [s, t] : medianOfStage)
-        if (s != worst) others.push_back(t);
-    const double ref = medianOf(others);
-    // Slow in (nearly) every pipeline, not in the median only (a slow rank of one pipeline is a slow_rank): its
-    // fastest tenth of pipelines is slower than the slowest tenth of every other stage's (with many replicas of
-    // uneven work, as in a real job's 32, the very fastest and slowest are the tails of that work), and its median
-    // minStageExcess over theirs.
-    std::vector<double> refs;
-    for (const auto& [s, v] : stageTime)
-        if (s != worst) refs.insert(refs.end(), v.begin(), v.end());
-    auto quantile = [](std::vector<double> v, double q) {
-        std::sort(v.begin(), v.end());
-        return v[std::min(v.size() - 1, std::size_t(q * double(v.size())))];
-    };
-    const double slowestOther = refs.empty() ? ref : quantile(refs, 0.9);
-    const std::vector<double>& own = stageTime[worst];
-    const double ownFastest = quantile(own, 0.1);
-    const bool estimated = std::any_of(ringEndForward.begin(), ringEndForward.end(),
-                                       [&](const auto& kv) { return kv.first.second == worst; });
-    const double excess = estimated ? kRingEndExcess : p.minStageExcess;
-    if (!(ref > 0) || medianOfStage[worst] < (1.0 + excess) * ref ||
-        ownFastest < (1.0 + p.minStageExcess / 2) * slowestOther)
-        return out;
-    const double t = medianOfStage[worst];
-    const double m = microBatches[worst];
-    const double cost = (t - ref) * m;
-    Finding f;
-    f.kind = "slow_stage";
-    f.stage = worst;
-    f.firstStep = tl.steps.front().index;
-    f.lastStep = tl.steps.back().index;
-    f.score = t / ref;
-    f.evidence = {{"stage", double(worst)},
-                  {"micro_batch_ms", t / 1e6},
-                  {"other_stages_micro_batch_ms", ref / 1e6},
-                  {"micro_batches", m},
-                  {"cost_ms_per_step", cost / 1e6}};
-    const double stepNs = double(medianStepNs);
-    if (stepNs > 0) f.evidence.push_back({"cost_share", cost / stepNs});
-    f.message = "slow stage: PP stage " + std::to_string(worst) + (worst == stages - 1 ? " (the last)" : "") +
-                " takes " + ms(t) + " per micro-batch against " + ms(ref) + " for the other stages (" +
-                num(f.score, 2) + "×) in every pipeline, all through the job; over " + num(m, 0) +
-                " micro-batches that is about " + ms(cost) + " per step" +
-                (stepNs > 0 ? " (" + num(100.0 * cost / stepNs, 0) + "% of the " + ms(stepNs) + " step)" : "") +
-                (stageTime[worst].size() == 1
-                     ? " — with a single pipeline the network cannot tell a heavier stage (e.g. the loss and "
-                       "vocabulary on the last stage: rebalance the layers) from a slow GPU of its TP group: check its "
-                       "GPUs too"
-                     : " — a structural imbalance (e.g. the loss and vocabulary on the last stage): rebalance the "
-                       "layers");
+    // Two stages slow at once: a slow GPU's stage in a single pipeline and the last stage heavy by construction
+    // (the loss and vocabulary). The slowest first; then the last stage against the rest, when it was not the
+    // first (the stages next to a slow one read slower too, waiting for it: no more than these two).
+    while (medianOfStage.size() >= 2) {
+        int worst = -1;
+        for (const auto& [s, t] : medianOfStage)
+            if (worst < 0 || t > medianOfStage[worst]) worst = s;
+        if (!out.empty()) {
+            if (out.size() > 1 || out.front().stage == stages - 1 || !medianOfStage.count(stages - 1)) break;
+            worst = stages - 1;
+        }
+        std::vector<double> others;
+        for (const auto& [s, t] : medianOfStage)
+            if (s != worst) others.push_back(t);
+        const double ref = medianOf(others);
+        // Slow in (nearly) every pipeline, not in the median only (a slow rank of one pipeline is a slow_rank): its
+        // fastest tenth of pipelines is slower than the slowest tenth of every other stage's (with many replicas of
+        // uneven work, as in a real job's 32, the very fastest and slowest are the tails of that work), and its median
+        // minStageExcess over theirs.
+        std::vector<double> refs;
+        for (const auto& [s, v] : stageTime)
+            if (s != worst) refs.insert(refs.end(), v.begin(), v.end());
+        auto quantile = [](std::vector<double> v, double q) {
+            std::sort(v.begin(), v.end());
+            return v[std::min(v.size() - 1, std::size_t(q * double(v.size())))];
+        };
+        const double slowestOther = refs.empty() ? ref : quantile(refs, 0.9);
+        const std::vector<double>& own = stageTime[worst];
+        const double ownFastest = quantile(own, 0.1);
+        const bool estimated = std::any_of(ringEndForward.begin(), ringEndForward.end(),
+                                           [&](const auto& kv) { return kv.first.second == worst; });
+        const double excess = estimated ? kRingEndExcess : p.minStageExcess;
+        if (!(ref > 0) || medianOfStage[worst] < (1.0 + excess) * ref ||
+            ownFastest < (1.0 + p.minStageExcess / 2) * slowestOther)
+            break;
+        const double t = medianOfStage[worst];
+        const double m = microBatches[worst];
+        const double cost = (t - ref) * m;
+        Finding f;
+        f.kind = "slow_stage";
+        f.stage = worst;
+        f.firstStep = tl.steps.front().index;
+        f.lastStep = tl.steps.back().index;
+        f.score = t / ref;
+        f.evidence = {{"stage", double(worst)},
+                      {"micro_batch_ms", t / 1e6},
+                      {"other_stages_micro_batch_ms", ref / 1e6},
+                      {"micro_batches", m},
+                      {"cost_ms_per_step", cost / 1e6}};
+        const double stepNs = double(medianStepNs);
+        if (stepNs > 0) f.evidence.push_back({"cost_share", cost / stepNs});
+        f.message = "slow stage: PP stage " + std::to_string(worst) + (worst == stages - 1 ? " (the last)" : "") +
+                    " takes " + ms(t) + " per micro-batch against " + ms(ref) + " for the other stages (" +
+                    num(f.score, 2) + "×) in every pipeline, all through the job; over " + num(m, 0) +
+                    " micro-batches that is about " + ms(cost) + " per step" +
+                    (stepNs > 0 ? " (" + num(100.0 * cost / stepNs, 0) + "% of the " + ms(stepNs) + " step)" : "") +
+                    (stageTime[worst].size() == 1
+                         ? " — with a single pipeline the network cannot tell a heavier stage (e.g. the loss and "
+                           "vocabulary on the last stage: rebalance the layers) from a slow GPU of its TP group: check its "
+                           "GPUs too"
+                         : " — a structural imbalance (e.g. the loss and vocabulary on the last stage): rebalance the "
+                           "layers");
     out.push_back(std::move(f));
+        medianOfStage.erase(worst);
+        stageTime.erase(worst);
+    }
     return out;
 }
 
