@@ -76,6 +76,26 @@ private slots:
         QVERIFY2(r.out.contains("no RoCE traffic (UDP port 4791)"), qPrintable(r.out));
     }
 
+    // A usage error is its line, the synopsis and where the options are, not the whole help; convert makes the
+    // folder of its --out as simulate does, and a write that fails says why.
+    void usageErrorsAreShortAndOutputFoldersAreMade() {
+        Run r = cli({"analyze", "--bogus", "x"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.startsWith("llmprism-cli: unknown option --bogus") && r.err.contains("Usage: llmprism-cli analyze") &&
+                     r.err.contains("Run 'llmprism-cli analyze --help' for every option.") && r.err.count('\n') < 10,
+                 qPrintable(r.err));
+        const QString dir = m_dir.filePath("convert-src"), out = m_dir.filePath("new/deeper/flows.csv");
+        QCOMPARE(cli({"simulate", "--preset", "tiny", "--out", dir}).code, 0);
+        r = cli({"convert", dir, "--out", out});
+        QVERIFY2(r.code == 0 && QFile::exists(out), qPrintable(r.out + r.err));
+        QFile blocker(m_dir.filePath("a-file"));
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        r = cli({"convert", dir, "--out", m_dir.filePath("a-file/flows.csv")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("cannot make its folder") && r.err.contains("a-file"), qPrintable(r.err));
+    }
+
     void everyCommandHasHelp_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("expected");

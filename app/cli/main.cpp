@@ -441,6 +441,16 @@ void printSummary(const prism::Report& report, const prism::Capture& capture, bo
     for (const auto& n : report.notes) std::cout << "Note       " << n << '\n';
 }
 
+// The folder an output file goes in, made when missing (as simulate --out makes its folder); an error says why
+// it could not be.
+void makeParentFolder(const std::string& path) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (parent.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) throw std::runtime_error(path + ": cannot make its folder " + parent.string() + " (" + ec.message() + ")");
+}
+
 // A path names a session when it is one, or claims to be one by its extension (so a damaged session gives
 // the session's error rather than a CSV parse error).
 bool looksLikeSession(const std::string& path) {
@@ -701,11 +711,12 @@ struct Convert {
                                   (k < capture.flowsKinds.size() ? capture.flowsKinds[k] : std::string("flows")) + ")");
         comment.push_back(prism::formatCount(capture.flows.size()) + " records, " +
                           prism::formatCount(capture.diagnostics.skippedRows) + " input rows skipped");
+        makeParentFolder(out);
         prism::writeFlowsCsv(capture.flows, out, comment);
         if (!source.quiet) {
             for (const std::string& line : comment) std::cout << line << '\n';
             prism::CaptureSummary s = prism::summarize(capture);
-            for (const auto& m : s.messages) std::cout << "  " << m << '\n';
+            for (const auto& m : s.messages) std::cerr << m << '\n'; // the input's warnings: diagnostics
             std::cout << "wrote " << out << '\n';
         }
         return kExitOk;
@@ -963,8 +974,11 @@ int main(int argc, char** argv) {
         return kExitUsage;
     }
     CLI::App* cmd = named.empty() ? &app : named.front();
+    // A usage error is its one line, the command's synopsis and where the rest is: not the whole help.
     auto usageError = [&](const std::string& message) {
-        std::cerr << "llmprism-cli: " << message << "\n\n" << cmd->help("llmprism-cli");
+        const std::string full = cmd == &app ? "llmprism-cli" : "llmprism-cli " + cmd->get_name();
+        std::cerr << "llmprism-cli: " << message << "\n\n"
+                  << Help().make_usage(cmd, full) << "Run '" << full << " --help' for every option.\n";
         return kExitUsage;
     };
     try {

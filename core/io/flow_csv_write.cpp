@@ -1,6 +1,8 @@
 // flows.csv writer (llmprism-cli convert): any flow table out in our own format.
 #include "io/capture.h"
 
+#include <cerrno>
+#include <cstring>
 #include <zlib.h>
 
 #include <charconv>
@@ -30,7 +32,7 @@ void writeFlowsCsv(const FlowTable& flows, const std::string& path, const std::v
         gz = gzopen(tmp.c_str(), "wb1");
     else
         file = std::fopen(tmp.c_str(), "wb");
-    if (!gz && !file) throw std::runtime_error(path + ": cannot open for writing");
+    if (!gz && !file) throw std::runtime_error(path + ": cannot open for writing (" + std::strerror(errno) + ")");
     if (gz) gzbuffer(gz, 1 << 20);
     bool ok = true;
     std::string out;

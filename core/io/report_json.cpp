@@ -3,6 +3,8 @@
 #include "io/text_input.h"
 #include "model/diagnostics.h"
 
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -255,7 +257,7 @@ void writeJsonFile(const json& j, const std::string& path) {
     std::string tmp = path + ".tmp";
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw std::runtime_error(path + ": cannot open for writing");
+        if (!out) throw std::runtime_error(path + ": cannot open for writing (" + std::strerror(errno) + ")");
         out << j.dump(1) << '\n';
         out.flush();
         if (!out) {

@@ -1,6 +1,8 @@
 // writeTopologyJson: the topology.json format of docs/FORMATS.md, written atomically (temp file + rename).
 #include "io/capture.h"
 
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -47,7 +49,7 @@ void writeTopologyJson(const Topology& topology, const std::string& path) {
     const std::string tmp = path + ".tmp";
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw std::runtime_error(path + ": cannot open for writing");
+        if (!out) throw std::runtime_error(path + ": cannot open for writing (" + std::strerror(errno) + ")");
         out << doc.dump(1) << '\n';
         out.flush();
         if (!out) {

@@ -88,7 +88,7 @@ class PcapOut {
 public:
     explicit PcapOut(const std::string& path) : m_path(path) {
         m_file = std::fopen(path.c_str(), "wb");
-        if (!m_file) throw std::runtime_error(path + ": cannot open for writing");
+        if (!m_file) throw std::runtime_error(path + ": cannot open for writing (" + std::strerror(errno) + ")");
         m_buf.reserve(kChunk + 256);
         // Nanosecond pcap, version 2.4, snap length 96, Ethernet.
         putLe32(0xa1b23c4d);
