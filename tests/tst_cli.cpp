@@ -1,6 +1,8 @@
 // llmprism-cli end to end: simulate -> analyze -> evaluate, help texts, exit codes, errors.
 #include "test_util.h"
 
+#include "store/notes.h"
+
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -265,6 +267,18 @@ private slots:
         QJsonObject a = QJsonDocument::fromJson(readAll(cap + "/a.json")).object();
         QJsonObject b = QJsonDocument::fromJson(readAll(cap + "/b.json")).object();
         QCOMPARE(a["jobs"], b["jobs"]);
+        // analyze of a session lists its notes: where, by whom, what.
+        prism::Note note;
+        note.target = prism::NoteTarget::Step;
+        note.jobId = "job-0";
+        note.step = 2;
+        note.text = "step 2 ran long: ticket 4711";
+        note.author = "support";
+        prism::addNote(prism.toStdString(), note);
+        Run listed = cli({"analyze", prism});
+        QVERIFY2(listed.code == 0 && listed.out.contains("1 note)") &&
+                     listed.out.contains("note     [job-0 step 2] support: step 2 ran long: ticket 4711"),
+                 qPrintable(listed.out + listed.err));
         // A session is given alone.
         Run two = cli({"convert", prism, cap + "/flows.csv", "--out", flows});
         QCOMPARE(two.code, 2);

@@ -451,6 +451,18 @@ void makeParentFolder(const std::string& path) {
     if (ec) throw std::runtime_error(path + ": cannot make its folder " + parent.string() + " (" + ec.message() + ")");
 }
 
+// A session's note as the summary lists it: where it is attached, by whom, and what it says.
+void printNote(const prism::Note& n) {
+    std::string where = n.jobId + " " + prism::noteTargetName(n.target);
+    if (n.target == prism::NoteTarget::Step) where += " " + std::to_string(n.step);
+    if (n.target == prism::NoteTarget::Finding) where += " " + std::to_string(n.finding);
+    if (!n.ip.empty()) where += " " + n.ip;
+    if (n.target == prism::NoteTarget::Range)
+        where += " " + prism::formatTimestamp(n.startNs) + " +" + prism::formatDuration(n.endNs - n.startNs);
+    std::cout << "  note     [" << where << "]" << (n.author.empty() ? "" : " " + n.author + ":") << ' ' << n.text
+              << '\n';
+}
+
 // A path names a session when it is one, or claims to be one by its extension (so a damaged session gives
 // the session's error rather than a CSV parse error).
 bool looksLikeSession(const std::string& path) {
@@ -582,9 +594,11 @@ struct Analyze {
             prism::Session session = prism::openSession(inputs.front(), oo);
             capture = std::move(session.capture);
             report = std::move(session.analysis.report);
-            if (!source.quiet)
+            if (!source.quiet) {
                 std::cout << "Session    " << inputs.front() << "  (saved " << session.meta.created << " by LLMPrism "
-                          << session.meta.toolVersion << ", " << session.notes.size() << " notes)\n";
+                          << session.meta.toolVersion << ", " << counted(session.notes.size(), "note") << ")\n";
+                for (const prism::Note& n : session.notes) printNote(n);
+            }
         } else if (prism::ClickHouseUrl::looksLikeUrl(inputs.front())) {
             if (inputs.size() > 1) throw UsageError{"a ClickHouse table is analysed alone"};
             report = analyzeClickHouse(inputs.front(), lo, budget ? budget : prism::availableMemory() / 10 * 8, capture);
