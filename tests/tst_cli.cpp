@@ -55,6 +55,10 @@ private slots:
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.contains(" steps (median ") && r.out.contains("0 rows skipped, 0 warnings"), qPrintable(r.out));
         QVERIFY(!r.out.contains("1 findings") && !r.out.contains("1 hosts"));
+        const QString moe = m_dir.filePath("summary-moe"); // the job's notes: expert parallelism is said
+        QCOMPARE(cli({"simulate", "--preset", "moe", "--out", moe}).code, 0);
+        r = cli({"analyze", moe});
+        QVERIFY2(r.out.contains("    note: ") && r.out.contains("expert-parallel all-to-all"), qPrintable(r.out));
 
         QFile::remove(dir + "/topology.json"); // a warning: no topology
         r = cli({"analyze", dir});

@@ -437,6 +437,9 @@ void printSummary(const prism::Report& report, const prism::Capture& capture, bo
         if (!j.restartOf.empty()) std::cout << ", restart of " << j.restartOf;
         std::cout << '\n';
         for (const auto& f : j.findings) std::cout << "    [" << f.kind << "] " << f.message << '\n';
+        // What the engine noted about the job (expert all-to-all, intra-host parallelism read as TP, steps it
+        // could not see): said here as the GUI's banner says it.
+        for (const auto& n : j.notes) std::cout << "    note: " << n << '\n';
     }
     for (const auto& n : report.notes) std::cout << "Note       " << n << '\n';
 }
