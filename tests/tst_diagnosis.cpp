@@ -1,6 +1,7 @@
 // Engine stage 5: diagnosis (slow steps, ranks, links, switches) measured against the anomalies the
 // simulator injects, and its silence on clean captures.
 #include "test_util.h"
+#include "analysis/diagnosis_internal.h"
 #include "analysis/evaluate.h"
 #include "analysis/pipeline.h"
 #include "io/report_json.h"
@@ -511,6 +512,15 @@ private slots:
         QCOMPARE(stages.size(), std::size_t(2));
         QCOMPARE(stages[0]->stage + stages[1]->stage, 1 + 2);
         QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
+    }
+
+    // Durations in findings read as a person reads them: ms below 10 s, seconds below 10 minutes, then minutes.
+    void findingDurationsReadInTheirUnit() {
+        QCOMPARE(diag::ms(218.5e6), std::string("218.5 ms"));
+        QCOMPARE(diag::ms(4.25e6), std::string("4.25 ms"));
+        QCOMPARE(diag::ms(45630.6e6), std::string("45.6 s"));
+        QCOMPARE(diag::ms(88858.5e6), std::string("88.9 s"));
+        QCOMPARE(diag::ms(725.4e9), std::string("12 min 5 s"));
     }
 
     // Two slow NICs behind one leaf (not talking to each other): two slow links and a slow switch.
