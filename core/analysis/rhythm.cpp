@@ -562,7 +562,7 @@ double longShortThreshold(const PhaseFit& fit, const std::vector<double>& level,
 
 } // namespace
 
-std::vector<PeriodicCut> choosePeriodicCuts(const std::vector<Piece>& pieces, const StepParams& p) {
+std::vector<PeriodicCut> choosePeriodicCuts(const std::vector<Piece>& pieces, const StepParams&) {
     const std::size_t n = pieces.size();
     if (n < 25) return {};
     std::vector<double> logGap(n - 1), logSpan(n - 1);
@@ -576,7 +576,8 @@ std::vector<PeriodicCut> choosePeriodicCuts(const std::vector<Piece>& pieces, co
         const PhaseFit fit = fitPhases(level, period);
         // The pieces' own lengths (a gather, a gather and a scatter, a scatter and the next step's gathers)
         // repeat with the step too, and jitter them less than compute jitters the gaps.
-        const PhaseFit spanFit = fitPhases(levelledLogGaps(logSpan, period), period);
+        const std::vector<double> spanLevel = levelledLogGaps(logSpan, period);
+        const PhaseFit spanFit = fitPhases(spanLevel, period);
         if (fit.residualShare + spanFit.residualShare > 1.0) continue;
         const double threshold = longShortThreshold(fit, level, period);
         if (std::isnan(threshold)) continue;
@@ -589,7 +590,6 @@ std::vector<PeriodicCut> choosePeriodicCuts(const std::vector<Piece>& pieces, co
         for (double m : fit.median)
             if (m > threshold) longLevels.push_back(m);
         const double pauseLevel = medianOf(longLevels) + std::log(2.0);
-        const std::vector<double> spanLevel = levelledLogGaps(logSpan, period);
         auto mismatch = [&](std::size_t j) { // gaps j - 1 .. and pieces j .. against the phases from the boundary
             double cost = 0;
             for (std::size_t k = 0; k < period && j + k < n - 1; ++k) {
@@ -617,7 +617,6 @@ std::vector<PeriodicCut> choosePeriodicCuts(const std::vector<Piece>& pieces, co
         }
         if (cuts.size() >= 5 && 2 * sharp >= cuts.size()) return cuts;
     }
-    (void)p;
     return {};
 }
 

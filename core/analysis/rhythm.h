@@ -90,13 +90,14 @@ std::vector<std::size_t> chooseCoarseCuts(const std::vector<std::pair<std::int64
 // forward compute per layer group, then its backward compute per layer group, which is longer (a backward
 // computes two gradients): a run of short gaps, then a run of long ones. The step ends with the reduce-scatter
 // after the last backward: the first thing in the piece that follows the long run. The period P is the
-// smallest (2..64, six or more periods) whose phases explain the log gaps (each taken less the mean of the P
-// gaps around it, so that a slowed stretch of steps keeps its phases) to a third of their spread, with one run
-// of two or more long phases and one of two or more short ones (a pure-DP job's periodic pauses are one long
-// phase: no period). Each gap is then long or short by itself (local: a lost round shifts no later step), and
-// each piece after a long gap and before a short one ends a step (`atStart` false: its first activity burst
-// ends it), or, when that long gap stands far above the usual long ones (a pause before the step), the step
-// ends where the piece starts (`atStart` true). The steps must hold about P pieces (three quarters of them).
+// smallest (4..64, six or more periods) whose phases explain the log gaps and the log piece lengths (each taken
+// less the mean of the P around it, so that a slowed stretch of steps keeps its phases) to half their spread
+// together, with one run of two or more long phases and one of two or more short ones (a pure-DP job's periodic
+// pauses are one long phase: no period). The piece at the phase after the long run ends a step (`atStart`
+// false: its first activity burst ends it), or, where the long gap before it stands twice above the long phases
+// (a pause before the step), the step ends where the piece starts (`atStart` true). Steps are walked P pieces at
+// a time, each boundary moved up to P/4 pieces where the next P gaps and pieces match the phases better (a lost
+// or split round shifts no later step); at least five, half of them at a gap that turns from long to short.
 struct PeriodicCut {
     std::size_t piece; // the piece the step boundary lies in or before
     bool atStart;      // the boundary is the quiet before the piece (a pause), not inside or after it

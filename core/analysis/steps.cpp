@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
@@ -447,8 +448,14 @@ StepDivision divideSteps(const FlowTable& flows, const Topology& topology, const
         // Most rings found their all-gathers (a ring that did not is the exception the others explain).
         if (!rings.empty() && rings.size() >= without.size()) {
             std::vector<std::vector<std::int64_t>> hints(cut.size());
-            for (std::size_t g : without)
-                hints[g] = startsForStage(rings, stageOf[g], params.maxClockOffsetNs + params.minBoundaryGapNs);
+            std::map<int, std::vector<std::int64_t>> ofStage; // the same for every ring of a stage
+            for (std::size_t g : without) {
+                auto it = ofStage.find(stageOf[g]);
+                if (it == ofStage.end())
+                    it = ofStage.emplace(stageOf[g], startsForStage(rings, stageOf[g], params.maxClockOffsetNs +
+                                                                                           params.minBoundaryGapNs)).first;
+                hints[g] = it->second;
+            }
             cutGroups(without, &hints);
         }
         for (Cut& c : cut) {
