@@ -45,6 +45,7 @@ constexpr const char* kAllThroughNote = "data-parallel traffic runs all through 
 // which the optimizer's short quiet may have joined to the next step's first gathers): at the piece's longest
 // quiet when it stands out (four times the next longest, and a boundary's length), else at the piece's end.
 std::int64_t firstBurstEnd(const Piece& piece, const std::vector<Piece>& jobPieces, const StepParams& params) {
+    if (jobPieces.empty()) return piece.second;
     auto it = std::upper_bound(jobPieces.begin(), jobPieces.end(), piece.first,
                                [](std::int64_t v, const Piece& x) { return v < x.first; });
     if (it != jobPieces.begin()) --it;
