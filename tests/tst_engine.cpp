@@ -32,6 +32,14 @@ void expectExactShape(const Report& report, const Report& truth, const Evaluatio
 
 } // namespace
 
+// A random draw (simulate --random SEED) recognized with its exact shape.
+static void expectRandomDrawShape(int seed) {
+    sim::SimResult sim = sim::simulate(sim::randomConfig(std::uint64_t(seed)));
+    Report report = analyzeCapture(captureOf(sim));
+    EvaluationResult ev = evaluate(report, sim.truth);
+    expectExactShape(report, sim.truth, ev);
+}
+
 class TestEngine : public QObject {
     Q_OBJECT
 
@@ -145,10 +153,7 @@ private slots:
     }
     void randomDrawsWithRingsThroughHostsHaveTheirShape() {
         QFETCH(int, seed);
-        sim::SimResult sim = sim::simulate(sim::randomConfig(std::uint64_t(seed)));
-        Report report = analyzeCapture(captureOf(sim));
-        EvaluationResult ev = evaluate(report, sim.truth);
-        expectExactShape(report, sim.truth, ev);
+        expectRandomDrawShape(seed);
     }
 
     // A jitter-free 1F1B steady state sends a stage's activation and the next stage's gradient at once: PP pairs
@@ -156,10 +161,7 @@ private slots:
     // two-member DP rings at 1.0 (random draw 100072: TP 1 x PP 8 x DP 2 read PP 5, its last four stages one DP
     // group). A rank's both-way partners well below its most simultaneous one are pipeline pairs.
     void aSteadyPipelineIsNoTwoMemberRing() {
-        sim::SimResult sim = sim::simulate(sim::randomConfig(100072));
-        Report report = analyzeCapture(captureOf(sim));
-        EvaluationResult ev = evaluate(report, sim.truth);
-        expectExactShape(report, sim.truth, ev);
+        expectRandomDrawShape(100072);
     }
 
     // A distributed optimizer's reduce-scatter, quiet, all-gather per step read as a coarse rhythm over the DP
@@ -172,10 +174,7 @@ private slots:
     }
     void randomDrawsWithADistributedOptimizerOrientTheirChains() {
         QFETCH(int, seed);
-        sim::SimResult sim = sim::simulate(sim::randomConfig(std::uint64_t(seed)));
-        Report report = analyzeCapture(captureOf(sim));
-        EvaluationResult ev = evaluate(report, sim.truth);
-        expectExactShape(report, sim.truth, ev);
+        expectRandomDrawShape(seed);
     }
 
     // Pipeline replicas whose DP peers share hosts have no traffic between them: recognition merges their chains
@@ -188,10 +187,7 @@ private slots:
     }
     void randomDrawsWithReplicasInsideHostsAreOneJob() {
         QFETCH(int, seed);
-        sim::SimResult sim = sim::simulate(sim::randomConfig(std::uint64_t(seed)));
-        Report report = analyzeCapture(captureOf(sim));
-        EvaluationResult ev = evaluate(report, sim.truth);
-        expectExactShape(report, sim.truth, ev);
+        expectRandomDrawShape(seed);
     }
 
     // Production-shaped presets (issue 12): the whole report against the truth — shape, every step, every

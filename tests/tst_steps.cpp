@@ -125,6 +125,14 @@ std::set<std::size_t> drainedGaps(const PipelineSeries& ps) {
 
 } // namespace
 
+// A simulated configuration's steps all found, none spurious.
+static void expectStepsExact(const sim::SimConfig& config) {
+    sim::SimResult sim = sim::simulate(config);
+    const StepScore s = stepScore(analyzeCapture(captureOf(sim)), sim.truth);
+    QVERIFY2(s.exact(), qPrintable(QString("%1 of %2 steps found, %3 spurious")
+                                       .arg(s.matched).arg(s.truthSteps).arg(s.spurious())));
+}
+
 class TestSteps : public QObject {
     Q_OBJECT
 
@@ -461,10 +469,7 @@ private slots:
         QFETCH(int, seed);
         const sim::SimConfig config = sim::randomConfig(std::uint64_t(seed));
         QVERIFY(config.jobs[0].zero3);
-        sim::SimResult sim = sim::simulate(config);
-        const StepScore s = stepScore(analyzeCapture(captureOf(sim)), sim.truth);
-        QVERIFY2(s.exact(), qPrintable(QString("%1 of %2 steps found, %3 spurious")
-                                           .arg(s.matched).arg(s.truthSteps).arg(s.spurious())));
+        expectStepsExact(config);
     }
 
     // Distributed optimizer with the reduce-scatter overlapped with the backward: the buckets come with the
@@ -482,10 +487,7 @@ private slots:
         QFETCH(int, seed);
         const sim::SimConfig config = sim::randomConfig(std::uint64_t(seed));
         QVERIFY(config.jobs[0].distributedOptimizer && config.jobs[0].overlapGradSync);
-        sim::SimResult sim = sim::simulate(config);
-        const StepScore s = stepScore(analyzeCapture(captureOf(sim)), sim.truth);
-        QVERIFY2(s.exact(), qPrintable(QString("%1 of %2 steps found, %3 spurious")
-                                           .arg(s.matched).arg(s.truthSteps).arg(s.spurious())));
+        expectStepsExact(config);
     }
 
     // splitAtOtherOpeners: a ring's bursts [four buckets, quiet, all-gather] are split where other rings'
