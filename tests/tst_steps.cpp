@@ -590,6 +590,41 @@ private slots:
         QVERIFY(choosePeriodicCuts(noise).empty());
     }
 
+    // choosePeriodicCuts where the optimizer's quiet (10 ms) is far shorter than the forward's gaps (40 ms),
+    // those shorter than the backward's (80 ms), each jittered up to 30%: halfway between the shortest and the
+    // longest gap would count the forward's as long. A step of seven pieces (gathers, three forward gathers,
+    // the backward's gathers and scatters, its last scatter), and every fifth step's last scatter joined to the
+    // next step's gathers by a record spanning the optimizer's quiet (an active timeout): from there on every
+    // gap is a phase off. Cut at each last scatter, and at each joined piece (the step ends inside it).
+    void choosePeriodicCutsFollowsAStepOfThreeGapLengthsThroughJoinedPieces() {
+        std::vector<std::pair<std::int64_t, std::int64_t>> pieces;
+        std::mt19937 rng(11);
+        std::uniform_real_distribution<double> jitter(1.0, 1.3);
+        const std::int64_t ms = 1'000'000;
+        const std::int64_t spans[7] = {2 * ms, ms, ms, ms, 2 * ms, ms, ms};
+        const std::int64_t gaps[7] = {40 * ms, 40 * ms, 40 * ms, 80 * ms, 80 * ms, 80 * ms, 10 * ms};
+        std::int64_t t = 0;
+        std::vector<std::size_t> expected;
+        for (int step = 0; step < 30; ++step)
+            for (int k = 0; k < 7; ++k) {
+                const bool joined = k == 0 && step > 0 && step % 5 == 0; // into the previous step's last scatter
+                if (joined) {
+                    pieces.back().second = t + spans[k];
+                } else {
+                    if (k == 6 && step < 29) expected.push_back(pieces.size()); // joined or not
+                    pieces.push_back({t, t + spans[k]});
+                }
+                t += spans[k] + std::int64_t(double(gaps[k]) * jitter(rng));
+            }
+        const std::vector<PeriodicCut> cuts = choosePeriodicCuts(pieces);
+        std::vector<std::size_t> found;
+        for (const PeriodicCut& c : cuts) {
+            QVERIFY(!c.atStart);
+            found.push_back(c.piece);
+        }
+        QCOMPARE(found, expected);
+    }
+
     void aJobWithoutDpTrafficIsDividedByItsPipelineRhythm() {
         sim::SimResult sim = sim::simulate(presetConfig("pure-pp", 2));
         Analysis a = runAnalysis(captureOf(sim));

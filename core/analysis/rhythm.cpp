@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <cstdio>
-#include <cstdlib>
+#include <optional>
+#include <tuple>
 
 namespace prism {
 
@@ -515,49 +515,199 @@ std::vector<double> levelledLogGaps(const std::vector<double>& logGap, std::size
     return out;
 }
 
-// The phases of a period: the median levelled log gap at each, and how well they explain the gaps (the mean
-// distance to a gap's phase median over the mean distance to the overall median).
+// The phases of a period: the median levelled log gap at each, the phase of each gap, and how well they
+// explain the gaps (the mean distance to a gap's phase median over the mean distance to the overall median).
 struct PhaseFit {
     std::vector<double> median;
+    std::vector<std::size_t> phaseOf; // per gap
     double residualShare = 1.0;
 };
 
-PhaseFit fitPhases(const std::vector<double>& level, std::size_t period) {
-    PhaseFit fit;
-    std::vector<double> at;
-    for (std::size_t ph = 0; ph < period; ++ph) {
-        at.clear();
-        for (std::size_t i = ph; i < level.size(); i += period) at.push_back(level[i]);
-        fit.median.push_back(medianOf(at));
-    }
+void explain(PhaseFit& fit, const std::vector<double>& level) {
     const double overall = medianOf(level);
     double explained = 0, spread = 0;
     for (std::size_t i = 0; i < level.size(); ++i) {
-        explained += std::fabs(level[i] - fit.median[i % period]);
+        explained += std::fabs(level[i] - fit.median[fit.phaseOf[i]]);
         spread += std::fabs(level[i] - overall);
     }
     fit.residualShare = spread > 0 ? explained / spread : 1.0;
+}
+
+// Each gap's phase as given, the medians per phase from them.
+PhaseFit fitGivenPhases(const std::vector<double>& level, std::vector<std::size_t> phaseOf, std::size_t period) {
+    PhaseFit fit;
+    std::vector<std::vector<double>> at(period);
+    for (std::size_t i = 0; i < level.size(); ++i) at[phaseOf[i]].push_back(level[i]);
+    for (auto& values : at) fit.median.push_back(values.empty() ? 0.0 : medianOf(std::move(values)));
+    fit.phaseOf = std::move(phaseOf);
+    explain(fit, level);
     return fit;
 }
 
-// The threshold between long and short phases when the phases form one run of each, both of two or more
-// phases (circularly), the two classes apart by more than the gaps stray from their phases; else NaN.
-double longShortThreshold(const PhaseFit& fit, const std::vector<double>& level, std::size_t period) {
-    const auto [lo, hi] = std::minmax_element(fit.median.begin(), fit.median.end());
-    const double threshold = (*lo + *hi) / 2;
-    std::size_t turns = 0, longPhases = 0;
-    for (std::size_t ph = 0; ph < period; ++ph) {
-        const bool isLong = fit.median[ph] > threshold;
-        longPhases += isLong;
-        turns += isLong != (fit.median[(ph + 1) % period] > threshold);
+PhaseFit fitPhases(const std::vector<double>& level, std::size_t period) {
+    std::vector<std::size_t> phaseOf(level.size());
+    for (std::size_t i = 0; i < level.size(); ++i) phaseOf[i] = i % period;
+    return fitGivenPhases(level, std::move(phaseOf), period);
+}
+
+// The phases where the series slips: a step whose optimizer quiet a record spans (an exporter's active timeout
+// longer than the quiet) has one piece fewer, and every later gap is a phase off; a split piece adds one. Each
+// gap's phase is chosen as a path (Viterbi) that moves one phase a gap, or two or none at a cost of twice the
+// series' mean spread a gap, against the phases' medians (gaps and pieces together), starting from the first
+// four periods' own and refitted three times. Gap 0 keeps phase 0, so a phase names the same place in the
+// step as in an unslipped series. At most one slip in two periods, else no fit.
+std::optional<std::pair<PhaseFit, PhaseFit>> fitSlippingPhases(const std::vector<double>& level,
+                                                               const std::vector<double>& span, std::size_t period) {
+    const std::size_t m = level.size(), first = std::min(m, 4 * period);
+    PhaseFit gaps = fitPhases(std::vector<double>(level.begin(), level.begin() + std::ptrdiff_t(first)), period);
+    PhaseFit spans = fitPhases(std::vector<double>(span.begin(), span.begin() + std::ptrdiff_t(first)), period);
+    const double levelMid = medianOf(level), spanMid = medianOf(span);
+    double spread = 0;
+    for (std::size_t i = 0; i < m; ++i) spread += std::fabs(level[i] - levelMid) + std::fabs(span[i] - spanMid);
+    const double slipCost = 2 * spread / double(m);
+    constexpr double kNever = std::numeric_limits<double>::max();
+    std::vector<std::size_t> phaseOf(m);
+    std::size_t slips = 0;
+    for (int round = 0; round < 3; ++round) {
+        std::vector<double> cost(period, kNever), next(period);
+        std::vector<std::uint8_t> from(m * period, 0); // 0: one phase on, 1: two, 2: none
+        auto fits = [&](std::size_t i, std::size_t ph) {
+            return std::fabs(level[i] - gaps.median[ph]) + std::fabs(span[i] - spans.median[ph]);
+        };
+        cost[0] = fits(0, 0);
+        for (std::size_t i = 1; i < m; ++i) {
+            for (std::size_t ph = 0; ph < period; ++ph) {
+                const double on = cost[(ph + period - 1) % period], two = cost[(ph + period - 2) % period],
+                             none = cost[ph];
+                double best = on;
+                std::uint8_t how = 0;
+                if (two != kNever && two + slipCost < best) best = two + slipCost, how = 1;
+                if (none != kNever && none + slipCost < best) best = none + slipCost, how = 2;
+                next[ph] = best == kNever ? kNever : best + fits(i, ph);
+                from[i * period + ph] = how;
+            }
+            cost.swap(next);
+        }
+        std::size_t ph = std::size_t(std::min_element(cost.begin(), cost.end()) - cost.begin());
+        slips = 0;
+        for (std::size_t i = m; i-- > 0;) {
+            phaseOf[i] = ph;
+            if (i == 0) break;
+            const std::uint8_t how = from[i * period + ph];
+            slips += how != 0;
+            ph = (ph + period - (how == 0 ? 1 : how == 1 ? 2 : 0)) % period;
+        }
+        gaps = fitGivenPhases(level, phaseOf, period);
+        spans = fitGivenPhases(span, phaseOf, period);
     }
-    if (turns != 2 || longPhases < 2 || period - longPhases < 2) return std::nan("");
+    if (2 * slips * period > m) return std::nullopt;
+    return std::pair(std::move(gaps), std::move(spans));
+}
+
+// Whether slipping phases fit the first 16 periods: the path costs O(gaps x period) a period tried, so a
+// series with no period (most of them) is turned away on a prefix, and analysis stays linear in the gaps.
+bool slipsFit(const std::vector<double>& level, const std::vector<double>& span, std::size_t period) {
+    const std::size_t probe = std::min(level.size(), 16 * period);
+    if (probe == level.size()) return true;
+    const auto fit = fitSlippingPhases({level.begin(), level.begin() + std::ptrdiff_t(probe)},
+                                       {span.begin(), span.begin() + std::ptrdiff_t(probe)}, period);
+    return fit && fit->first.residualShare + fit->second.residualShare <= 1.0;
+}
+
+// The threshold between long and short phases: where the phases form one run of each, both of two or more
+// phases (circularly), the two classes apart by more than the gaps stray from their phases; else NaN. First
+// halfway between the shortest and the longest phase; failing that, at the other steps between phases, the
+// widest first (a step's optimizer quiet may be far shorter than its forward gaps: then halfway puts the
+// forward gaps among the long ones, and only the step between forward and backward gaps splits the runs).
+double longShortThreshold(const PhaseFit& fit, const std::vector<double>& level, std::size_t period) {
     double stray = 0;
-    for (std::size_t i = 0; i < level.size(); ++i) stray += std::fabs(level[i] - fit.median[i % period]);
+    for (std::size_t i = 0; i < level.size(); ++i) stray += std::fabs(level[i] - fit.median[fit.phaseOf[i]]);
     stray /= double(level.size());
-    // log(1.3): backward compute is 1.5-2.5 times the forward's
-    if (*hi - *lo < std::log(1.3) || *hi - *lo < 2 * stray) return std::nan("");
-    return threshold;
+    const double minStep = std::max(std::log(1.3), 2 * stray); // backward compute is 1.5-2.5 times the forward's
+    auto twoRuns = [&](double threshold) {
+        std::size_t turns = 0, longPhases = 0;
+        for (std::size_t ph = 0; ph < period; ++ph) {
+            const bool isLong = fit.median[ph] > threshold;
+            longPhases += isLong;
+            turns += isLong != (fit.median[(ph + 1) % period] > threshold);
+        }
+        return turns == 2 && longPhases >= 2 && period - longPhases >= 2;
+    };
+    std::vector<double> sorted = fit.median;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted.back() - sorted.front() < minStep) return std::nan("");
+    if (const double halfway = (sorted.front() + sorted.back()) / 2; twoRuns(halfway)) return halfway;
+    std::vector<std::pair<double, double>> steps; // (width, threshold) between neighbouring phases
+    for (std::size_t i = 1; i < sorted.size(); ++i)
+        if (sorted[i] - sorted[i - 1] >= minStep) steps.push_back({sorted[i] - sorted[i - 1], (sorted[i] + sorted[i - 1]) / 2});
+    std::sort(steps.rbegin(), steps.rend());
+    for (const auto& [width, threshold] : steps)
+        if (twoRuns(threshold)) return threshold;
+    return std::nan("");
+}
+
+} // namespace
+
+namespace {
+
+// What choosePeriodicCuts found of a period: the phases of the gaps and of the pieces, the threshold between
+// long and short gaps, the boundary phase (the piece after the last long gap) and the level above which the
+// gap before a boundary is a pause.
+struct Periodic {
+    const std::vector<double>& level;
+    const std::vector<double>& spanLevel;
+    PhaseFit gaps, spans;
+    std::size_t period;
+    double threshold;
+    std::size_t phase = 0;
+    double pauseLevel = 0;
+    bool slipped = false; // phases per gap from fitSlippingPhases
+};
+
+// Steps walked from one boundary to the next, P pieces on, or up to a quarter of P before or after where the P
+// gaps and pieces from there match the phases better (a lost round or a split one shifts no later step).
+std::vector<PeriodicCut> walkSteps(const Periodic& f) {
+    const std::size_t n = f.level.size() + 1, period = f.period;
+    auto mismatch = [&](std::size_t j) { // gaps j - 1 .. and pieces j .. against the phases from the boundary
+        double cost = 0;
+        for (std::size_t k = 0; k < period && j + k < n - 1; ++k) {
+            const std::size_t ph = (f.phase + k) % period;
+            cost += std::fabs(f.level[j + k - 1] - f.gaps.median[(ph + period - 1) % period]) +
+                    std::fabs(f.spanLevel[j + k] - f.spans.median[ph]);
+        }
+        return cost;
+    };
+    const std::size_t slack = std::max<std::size_t>(1, period / 4);
+    std::vector<PeriodicCut> cuts;
+    for (std::size_t at = f.phase == 0 ? period : f.phase; at + 1 < n;) {
+        std::size_t best = at;
+        double bestCost = mismatch(at);
+        for (std::size_t j = at > slack ? at - slack : 1; j <= at + slack && j + 1 < n; ++j)
+            if (const double cost = mismatch(j); cost < bestCost) {
+                best = j;
+                bestCost = cost;
+            }
+        if (!cuts.empty() && best <= cuts.back().piece) break;
+        cuts.push_back({best, f.level[best - 1] > f.pauseLevel});
+        at = best + period;
+    }
+    return cuts;
+}
+
+// Steps where the slipping phases (fitSlippingPhases) reach the boundary phase: at each piece of that phase
+// (the later of two in a row: a split piece), or at the piece after a skip over it (a record spanned the
+// optimizer's quiet: the step ends inside that piece).
+std::vector<PeriodicCut> cutsAtPhase(const Periodic& f) {
+    const std::vector<std::size_t>& phaseOf = f.gaps.phaseOf;
+    const std::size_t period = f.period, before = (f.phase + period - 1) % period;
+    std::vector<PeriodicCut> cuts;
+    for (std::size_t j = 1; j < phaseOf.size(); ++j) {
+        const bool at = phaseOf[j] == f.phase, skipped = phaseOf[j - 1] == before && phaseOf[j] == (f.phase + 1) % period;
+        if (!at && !skipped) continue;
+        if (!cuts.empty() && cuts.back().piece + 1 == j && phaseOf[j - 1] == f.phase) cuts.pop_back();
+        cuts.push_back({j, f.level[j - 1] > f.pauseLevel});
+    }
+    return cuts;
 }
 
 } // namespace
@@ -572,49 +722,28 @@ std::vector<PeriodicCut> choosePeriodicCuts(const std::vector<Piece>& pieces, co
     }
     const std::size_t maxPeriod = std::min<std::size_t>(64, logGap.size() / 6);
     for (std::size_t period = 4; period <= maxPeriod; ++period) {
-        const std::vector<double> level = levelledLogGaps(logGap, period);
-        const PhaseFit fit = fitPhases(level, period);
         // The pieces' own lengths (a gather, a gather and a scatter, a scatter and the next step's gathers)
         // repeat with the step too, and jitter them less than compute jitters the gaps.
+        const std::vector<double> level = levelledLogGaps(logGap, period);
         const std::vector<double> spanLevel = levelledLogGaps(logSpan, period);
-        const PhaseFit spanFit = fitPhases(spanLevel, period);
-        if (fit.residualShare + spanFit.residualShare > 1.0) continue;
-        const double threshold = longShortThreshold(fit, level, period);
-        if (std::isnan(threshold)) continue;
-        // The boundary phase: the piece after the last long phase. Steps are walked from one boundary to the
-        // next, P pieces on, or up to a quarter of P before or after where the P gaps and pieces from there
-        // match the phases better (a lost round or a split one shifts no later step).
-        std::size_t phase = 0;
-        while (!(fit.median[(phase + period - 1) % period] > threshold && fit.median[phase] <= threshold)) ++phase;
-        std::vector<double> longLevels;
-        for (double m : fit.median)
-            if (m > threshold) longLevels.push_back(m);
-        const double pauseLevel = medianOf(longLevels) + std::log(2.0);
-        auto mismatch = [&](std::size_t j) { // gaps j - 1 .. and pieces j .. against the phases from the boundary
-            double cost = 0;
-            for (std::size_t k = 0; k < period && j + k < n - 1; ++k) {
-                const std::size_t ph = (phase + k) % period;
-                cost += std::fabs(level[j + k - 1] - fit.median[(ph + period - 1) % period]) +
-                        std::fabs(spanLevel[j + k] - spanFit.median[ph]);
+        Periodic f{level, spanLevel, fitPhases(level, period), fitPhases(spanLevel, period), period, 0};
+        if (f.gaps.residualShare + f.spans.residualShare > 1.0 && slipsFit(level, spanLevel, period))
+            if (auto slipping = fitSlippingPhases(level, spanLevel, period)) {
+                std::tie(f.gaps, f.spans) = *slipping;
+                f.slipped = true;
             }
-            return cost;
-        };
-        const std::size_t slack = std::max<std::size_t>(1, period / 4);
-        std::vector<PeriodicCut> cuts;
-        std::size_t sharp = 0;
-        for (std::size_t at = phase == 0 ? period : phase; at + 1 < n;) {
-            std::size_t best = at;
-            double bestCost = mismatch(at);
-            for (std::size_t j = at > slack ? at - slack : 1; j <= at + slack && j + 1 < n; ++j)
-                if (const double cost = mismatch(j); cost < bestCost) {
-                    best = j;
-                    bestCost = cost;
-                }
-            if (!cuts.empty() && best <= cuts.back().piece) break;
-            sharp += level[best - 1] > threshold && level[best] <= threshold;
-            cuts.push_back({best, level[best - 1] > pauseLevel});
-            at = best + period;
-        }
+        if (f.gaps.residualShare + f.spans.residualShare > 1.0) continue;
+        f.threshold = longShortThreshold(f.gaps, level, period);
+        if (std::isnan(f.threshold)) continue;
+        const std::vector<double>& median = f.gaps.median;
+        while (!(median[(f.phase + period - 1) % period] > f.threshold && median[f.phase] <= f.threshold)) ++f.phase;
+        std::vector<double> longLevels;
+        for (double m : median)
+            if (m > f.threshold) longLevels.push_back(m);
+        f.pauseLevel = medianOf(longLevels) + std::log(2.0);
+        const std::vector<PeriodicCut> cuts = f.slipped ? cutsAtPhase(f) : walkSteps(f);
+        std::size_t sharp = 0; // boundaries at a gap that turns from long to short
+        for (const PeriodicCut& c : cuts) sharp += level[c.piece - 1] > f.threshold && level[c.piece] <= f.threshold;
         if (cuts.size() >= 5 && 2 * sharp >= cuts.size()) return cuts;
     }
     return {};

@@ -93,7 +93,10 @@ std::vector<std::size_t> chooseCoarseCuts(const std::vector<std::pair<std::int64
 // smallest (4..64, six or more periods) whose phases explain the log gaps and the log piece lengths (each taken
 // less the mean of the P around it, so that a slowed stretch of steps keeps its phases) to half their spread
 // together, with one run of two or more long phases and one of two or more short ones (a pure-DP job's periodic
-// pauses are one long phase: no period). The piece at the phase after the long run ends a step (`atStart`
+// pauses are one long phase: no period; an optimizer quiet far shorter than the forward's gaps is a third
+// length, and the runs split between forward and backward). Where a record spans some steps' optimizer quiet
+// (one piece fewer: every later gap a phase off), each gap's phase is found as a path that may slip a phase,
+// and the steps end at the boundary phase's pieces. The piece at the phase after the long run ends a step (`atStart`
 // false: its first activity burst ends it), or, where the long gap before it stands twice above the long phases
 // (a pause before the step), the step ends where the piece starts (`atStart` true). Steps are walked P pieces at
 // a time, each boundary moved up to P/4 pieces where the next P gaps and pieces match the phases better (a lost
