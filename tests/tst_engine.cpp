@@ -177,6 +177,19 @@ private slots:
         expectRandomDrawShape(seed);
     }
 
+    // Without DP traffic a pipeline is oriented by where it drains; loss, clock skew or a slow stage left both
+    // ways' drains alike in count and gaps, and a pipeline read reversed was cut once a micro-batch (379 steps
+    // for 24). The step rhythm kept among the right way's drains is far coarser.
+    void randomDrawsWithoutDpOrientTheirPipelines_data() {
+        QTest::addColumn<int>("seed");
+        QTest::newRow("300148 TP 1 x PP 3, slow stage x2.26") << 300148;
+        QTest::newRow("300098 TP 8 x PP 2, 3 chunks") << 300098;
+    }
+    void randomDrawsWithoutDpOrientTheirPipelines() {
+        QFETCH(int, seed);
+        expectRandomDrawShape(seed);
+    }
+
     // Pipeline replicas whose DP peers share hosts have no traffic between them: recognition merges their chains
     // (same hosts) by rhythm, which their jittered micro-batches keep only on the step's envelope (a grid 128 times
     // as coarse). A straggler in one replica all run long made two jobs of one.

@@ -464,6 +464,8 @@ private slots:
         QTest::newRow("100161 4 groups, 55 micro-batches") << 100161;
         QTest::newRow("100053 3 groups, slow link") << 100053;
         QTest::newRow("100194 3 groups, jitter 0.23") << 100194;
+        QTest::newRow("300071 3 groups, optimizer quiet a fifth of a forward gap") << 300071;
+        QTest::newRow("300171 4 groups, 1 s records spanning some optimizer quiets") << 300171;
     }
     void randomZero3DrawsFindTheirStepsAsThePeriod() {
         QFETCH(int, seed);

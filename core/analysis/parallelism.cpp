@@ -696,6 +696,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     StepParams drainParams;
     drainParams.anyLinkLosesGradients = false;
     constexpr double kDecisive = 1.5; // a gap median this many times the other decides; else the runs
+    constexpr double kFewerSteps = 4;  // one way's step rhythm this many times finer: that way is wrong
     struct DrainEvidence {
         double runs = 0, gaps = 0;
         std::vector<std::size_t> drains; // gap indices of jobPieces
@@ -803,7 +804,10 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         // its backward sends), time-symmetric enough to outvote the step's. The drains decide when they are
         // clear, by medians over the steps, so a few slow steps do not: the gaps first, when one median is
         // clearly longer (pp = 2 with balanced stages also drains for a moment inside a step, and both medians
-        // are then those short gaps); else, with pp >= 3, the count when one way has clearly fewer (the head
+        // are then those short gaps); else the step rhythm each way keeps among its drains, when one is four
+        // times finer (the wrong way round, the most loaded moments come once a micro-batch in the steady
+        // state; the right way, the drains the rhythm keeps are the steps, each of pp or more micro-batches,
+        // where loss, skew or a slow stage left the drains' counts and gaps alike); else, with pp >= 3, the count when one way has clearly fewer (the head
         // links rest only between steps; the wrong way round, many links rest between micro-batches: PP 13 with
         // even stages, 1,222 drains against 62, the gaps alike); else the runs (pp >= 3); else the votes stand.
         const DrainEvidence asVoted = drainEvidence(false), turned = drainEvidence(true);
@@ -811,8 +815,11 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         for (const Path& path : paths) deep = deep || path.walk.size() >= 2;
         const double votedDrains = double(asVoted.drains.size()), turnedDrains = double(turned.drains.size());
         bool turn = false;
+        const double votedCuts = double(asVoted.cuts.size()), turnedCuts = double(turned.cuts.size());
         if (turned.gaps > kDecisive * asVoted.gaps) turn = true;
         else if (asVoted.gaps > kDecisive * turned.gaps) turn = false;
+        else if (turnedCuts >= 2 && votedCuts > kFewerSteps * turnedCuts) turn = true;
+        else if (votedCuts >= 2 && turnedCuts > kFewerSteps * votedCuts) turn = false;
         else if (deep && turnedDrains > 0 && votedDrains > kDecisive * turnedDrains) turn = true;
         else if (deep && votedDrains > 0 && turnedDrains > kDecisive * votedDrains) turn = false;
         else if (deep && turned.runs > asVoted.runs) turn = true;
