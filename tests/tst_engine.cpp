@@ -150,6 +150,10 @@ private slots:
         QTest::addColumn<int>("seed");
         QTest::newRow("100112 TP 2 x PP 5 x DP 12, 3 chunks") << 100112;
         QTest::newRow("100099 TP 2 x PP 15 x DP 8, 2 GPUs a NIC") << 100099;
+        // The members between a ring's ends carry only activations on the network: clusters on 2 of the job's 18
+        // hosts, at the pipeline's pace, that meet the ring's rails only at each step's start.
+        QTest::newRow("300027 TP 2 x PP 2 x DP 36, 3 chunks, 8 steps") << 300027;
+        QTest::newRow("100006 TP 1 x PP 11 x DP 16, EP 2") << 100006;
     }
     void randomDrawsWithRingsThroughHostsHaveTheirShape() {
         QFETCH(int, seed);
@@ -184,6 +188,9 @@ private slots:
         QTest::addColumn<int>("seed");
         QTest::newRow("300148 TP 1 x PP 3, slow stage x2.26") << 300148;
         QTest::newRow("300098 TP 8 x PP 2, 3 chunks") << 300098;
+        // Two replicas on the same hosts (their DP ring never on the network) are one job with eight chains;
+        // each step start is cut twice, the second after some first activations were sent.
+        QTest::newRow("300094 TP 4 x PP 3 x DP 2 in hosts") << 300094;
     }
     void randomDrawsWithoutDpOrientTheirPipelines() {
         QFETCH(int, seed);

@@ -828,7 +828,20 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         // quiet gap is an activation, forward (a path whose votes went the other way from the rest).
         // (At the step ends the rhythm keeps, not every drain: in a pipeline whose replicas run apart within their
         // hosts, half the head links rest at many gaps inside a step, where the first transfer tells nothing.)
-        const std::vector<std::size_t>& drains = turn ? turned.cuts : asVoted.cuts;
+        // Of those, the ones at least half as quiet as the quietest quarter: a step start whose first
+        // activations run apart among replicas that share hosts is cut twice, the second time after some of
+        // them were sent.
+        std::vector<std::size_t> drains;
+        {
+            const std::vector<std::size_t>& cuts = turn ? turned.cuts : asVoted.cuts;
+            auto gapAfter = [&](std::size_t g) { return jobPieces[g + 1].first - jobPieces[g].second; };
+            std::vector<double> gaps;
+            for (std::size_t g : cuts) gaps.push_back(double(gapAfter(g)));
+            std::sort(gaps.begin(), gaps.end());
+            const double quiet = gaps.empty() ? 0.0 : gaps[gaps.size() * 3 / 4];
+            for (std::size_t g : cuts)
+                if (2.0 * double(gapAfter(g)) >= quiet) drains.push_back(g);
+        }
         for (Path& path : paths) {
             int votes = 0;
             for (std::size_t g : drains) {

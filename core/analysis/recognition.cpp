@@ -117,8 +117,12 @@ bool rhythmsAgree(const Cluster& a, const Cluster& b, double threshold) {
     // widened to the bins beside it: the rails of one job start their sync together every step however long each
     // then takes (a rail at a fifth of its bandwidth, whose bursts fill most of the step, still starts with the
     // others), while inside a burst the hops of a ring leave gaps of a bin or so. Only with at least 8 onsets on
-    // each side (continuous traffic has few, and few say little).
-    const auto onsets = [&](const Cluster& c, std::int64_t quiet, std::vector<double>& out) {
+    // each side (continuous traffic has few, and few say little). Then step starts — onsets after 64 … 1024
+    // quiet bins, each widened by an eighth of that: pipeline replicas whose DP ring passes through their hosts
+    // over NVLink have only their activations on the network, at another pace than the ring's rails, but all
+    // start each step together once the optimizer is done. Five on each side suffice there: a step start is
+    // rare (a few in 10^5 bins), and chance meets it seldom.
+    const auto onsets = [&](const Cluster& c, std::int64_t quiet, std::int64_t widen, std::vector<double>& out) {
         out.assign(std::size_t(hi - lo), 0.0);
         std::size_t n = 0;
         std::int64_t empty = 0; // bins without traffic just before `bin`
@@ -129,16 +133,24 @@ bool rhythmsAgree(const Cluster& a, const Cluster& b, double threshold) {
             }
             if (empty >= quiet && bin > lo) {
                 ++n;
-                const std::size_t i = std::size_t(bin - lo);
-                for (std::size_t k = i - 1; k <= std::min(i + 1, out.size() - 1); ++k) out[k] = 1.0;
+                const std::int64_t i = bin - lo;
+                for (std::int64_t k = std::max<std::int64_t>(0, i - widen); k <= std::min(i + widen, hi - lo - 1); ++k)
+                    out[std::size_t(k)] = 1.0;
             }
             empty = 0;
         }
         return n;
     };
-    for (std::int64_t quiet = 2; quiet <= 32; quiet *= 2) {
-        const std::size_t onsetsA = onsets(a, quiet, x), onsetsB = onsets(b, quiet, y);
-        if (onsetsA >= 8 && onsetsB >= 8 && pearson(x, y) >= threshold) return true;
+    for (std::int64_t quiet = 2; quiet <= 1024; quiet *= 2) {
+        const bool stepStarts = quiet >= 64;
+        const std::size_t least = stepStarts ? 5 : 8;
+        const std::int64_t widen = stepStarts ? quiet / 8 : 1;
+        const std::size_t onsetsA = onsets(a, quiet, widen, x), onsetsB = onsets(b, quiet, widen, y);
+        if (onsetsA < least || onsetsB < least) {
+            if (stepStarts) break; // longer quiet has fewer
+            continue;
+        }
+        if (pearson(x, y) >= threshold) return true;
     }
     return false;
 }
@@ -160,6 +172,16 @@ private:
     std::int64_t m_lo, m_width;
     double m_inv;
 };
+
+// Whether all hosts of the cluster with fewer lie among the other's. A DP ring through a host over NVLink leaves
+// the GPUs between where it enters and where it leaves with only their pipeline traffic on the network: their
+// clusters span a few of the job's hosts (2 of 18), far below any Jaccard threshold.
+bool hostsWithin(const Cluster& a, const Cluster& b) {
+    const Cluster& small = a.hostKeys.size() <= b.hostKeys.size() ? a : b;
+    const Cluster& large = &small == &a ? b : a;
+    return !small.hostKeys.empty() && std::includes(large.hostKeys.begin(), large.hostKeys.end(),
+                                                    small.hostKeys.begin(), small.hostKeys.end());
+}
 
 // A RoCEv2 connection: one QP, seen as (src, dst, UDP source port) — the port is fixed for the QP's life.
 struct ConnKey {
@@ -418,7 +440,7 @@ bool RecognitionPasses::endGraph(const EndpointTable& endpoints) {
             std::int64_t overlap = std::min(A.last, B.last) - std::max(A.first, B.first);
             std::int64_t shorter = std::min(A.last - A.first, B.last - B.first);
             if (overlap <= 0 || double(overlap) < 0.5 * double(shorter)) continue;
-            if (jaccard(A.hostKeys, B.hostKeys) < S.params.jaccardThreshold) continue;
+            if (jaccard(A.hostKeys, B.hostKeys) < S.params.jaccardThreshold && !hostsWithin(A, B)) continue;
             S.candidates.emplace_back(a, b);
         }
     // A ring through a host over NVLink leaves the network at one NIC and comes back at another: the rail clusters
@@ -493,7 +515,8 @@ RecognitionResult RecognitionPasses::result(const EndpointTable& endpoints, std:
     boost::disjoint_sets<std::size_t*, std::size_t*> jobs(rank2.data(), parent2.data());
     for (std::size_t c = 0; c < cn; ++c) jobs.make_set(c);
     for (auto [a, b] : S.candidates)
-        if (rhythmsAgree(clusters[a], clusters[b], params.rhythmThreshold)) jobs.union_set(a, b);
+        if (jobs.find_set(a) != jobs.find_set(b) && rhythmsAgree(clusters[a], clusters[b], params.rhythmThreshold))
+            jobs.union_set(a, b);
     const auto& flowsEndpoints = endpoints;
     std::map<std::size_t, std::vector<std::size_t>> members;
     for (std::size_t c = 0; c < cn; ++c) members[jobs.find_set(c)].push_back(c);
