@@ -493,7 +493,8 @@ void assignCosts(std::vector<Finding>& findings, const StepDivision& sd, const D
 // have no input transfer to time them from, and the last stage read busy for part of the wait (a GPU 2.79x slow
 // all run at stage 5 made stage 0 of its pipeline read 1.14x; 2.89x made 1.70x). A slow rank in the same
 // pipeline replica (its chain over the same hosts) as a slower one of three steps or more, at another stage and
-// inside its steps, is that one's echo: dropped. (Within one or two steps two GPUs of one pipeline are as often
+// with two thirds of its steps inside that one's (a step boundary may fall between the two), is that one's
+// echo: dropped. (Within one or two steps two GPUs of one pipeline are as often
 // both slow: the real SE trace has stage 0 at 2.02x and stage 1 at 1.71x in step 30 of one pipeline.)
 void dropPipelineEchoes(std::vector<Finding>& ranks, const ParallelismResult& par, const FlowTable& flows,
                         const Topology& topology) {
@@ -516,10 +517,12 @@ void dropPipelineEchoes(std::vector<Finding>& ranks, const ParallelismResult& pa
         if (a == where.end()) continue;
         for (std::size_t j = 0; j < ranks.size() && !echo[i]; ++j) {
             auto b = where.find(ranks[j].ip);
+            const int shared = std::min(ranks[i].lastStep, ranks[j].lastStep) -
+                               std::max(ranks[i].firstStep, ranks[j].firstStep) + 1;
             echo[i] = j != i && b != where.end() && b->second.first == a->second.first &&
                       b->second.second != a->second.second && ranks[j].score > ranks[i].score &&
-                      ranks[j].lastStep - ranks[j].firstStep >= 2 && ranks[j].firstStep <= ranks[i].firstStep &&
-                      ranks[i].lastStep <= ranks[j].lastStep;
+                      ranks[j].lastStep - ranks[j].firstStep >= 2 &&
+                      3 * shared >= 2 * (ranks[i].lastStep - ranks[i].firstStep + 1);
         }
     }
     std::size_t k = 0;

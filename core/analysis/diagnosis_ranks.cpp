@@ -21,10 +21,13 @@ double ratioOf(const RobustStats& st, double v) { return st.median > 0 ? v / st.
 // What the job would save per step of episode `e` with rank `r` (and its TP group) at its peers' pace: its extra
 // compute in each step (extraAt(r * K + k), NaN where not measured: the episode's median then), or where compute
 // was not measured its DP sync lag; no more than the other members of its DP group (on other hosts) waited for
-// it before their sync, where it has such peers: the one that waited least was next ready, and the sync would have
-// started then. (The cap by the step's own excess is the caller's.)
-template <typename Extra>
-double savedPerStep(const JobTimeline& tl, std::size_t r, const Episode& e, Extra&& extraAt) {
+// it before their sync (or, where a peer began its sync first, inside it until rank r began), where it has such
+// peers: the one that waited least was next ready, and the sync would have started then. Where peers waited,
+// the extra compute is at least what its ratio implies over its span before the sync (impliedAt): the busy
+// time before PP sends samples only part of a rank's compute (an interleaved stage's chunks, warm-up ops
+// whose input came before the step). (The cap by the step's own excess is the caller's.)
+template <typename Extra, typename Implied>
+double savedPerStep(const JobTimeline& tl, std::size_t r, const Episode& e, Extra&& extraAt, Implied&& impliedAt) {
     const std::size_t K = tl.steps.size();
     std::vector<double> extra, measured;
     for (int k = e.first; k <= e.last; ++k) {
@@ -40,12 +43,24 @@ double savedPerStep(const JobTimeline& tl, std::size_t r, const Episode& e, Extr
     double sum = 0;
     for (int k = e.first; k <= e.last; ++k) {
         std::vector<double> waits;
-        for (std::size_t q = 0; q < tl.ranks.size(); ++q)
-            if (q != r && tl.ranks[q].dpGroup == tl.ranks[r].dpGroup && tl.ranks[q].host != tl.ranks[r].host &&
-                tl.ranks[q].stepStats[std::size_t(k)].dpStartNs != RankStepStats::kNoTime)
-                waits.push_back(double(tl.ranks[q].stepStats[std::size_t(k)].dpWaitNs));
+        const RankStepStats& own = tl.ranks[r].stepStats[std::size_t(k)];
+        for (std::size_t q = 0; q < tl.ranks.size(); ++q) {
+            const RankStepStats& peer = tl.ranks[q].stepStats[std::size_t(k)];
+            if (q == r || tl.ranks[q].dpGroup != tl.ranks[r].dpGroup || tl.ranks[q].host == tl.ranks[r].host ||
+                peer.dpStartNs == RankStepStats::kNoTime)
+                continue;
+            // A ring member ready first sends its first hop at once and waits inside the sync, for the next
+            // hop's data: it waited at least from its sync start to rank r's.
+            const double inside =
+                own.dpStartNs == RankStepStats::kNoTime ? 0.0 : double(own.dpStartNs - peer.dpStartNs);
+            waits.push_back(std::max(double(peer.dpWaitNs), inside));
+        }
         double x = extra[std::size_t(k - e.first)];
-        if (!waits.empty()) x = std::min(x, *std::min_element(waits.begin(), waits.end()));
+        if (!waits.empty()) {
+            const double implied = impliedAt(r * K + std::size_t(k));
+            if (!std::isnan(implied)) x = std::max(x, implied);
+            x = std::min(x, *std::min_element(waits.begin(), waits.end()));
+        }
         sum += x;
     }
     return sum / double(e.last - e.first + 1);
@@ -430,9 +445,15 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             // step (its peers nearly as slow that step) is no finding there. (Named by its timing alone, its cost
             // is the steps' excess: assignCosts.)
             if (!ratios.empty()) {
-                f.savesMsPerStep = savedPerStep(tl, best, e, [&](std::size_t i) {
+                auto extraAt = [&](std::size_t i) {
                     return !std::isnan(value[i]) && !std::isnan(peerMedian[i]) ? value[i] - peerMedian[i] : kNaN;
-                }) / 1e6;
+                };
+                auto impliedAt = [&](std::size_t i) { // the span from its step's start to its sync, at its ratio
+                    const RankStepStats& ss = tl.ranks[i / K].stepStats[i % K];
+                    if (std::isnan(ratio[i]) || ratio[i] <= 1.0 || ss.dpStartNs == RankStepStats::kNoTime) return kNaN;
+                    return std::max(0.0, double(ss.dpStartNs - tl.steps[i % K].startNs)) * (1.0 - 1.0 / ratio[i]);
+                };
+                f.savesMsPerStep = savedPerStep(tl, best, e, extraAt, impliedAt) / 1e6;
                 if (wideSpread && f.savesMsPerStep * 1e6 < p.minSavedShare * double(sd.medianStepNs)) continue;
             }
             f.evidence.push_back({"dp_start_lag_ms", lag / 1e6});
