@@ -321,6 +321,20 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             if (stages >= 3 && std::min(p, me) == 0 && std::max(p, me) == stages - 1) return me == 0;
             return p < me;
         };
+        // Tied embeddings close the chain too, with an all-reduce a step, not a hand-over a micro-batch: pieces of
+        // it that the both-ways rule above missed (a record lost, an active timeout's pieces) are no ring. A ring
+        // end trades with the other end about as often as with its chain neighbour ((chunks - 1) / chunks); under
+        // a quarter of that, its trades with the other end are the embedding's all-reduce.
+        if (stages >= 3 && (rt.stage == 0 || rt.stage == stages - 1)) {
+            std::size_t ends = 0, chain = 0;
+            auto isEnd = [&](std::uint32_t peer) { return tl.ranks[peer].stage == stages - 1 - rt.stage; };
+            for (const Transfer& t : list)
+                if (t.kind == SegmentKind::PpSend || t.kind == SegmentKind::PpRecv) ++(isEnd(t.peer) ? ends : chain);
+            if (ends > 0 && 4 * ends < chain)
+                for (Transfer& t : list)
+                    if ((t.kind == SegmentKind::PpSend || t.kind == SegmentKind::PpRecv) && isEnd(t.peer))
+                        t.kind = SegmentKind::DpSync;
+        }
         bool hasUp = false, hasDown = false, ringIn = false, ringOut = false;
         for (const Transfer& t : list) {
             if (t.kind != SegmentKind::PpSend && t.kind != SegmentKind::PpRecv) continue;
