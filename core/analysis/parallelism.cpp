@@ -807,9 +807,9 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         // are then those short gaps); else the step rhythm each way keeps among its drains, when one is four
         // times finer (the wrong way round, the most loaded moments come once a micro-batch in the steady
         // state; the right way, the drains the rhythm keeps are the steps, each of pp or more micro-batches,
-        // where loss, skew or a slow stage left the drains' counts and gaps alike); else, with pp >= 3, the count when one way has clearly fewer (the head
-        // links rest only between steps; the wrong way round, many links rest between micro-batches: PP 13 with
-        // even stages, 1,222 drains against 62, the gaps alike); else the runs (pp >= 3); else the votes stand.
+        // where loss, skew or a slow stage left the drains' counts and gaps alike); else, with pp >= 3, the
+        // count when one way has clearly fewer (the head links rest only between steps; the wrong way round,
+        // many links rest between micro-batches, the gaps alike); else the runs (pp >= 3); else the votes stand.
         const DrainEvidence asVoted = drainEvidence(false), turned = drainEvidence(true);
         bool deep = false;
         for (const Path& path : paths) deep = deep || path.walk.size() >= 2;

@@ -550,12 +550,49 @@ PhaseFit fitPhases(const std::vector<double>& level, std::size_t period) {
     return fitGivenPhases(level, std::move(phaseOf), period);
 }
 
+// The phase path through the gaps that fits `gaps` and `spans` best (Viterbi): one phase on per gap, or two or
+// none at `slipCost`; gap 0 at phase 0. Fills phaseOf, returns the number of slips.
+std::size_t slippingPath(const std::vector<double>& level, const std::vector<double>& span, const PhaseFit& gaps,
+                         const PhaseFit& spans, double slipCost, std::vector<std::size_t>& phaseOf) {
+    const std::size_t m = level.size(), period = gaps.median.size();
+    constexpr double kNever = std::numeric_limits<double>::max();
+    enum Move : std::uint8_t { kOn, kTwo, kNone };
+    std::vector<double> cost(period, kNever), next(period);
+    std::vector<std::uint8_t> from(m * period, kOn);
+    auto fits = [&](std::size_t i, std::size_t ph) {
+        return std::fabs(level[i] - gaps.median[ph]) + std::fabs(span[i] - spans.median[ph]);
+    };
+    cost[0] = fits(0, 0);
+    for (std::size_t i = 1; i < m; ++i) {
+        for (std::size_t ph = 0; ph < period; ++ph) {
+            const double two = cost[(ph + period - 2) % period], none = cost[ph];
+            double best = cost[(ph + period - 1) % period];
+            std::uint8_t how = kOn;
+            if (two != kNever && two + slipCost < best) best = two + slipCost, how = kTwo;
+            if (none != kNever && none + slipCost < best) best = none + slipCost, how = kNone;
+            next[ph] = best == kNever ? kNever : best + fits(i, ph);
+            from[i * period + ph] = how;
+        }
+        cost.swap(next);
+    }
+    std::size_t ph = std::size_t(std::min_element(cost.begin(), cost.end()) - cost.begin()), slips = 0;
+    phaseOf.assign(m, 0);
+    for (std::size_t i = m; i-- > 0;) {
+        phaseOf[i] = ph;
+        if (i == 0) break;
+        const std::uint8_t how = from[i * period + ph];
+        slips += how != kOn;
+        ph = (ph + period - (how == kOn ? 1 : how == kTwo ? 2 : 0)) % period;
+    }
+    return slips;
+}
+
 // The phases where the series slips: a step whose optimizer quiet a record spans (an exporter's active timeout
 // longer than the quiet) has one piece fewer, and every later gap is a phase off; a split piece adds one. Each
-// gap's phase is chosen as a path (Viterbi) that moves one phase a gap, or two or none at a cost of twice the
-// series' mean spread a gap, against the phases' medians (gaps and pieces together), starting from the first
-// four periods' own and refitted three times. Gap 0 keeps phase 0, so a phase names the same place in the
-// step as in an unslipped series. At most one slip in two periods, else no fit.
+// gap's phase is a path (slippingPath) with slips at twice the series' mean spread a gap, against the phases'
+// medians (gaps and pieces together), starting from the first four periods' own and refitted three times. Gap
+// 0 keeps phase 0, so a phase names the same place in the step as in an unslipped series. At most one slip in
+// two periods, else no fit.
 std::optional<std::pair<PhaseFit, PhaseFit>> fitSlippingPhases(const std::vector<double>& level,
                                                                const std::vector<double>& span, std::size_t period) {
     const std::size_t m = level.size(), first = std::min(m, 4 * period);
@@ -564,39 +601,10 @@ std::optional<std::pair<PhaseFit, PhaseFit>> fitSlippingPhases(const std::vector
     const double levelMid = medianOf(level), spanMid = medianOf(span);
     double spread = 0;
     for (std::size_t i = 0; i < m; ++i) spread += std::fabs(level[i] - levelMid) + std::fabs(span[i] - spanMid);
-    const double slipCost = 2 * spread / double(m);
-    constexpr double kNever = std::numeric_limits<double>::max();
-    std::vector<std::size_t> phaseOf(m);
+    std::vector<std::size_t> phaseOf;
     std::size_t slips = 0;
     for (int round = 0; round < 3; ++round) {
-        std::vector<double> cost(period, kNever), next(period);
-        std::vector<std::uint8_t> from(m * period, 0); // 0: one phase on, 1: two, 2: none
-        auto fits = [&](std::size_t i, std::size_t ph) {
-            return std::fabs(level[i] - gaps.median[ph]) + std::fabs(span[i] - spans.median[ph]);
-        };
-        cost[0] = fits(0, 0);
-        for (std::size_t i = 1; i < m; ++i) {
-            for (std::size_t ph = 0; ph < period; ++ph) {
-                const double on = cost[(ph + period - 1) % period], two = cost[(ph + period - 2) % period],
-                             none = cost[ph];
-                double best = on;
-                std::uint8_t how = 0;
-                if (two != kNever && two + slipCost < best) best = two + slipCost, how = 1;
-                if (none != kNever && none + slipCost < best) best = none + slipCost, how = 2;
-                next[ph] = best == kNever ? kNever : best + fits(i, ph);
-                from[i * period + ph] = how;
-            }
-            cost.swap(next);
-        }
-        std::size_t ph = std::size_t(std::min_element(cost.begin(), cost.end()) - cost.begin());
-        slips = 0;
-        for (std::size_t i = m; i-- > 0;) {
-            phaseOf[i] = ph;
-            if (i == 0) break;
-            const std::uint8_t how = from[i * period + ph];
-            slips += how != 0;
-            ph = (ph + period - (how == 0 ? 1 : how == 1 ? 2 : 0)) % period;
-        }
+        slips = slippingPath(level, span, gaps, spans, 2 * spread / double(m), phaseOf);
         gaps = fitGivenPhases(level, phaseOf, period);
         spans = fitGivenPhases(span, phaseOf, period);
     }
@@ -639,16 +647,13 @@ double longShortThreshold(const PhaseFit& fit, const std::vector<double>& level,
     if (const double halfway = (sorted.front() + sorted.back()) / 2; twoRuns(halfway)) return halfway;
     std::vector<std::pair<double, double>> steps; // (width, threshold) between neighbouring phases
     for (std::size_t i = 1; i < sorted.size(); ++i)
-        if (sorted[i] - sorted[i - 1] >= minStep) steps.push_back({sorted[i] - sorted[i - 1], (sorted[i] + sorted[i - 1]) / 2});
+        if (sorted[i] - sorted[i - 1] >= minStep)
+            steps.push_back({sorted[i] - sorted[i - 1], (sorted[i] + sorted[i - 1]) / 2});
     std::sort(steps.rbegin(), steps.rend());
     for (const auto& [width, threshold] : steps)
         if (twoRuns(threshold)) return threshold;
     return std::nan("");
 }
-
-} // namespace
-
-namespace {
 
 // What choosePeriodicCuts found of a period: the phases of the gaps and of the pieces, the threshold between
 // long and short gaps, the boundary phase (the piece after the last long gap) and the level above which the
@@ -702,7 +707,8 @@ std::vector<PeriodicCut> cutsAtPhase(const Periodic& f) {
     const std::size_t period = f.period, before = (f.phase + period - 1) % period;
     std::vector<PeriodicCut> cuts;
     for (std::size_t j = 1; j < phaseOf.size(); ++j) {
-        const bool at = phaseOf[j] == f.phase, skipped = phaseOf[j - 1] == before && phaseOf[j] == (f.phase + 1) % period;
+        const bool at = phaseOf[j] == f.phase;
+        const bool skipped = phaseOf[j - 1] == before && phaseOf[j] == (f.phase + 1) % period;
         if (!at && !skipped) continue;
         if (!cuts.empty() && cuts.back().piece + 1 == j && phaseOf[j - 1] == f.phase) cuts.pop_back();
         cuts.push_back({j, f.level[j - 1] > f.pauseLevel});
