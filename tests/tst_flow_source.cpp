@@ -358,6 +358,25 @@ private slots:
         QVERIFY(!report.jobs.empty()); // the jobs are still given
         QCOMPARE(report.jobs.front().gpus.size(), fineReport.jobs.front().gpus.size());
     }
+
+    // Records all stamped in the first day of 1970 (a collector that took the exporter's times in another unit:
+    // softflowd -A nano into nfcapd 1.7.1) carry no wall-clock time: a note says so and what fixes it. Records
+    // of today's date give no such note.
+    void recordsStampedNearTheEpochAreSaidToCarryNoTime() {
+        Capture capture = captureOf(simulatePreset("tiny", 2));
+        const std::int64_t first = capture.flows.startNs[0];
+        for (std::size_t i = 0; i < capture.flows.size(); ++i) {
+            const std::int64_t end = capture.flows.end(i);
+            capture.flows.startNs.set(i, capture.flows.startNs[i] - first + 5'000'000'000);
+            capture.flows.setEnd(i, end - first + 5'000'000'000);
+        }
+        std::string notes;
+        for (const std::string& n : analyzeCapture(capture).notes) notes += n + "\n";
+        QVERIFY2(contains(notes, "every record lies within the first day of 1970"), notes.c_str());
+        QVERIFY2(contains(notes, "-A milli"), notes.c_str());
+        for (const std::string& n : analyzeCapture(captureOf(simulatePreset("tiny", 2))).notes)
+            QVERIFY2(!contains(n, "1970"), n.c_str());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestFlowSource)

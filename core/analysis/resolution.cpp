@@ -48,7 +48,22 @@ std::string advice(const TimeResolution& r, bool stampsCoarse, bool spanCoarse, 
 
 void checkResolution(const FlowTable& flows, Report& report) { checkResolution(measureResolution(flows), report); }
 
+// Records whose stamps all fall in the first day of 1970 carry no wall-clock time: the collector took the
+// exporter's times in another unit or lost its clock (softflowd -A nano exporting to nfcapd 1.7.1 does this).
+void checkEpochStamps(Report& report) {
+    constexpr std::int64_t kDayNs = 86'400'000'000'000;
+    std::int64_t latest = 0;
+    for (const JobInfo& job : report.jobs) latest = std::max(latest, job.endNs);
+    if (report.jobs.empty() || latest <= 0 || latest >= kDayNs) return;
+    report.notes.push_back(
+        "time stamps: every record lies within the first day of 1970 (up to " + formatDuration(latest) +
+        " after the epoch): the exporter's clock or its time unit did not reach the collector (softflowd -A nano "
+        "exporting to nfcapd 1.7.1 does this; export -A milli, or use nfcapd 1.7.5 or later). Times are "
+        "relative at best, and the jobs, steps and parallelism drawn from them may be wrong.");
+}
+
 void checkResolution(const TimeResolution& r, Report& report) {
+    checkEpochStamps(report);
     if (r.records < 3) return; // too few records to tell a granularity from chance
     const std::string found = describeStamps(r.stampGranularityNs) + ", records " +
                               (r.fixedSpan ? "mostly lasting " : "typically lasting ") + formatDuration(r.typicalSpanNs) +
@@ -77,8 +92,9 @@ void checkResolution(const TimeResolution& r, Report& report) {
     if (withoutSteps > 0 && (stampsCoarse || spanCoarse)) {
         std::string note = "time resolution: " + found + "; no training steps were found in " +
                            std::to_string(withoutSteps) + " of " + std::to_string(report.jobs.size()) +
-                           " jobs, and steps shorter than the records cannot be seen in them. The jobs and their "
-                           "parallelism are still given." +
+                           " jobs, and steps shorter than the records cannot be seen in them. Jobs are still told "
+                           "apart by which NICs talk to each other, but their parallelism rests on the order of "
+                           "transfers within a step and may be wrong at this resolution." +
                            advice(r, stampsCoarse, spanCoarse, 0);
         report.notes.push_back(note);
         for (JobInfo& job : report.jobs)
