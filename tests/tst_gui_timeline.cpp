@@ -249,6 +249,25 @@ private slots:
         }
     }
 
+    // A job's default screenshot shows what is wrong in it: the first finding that names a rank scrolls that
+    // rank's row into view (the slow rank of anomalies sits at stage 1, below the first screen), and the title
+    // names the capture, the job, a range from the job's start and the findings in it.
+    void theFindingsRankAndTheFindingsAreInTheDefaultView() {
+        Fixture f(m_session);
+        const int rank = f.view.revealFindingRank();
+        QVERIFY(rank >= 0);
+        const int y = f.view.yOfRank(rank);
+        QVERIFY2(y >= f.view.plotRect().top() && y < f.view.plotRect().bottom(), qPrintable(QString::number(y)));
+        f.view.fitAll();
+        const QString title = f.view.exportTitle();
+        QVERIFY2(title.contains("anomalies") && title.contains(QString::fromStdString(f.data().info().id)),
+                 qPrintable(title));
+        QVERIFY2(title.contains(" — 0 … ") || title.contains(" — 0 ns … ") || title.contains(" — 0 ms … "),
+                 qPrintable(title));
+        QVERIFY2(title.contains(f.data().rankLabel(rank)), qPrintable(title));
+        QVERIFY2(title.contains(QString(" — %1 findings: ").arg(f.data().findingCount())), qPrintable(title));
+    }
+
     void clickingAGroupHeaderCollapsesAndExpandsIt() {
         Fixture f(m_session);
         const auto& rows = f.view.rows();

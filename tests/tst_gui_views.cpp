@@ -479,6 +479,17 @@ private slots:
             seen.insert(f.readAll());
         }
         QCOMPARE(seen.size(), 3);
+        // The whole window has the views' title strip above it (a grab has no title bar): capture, job, findings.
+        {
+            const QString out = m_dir.filePath("shot-window.png");
+            QProcess p;
+            p.start(exe, {"--screenshot", out, "--view", "window", "--size", "1280x720", m_capture});
+            QVERIFY(p.waitForFinished(120000));
+            QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+            const QImage img(out);
+            QCOMPARE(img.width(), 1280);
+            QVERIFY2(img.height() > 720 + 10, qPrintable(QString::number(img.height())));
+        }
         // A bad capture exits with 1 and says why; a bad option with 2.
         QProcess bad;
         bad.start(exe, {"--screenshot", m_dir.filePath("x.png"), m_dir.filePath("missing")});

@@ -20,8 +20,7 @@ int exportTitleHeight(const QWidget* widget) {
     return QFontMetrics(f).height() + 12;
 }
 
-static void paintTitle(QPainter& p, ExportableView& view, int width) {
-    QWidget* w = view.exportWidget();
+static void paintTitle(QPainter& p, const QWidget* w, const QString& text, int width) {
     const int h = exportTitleHeight(w);
     const QPalette pal = w->palette();
     p.fillRect(QRect(0, 0, width, h), pal.color(QPalette::Window));
@@ -37,8 +36,19 @@ static void paintTitle(QPainter& p, ExportableView& view, int width) {
     p.drawText(QRect(width - stampW, 0, stampW - 8, h), Qt::AlignVCenter | Qt::AlignRight, stamp);
     p.setFont(bold);
     p.setPen(pal.color(QPalette::WindowText));
-    const QString title = QFontMetrics(bold).elidedText(view.exportTitle(), Qt::ElideMiddle, width - stampW - 16);
+    const QString title = QFontMetrics(bold).elidedText(text, Qt::ElideMiddle, width - stampW - 16);
     p.drawText(QRect(10, 0, width - stampW - 16, h), Qt::AlignVCenter | Qt::AlignLeft, title);
+}
+
+QImage withTitleStrip(const QImage& body, const QWidget* style, const QString& title) {
+    const int th = exportTitleHeight(style);
+    QImage img(body.width(), body.height() + th, QImage::Format_ARGB32_Premultiplied);
+    img.fill(style->palette().color(QPalette::Base));
+    QPainter p(&img);
+    paintTitle(p, style, title, body.width());
+    p.drawImage(0, th, body);
+    p.end();
+    return img;
 }
 
 QImage renderViewImage(ExportableView& view, QSize size) {
@@ -48,7 +58,7 @@ QImage renderViewImage(ExportableView& view, QSize size) {
     QImage img(size.width(), size.height() + th, QImage::Format_ARGB32_Premultiplied);
     img.fill(view.exportWidget()->palette().color(QPalette::Base));
     QPainter p(&img);
-    paintTitle(p, view, size.width());
+    paintTitle(p, view.exportWidget(), view.exportTitle(), size.width());
     p.translate(0, th);
     p.setClipRect(QRect(QPoint(0, 0), size));
     view.renderExport(p, size, false);
@@ -76,7 +86,7 @@ bool exportView(ExportableView& view, const QString& path, QString* error, QSize
                 .arg(QStringLiteral(LLMPRISM_VERSION), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)));
         QPainter p(&gen);
         p.fillRect(QRect(0, 0, size.width(), size.height() + th), view.exportWidget()->palette().color(QPalette::Base));
-        paintTitle(p, view, size.width());
+        paintTitle(p, view.exportWidget(), view.exportTitle(), size.width());
         p.translate(0, th);
         p.setClipRect(QRect(QPoint(0, 0), size));
         view.renderExport(p, size, true);

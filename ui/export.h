@@ -22,6 +22,8 @@ public:
 
 // Height of the title strip drawn above the view.
 int exportTitleHeight(const QWidget* widget);
+// An image (a window's grab) under the title strip views export with.
+QImage withTitleStrip(const QImage& body, const QWidget* style, const QString& title);
 // The view with its title strip, at `size` (the view's own size when empty).
 QImage renderViewImage(ExportableView& view, QSize size = {});
 // Writes PNG or SVG by the file suffix (anything but .svg is PNG). Returns false with `error` set.

@@ -325,6 +325,16 @@ void TimelineView::revealRank(int rank) {
     if (row.y < m_scrollY || row.y + row.h > m_scrollY + page) setScroll(row.y - page / 3);
 }
 
+int TimelineView::revealFindingRank() {
+    if (!m_data) return -1;
+    for (int i = 0; i < m_data->findingCount(); ++i)
+        if (const auto& ranks = m_data->place(i).ranks; !ranks.empty()) {
+            revealRank(ranks.front());
+            return ranks.front();
+        }
+    return -1;
+}
+
 double TimelineView::xOfTime(std::int64_t t) const {
     const QRect plot = plotRect();
     return plot.left() +
@@ -525,10 +535,32 @@ QString TimelineView::describeAt(const QPoint& pos) const {
 QString TimelineView::exportTitle() const {
     if (!m_data) return tr("LLMPrism timeline");
     const QString capture = QFileInfo(m_data->session().source).fileName();
-    return tr("%1 — %2 — %3 … %4 (%5 shown)")
-        .arg(capture.isEmpty() ? m_data->session().source : capture, m_data->title(),
-             formatNsAtStep(rangeStart() - jobStart(), (m_zoom->span()) / 100 + 1),
-             formatNsAtStep(rangeEnd() - jobStart(), (m_zoom->span()) / 100 + 1), formatNs(m_zoom->span()));
+    // The shown range from the job's start (the margin before it is no time of the job's), and the findings
+    // whose steps it shows: a ticket's screenshot says what is wrong in it.
+    const std::int64_t grain = m_zoom->span() / 100 + 1;
+    QString title = tr("%1 — %2 — %3 … %4 (%5 shown)")
+                        .arg(capture.isEmpty() ? m_data->session().source : capture, m_data->title(),
+                             formatNsAtStep(std::max<std::int64_t>(0, rangeStart() - jobStart()), grain),
+                             formatNsAtStep(std::max<std::int64_t>(0, rangeEnd() - jobStart()), grain),
+                             formatNs(m_zoom->span()));
+    QStringList shown;
+    const auto& findings = m_data->info().findings;
+    for (int i = 0; i < m_data->findingCount() && std::size_t(i) < findings.size(); ++i) {
+        const FindingPlace& p = m_data->place(i);
+        if (p.endNs < rangeStart() || p.startNs > rangeEnd()) continue;
+        const Finding& f = findings[std::size_t(i)];
+        QString text = QString::fromStdString(f.kind).replace('_', ' ') + " " + p.where;
+        if (f.firstStep >= 0)
+            text += f.lastStep > f.firstStep ? tr(" (steps %1–%2)").arg(f.firstStep).arg(f.lastStep)
+                                             : tr(" (step %1)").arg(f.firstStep);
+        shown << text;
+    }
+    if (!shown.isEmpty()) {
+        const int count = int(shown.size());
+        if (count > 3) shown = shown.mid(0, 3) << tr("%1 more").arg(count - 3);
+        title += (count == 1 ? tr(" — 1 finding: %1") : tr(" — %1 findings: %2").arg(count)).arg(shown.join("; "));
+    }
+    return title;
 }
 
 } // namespace prism::ui

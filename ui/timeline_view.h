@@ -53,6 +53,9 @@ public:
     void zoomToSteps(int first, int last); // positions in JobData::steps(), with a small margin
     void zoomToFinding(int finding);
     void revealRank(int rank);
+    // Scrolls to the rank of the first finding that names one (what a job's default screenshot must show);
+    // returns that rank, -1 when no finding names one.
+    int revealFindingRank();
 
     // Finds a rank label, host name, address or step ("12", "#12", "step 12"); selects and reveals the first
     // match after the previous one. Returns whether anything matched.

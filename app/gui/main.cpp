@@ -156,6 +156,9 @@ int screenshot(const QStringList& capture, const ShotOptions& o) {
         if (a < 0 || b < 0) return fail(2, QString("--steps %1: no such step in this job").arg(o.steps));
         if (tl) tl->zoomToSteps(a, b);
     }
+    // A job with findings shows the rank of its top finding that names one unless told what to show (the
+    // default screenshot of samples/anomalies showed stage 0 only, its slow rank at stage 1 off the image).
+    if (tl && o.find.isEmpty() && o.selectStep.isEmpty() && !o.fitRows) tl->revealFindingRank();
     if (!o.find.isEmpty() && tl && !tl->search(o.find))
         return fail(2, QString("--find %1: no such rank, host, address or step in this job").arg(o.find));
     if (!o.selectStep.isEmpty()) {
@@ -164,7 +167,10 @@ int screenshot(const QStringList& capture, const ShotOptions& o) {
         vs->select(prism::ui::Selection::ofStep(s), false);
     }
     QApplication::processEvents();
-    QImage image = window ? window->grab().toImage() : renderViewImage(*view, o.size);
+    // A window's grab has no title bar (the window manager draws it): the timeline's title names the capture,
+    // job, range and findings above it.
+    QImage image = window ? withTitleStrip(window->grab().toImage(), window.get(), window->timeline()->exportTitle())
+                          : renderViewImage(*view, o.size);
     if (!image.save(o.out)) return fail(1, QString("error: cannot write %1").arg(o.out));
     std::printf("wrote %s\n", qPrintable(o.out));
     return 0;
