@@ -442,26 +442,34 @@ void TimelineView::paintLabels(QPainter& p, const Frame& f) const {
         if (it != taken.begin() && std::prev(it)->second > a) return false;
         return it == taken.end() || it->first >= b;
     };
-    int lastBottom = INT32_MIN;
-    for (std::size_t i = f.firstRow; i < f.lastRow; ++i) {
-        const Row& row = m_rows[i];
-        if (row.type != Row::Rank) continue;
-        const int y = yOf(row);
-        const bool hl = std::binary_search(highlighted.begin(), highlighted.end(), row.first);
-        if (hl) p.fillRect(QRect(0, y, m_labelWidth, std::max(row.h, 2)), m_colors.highlight);
-        const bool straggler = m_data->isStraggler(row.first);
-        if (straggler) p.fillRect(QRect(m_labelWidth - 4, y, 4, std::max(row.h, 1)), m_colors.slow);
-        if (row.h < 6 && !hl && !straggler) continue;
-        const int h = std::max(row.h, th);
-        const int ty = y + row.h / 2 - h / 2;
-        if (ty < lastBottom || !free(ty, ty + h)) continue;
-        lastBottom = ty + h;
-        p.setFont(hl || straggler ? bold : font());
-        p.setPen(straggler ? m_colors.slow : m_colors.headerText);
-        QString text = m_data->rankLabel(row.first);
-        if (straggler) text = "⚠ " + text;
-        p.drawText(QRect(28, ty, m_labelWidth - 34, h), Qt::AlignVCenter | Qt::AlignLeft, text);
-    }
+    // Rank labels where they fit: the flagged ones (highlighted, stragglers, a finding's ranks) first, so that
+    // in rows too thin for every label the outlined row is the one named, then the others in the space left.
+    auto take = [&](int a, int b) {
+        taken.insert(std::lower_bound(taken.begin(), taken.end(), std::pair(a, b)), std::pair(a, b));
+    };
+    for (const bool flaggedPass : {true, false})
+        for (std::size_t i = f.firstRow; i < f.lastRow; ++i) {
+            const Row& row = m_rows[i];
+            if (row.type != Row::Rank) continue;
+            const int y = yOf(row);
+            const bool hl = std::binary_search(highlighted.begin(), highlighted.end(), row.first);
+            const bool straggler = m_data->isStraggler(row.first);
+            const bool named = straggler || !m_data->findingsOfRank(row.first).empty();
+            if (flaggedPass != (hl || named)) continue;
+            if (hl) p.fillRect(QRect(0, y, m_labelWidth, std::max(row.h, 2)), m_colors.highlight);
+            if (straggler) p.fillRect(QRect(m_labelWidth - 4, y, 4, std::max(row.h, 1)), m_colors.slow);
+            if (row.h < 6 && !hl && !named) continue;
+            const int h = std::max(row.h, th);
+            int ty = y + row.h / 2 - h / 2; // centred on the row; a flagged label may end or start with it
+            if (!free(ty, ty + h) && flaggedPass) ty = free(y + row.h - h, y + row.h) ? y + row.h - h : y;
+            if (!free(ty, ty + h)) continue;
+            take(ty, ty + h);
+            p.setFont(hl || named ? bold : font());
+            p.setPen(straggler ? m_colors.slow : m_colors.headerText);
+            QString text = m_data->rankLabel(row.first);
+            if (straggler) text = "⚠ " + text;
+            p.drawText(QRect(28, ty, m_labelWidth - 34, h), Qt::AlignVCenter | Qt::AlignLeft, text);
+        }
     p.restore();
     p.fillRect(QRect(m_labelWidth - 1, f.plot.top(), 1, f.plot.height()), m_colors.grid);
 }
