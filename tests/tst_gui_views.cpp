@@ -282,6 +282,26 @@ private slots:
         QVERIFY(!chart->title().contains("showing steps"));
     }
 
+    // What the topology draws in red is named in its title (a slow link's NIC as host:GPU with its switch, a
+    // slow rank's GPU), and the slow link is drawn over the host boxes to its NIC's cell, which is outlined.
+    void theTopologyNamesWhatItDrawsInRed() {
+        auto w = window();
+        w->showView(MainWindow::View::Topology);
+        QApplication::processEvents();
+        TopologyView* topo = w->topologyView();
+        const QString title = topo->exportTitle();
+        const JobData& d = *w->viewState()->jobData();
+        bool link = false, rank = false;
+        for (const Finding& f : d.info().findings) {
+            link = link || f.kind == "slow_link";
+            rank = rank || f.kind == "slow_rank";
+        }
+        if (!link && !rank) QSKIP("the capture's first job has no slow link or rank");
+        QVERIFY2(title.contains(" — in red: "), qPrintable(title));
+        if (link) QVERIFY2(title.contains("slow link node-") && title.contains(" ↔ leaf-"), qPrintable(title));
+        if (rank) QVERIFY2(title.contains("slow rank node-"), qPrintable(title));
+    }
+
     void clickingAHostInTheTopologySelectsItsRanks() {
         auto w = window();
         w->showView(MainWindow::View::Topology);

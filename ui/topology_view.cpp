@@ -332,7 +332,9 @@ void TopologyView::paint(QPainter& p, const QSize& size) const {
         const QRect b = l.sw[std::size_t(nic.switchIndex)];
         return QLineF(QPointF(a.center().x(), a.top()), QPointF(b.center().x(), b.bottom() + 1));
     };
-    for (int pass = 0; pass < 3; ++pass) {
+    // Pass 0 faint, 1 the job's and highlighted ones, 2 the slow ones: drawn after the hosts, over the boxes of
+    // the hosts in front (a second row's slow link ran behind the first row and seemed to end between hosts).
+    auto drawLinks = [&](int pass) {
         for (int n = 0; n < int(topo.nics.size()); ++n) {
             const bool slow = isSlowNic(n);
             const int want = slow ? 2 : hl[std::size_t(n)] || inJob[std::size_t(n)] ? 1 : 0;
@@ -347,7 +349,9 @@ void TopologyView::paint(QPainter& p, const QSize& size) const {
                 p.setPen(QPen(inJob[std::size_t(n)] ? jobLink : faint, 1));
             p.drawLine(line);
         }
-    }
+    };
+    drawLinks(0);
+    drawLinks(1);
     // Switches.
     for (int i = 0; i < int(topo.switches.size()); ++i) {
         const QRect r = l.sw[std::size_t(i)];
@@ -392,7 +396,7 @@ void TopologyView::paint(QPainter& p, const QSize& size) const {
                 if (gpus.size() > 1) label += QString("–%1").arg(gpus.back()); // a NIC shared by its GPUs
                 p.drawText(cr, Qt::AlignCenter, label);
             }
-            if (m_stragglerNic.size() > std::size_t(n) && m_stragglerNic[std::size_t(n)]) {
+            if ((m_stragglerNic.size() > std::size_t(n) && m_stragglerNic[std::size_t(n)]) || isSlowNic(n)) {
                 p.setPen(QPen(c.slow, 2));
                 p.setBrush(Qt::NoBrush);
                 p.drawRect(QRectF(cr).adjusted(1, 1, -1, -1));
@@ -404,6 +408,7 @@ void TopologyView::paint(QPainter& p, const QSize& size) const {
             }
         }
     }
+    drawLinks(2);
     // Legend.
     p.setFont(font());
     int x = l.legend.left();
@@ -464,6 +469,29 @@ QString TopologyView::exportTitle() const {
                         .arg(t.nics.size())
                         .arg(t.switches.size());
     if (m_colorBy != ColorBy::Job && m_state->jobData()) title += " — " + m_state->jobData()->title();
+    // What is drawn in red, by name: a ticket's picture says which link, switch or GPU it points at.
+    auto nicName = [&](int n) {
+        const Nic& nic = t.nics[std::size_t(n)];
+        const QString host = nic.host >= 0 ? QString::fromStdString(t.hosts[std::size_t(nic.host)].name) : "?";
+        return host + ":" + (nic.gpus.empty() ? QString("?") : QString::number(nic.gpus.front()));
+    };
+    QStringList red;
+    for (int n = 0; n < int(m_slowNic.size()); ++n)
+        if (m_slowNic[std::size_t(n)])
+            red << tr("slow link %1%2")
+                       .arg(nicName(n), t.nics[std::size_t(n)].switchIndex >= 0
+                                            ? " ↔ " + QString::fromStdString(
+                                                          t.switches[std::size_t(t.nics[std::size_t(n)].switchIndex)].name)
+                                            : QString());
+    for (int i = 0; i < int(m_slowSw.size()); ++i)
+        if (m_slowSw[std::size_t(i)]) red << tr("slow switch %1").arg(QString::fromStdString(t.switches[std::size_t(i)].name));
+    for (int n = 0; n < int(m_stragglerNic.size()); ++n)
+        if (m_stragglerNic[std::size_t(n)]) red << tr("slow rank %1").arg(nicName(n));
+    if (!red.isEmpty()) {
+        const int count = int(red.size());
+        if (count > 4) red = red.mid(0, 4) << tr("%1 more").arg(count - 4);
+        title += tr(" — in red: %1").arg(red.join("; "));
+    }
     return title;
 }
 
