@@ -244,6 +244,9 @@ private slots:
         QVERIFY(readInTheBackground);
         QCOMPARE(w->pairCount(), 1);
         QCOMPARE(w->runB(), mw.session());
+        // Picked by its topology.json, the baseline is the capture folder, named by it.
+        QVERIFY2(w->windowTitle().startsWith("Compare baseline with "), qPrintable(w->windowTitle()));
+        QCOMPARE(QFileInfo(w->runA()->source).fileName(), QString("baseline"));
         QCOMPARE(w->currentJob()->differences.front().what, std::string("compute"));
         // The baseline was opened whole and holds no records: its links were compared on its files read again,
         // as a run that holds them compares.

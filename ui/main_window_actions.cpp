@@ -17,6 +17,7 @@
 #include <QSettings>
 #include <QStyle>
 #include <QStyleFactory>
+#include <QFileInfo>
 #include <QToolBar>
 
 namespace prism::ui {
@@ -33,9 +34,13 @@ CompareWindow* MainWindow::compareWith(const QString& path) {
                                     "(--from, --to)."));
         return nullptr;
     }
+    // A capture folder is picked in the file dialog by its topology.json: the run is the folder (named by it,
+    // not "topology.json", in the window's title and the comparison).
+    const QFileInfo picked(path);
+    const QString run = picked.fileName() == "topology.json" ? picked.absolutePath() : path;
     auto* window = new CompareWindow(this);
     window->setAttribute(Qt::WA_DeleteOnClose);
-    window->loadBaseline(path, m_session, m_strictAction && m_strictAction->isChecked());
+    window->loadBaseline(run, m_session, m_strictAction && m_strictAction->isChecked());
     window->show();
     return window;
 }
