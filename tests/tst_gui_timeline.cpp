@@ -412,6 +412,16 @@ private slots:
             if (t.major) QVERIFY2(dateHour.match(t.label).hasMatch(), qPrintable(t.label));
     }
 
+    // Titles and tooltips read a long job's times as its clock does (h:mm:ss), not as raw seconds; short ones
+    // keep their unit.
+    void longTimesReadAsAClock() {
+        QCOMPARE(formatNsAtStep(22'740'000'000'000LL, 1'000'000'000), QString("6:19:00"));
+        QCOMPARE(formatNsAtStep(-915'000'000'000LL, 100'000'000), QString("-0:15:15.0"));
+        QCOMPARE(formatNsAtStep(92'422'500'000'000LL, 10'000'000'000LL), QString("25:40:22"));
+        QCOMPARE(formatNsAtStep(2'390'000'000LL, 10'000'000), QString("2.39 s"));
+        QCOMPARE(formatNsAtStep(599'000'000'000LL, 1'000'000'000), QString("599 s"));
+    }
+
     void hoverAndSelectionRepaintWithoutRebuildingTheRows() {
         Fixture f(m_session);
         QVERIFY(QTest::qWaitForWindowExposed(&f.view));

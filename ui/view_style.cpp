@@ -98,7 +98,19 @@ QString formatNs(std::int64_t ns) {
 }
 
 QString formatNsAtStep(std::int64_t ns, std::int64_t step) {
-    Unit u = unitFor(std::max(std::fabs(double(ns)), double(step)));
+    const double magnitude = std::max(std::fabs(double(ns)), double(step));
+    if (magnitude >= 600e9) { // ten minutes on: a clock, as the window's times read ("6:19:00", not "22740 s")
+        const std::int64_t a = ns < 0 ? -ns : ns, secs = a / 1'000'000'000;
+        QString text = QString("%1%2:%3:%4")
+                           .arg(ns < 0 ? "-" : "")
+                           .arg(secs / 3600)
+                           .arg((secs / 60) % 60, 2, 10, QChar('0'))
+                           .arg(secs % 60, 2, 10, QChar('0'));
+        if (const int d = decimalsFor(1e9, step); d > 0)
+            text += "." + QString::number(a % 1'000'000'000).rightJustified(9, '0').left(d);
+        return text;
+    }
+    Unit u = unitFor(magnitude);
     return fixed(double(ns) / u.ns, decimalsFor(u.ns, step)) + " " + u.name;
 }
 

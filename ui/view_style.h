@@ -53,7 +53,8 @@ TimeAxis computeTimeAxis(std::int64_t t0, std::int64_t t1, int width, std::int64
 
 // "1.234 s", "12.5 ms", "850 ns": a duration with 3-4 significant digits.
 QString formatNs(std::int64_t ns);
-// A duration written with the unit and decimals that `step` needs ("1.2345 s" for a 100 µs step).
+// A duration written with the unit and decimals that `step` needs ("1.2345 s" for a 100 µs step); from ten
+// minutes on as a clock ("6:19:00", "-0:15:15.5" for a 100 ms step).
 QString formatNsAtStep(std::int64_t ns, std::int64_t step);
 // Throughput of `bytes` over `ns` ("12.3 GB/s").
 QString formatRate(std::uint64_t bytes, std::int64_t ns);
