@@ -555,11 +555,9 @@ QString TimelineView::exportTitle() const {
                                              : tr(" (step %1)").arg(f.firstStep);
         shown << text;
     }
-    if (!shown.isEmpty()) {
-        const int count = int(shown.size());
-        if (count > 3) shown = shown.mid(0, 3) << tr("%1 more").arg(count - 3);
-        title += (count == 1 ? tr(" — 1 finding: %1") : tr(" — %1 findings: %2").arg(count)).arg(shown.join("; "));
-    }
+    if (!shown.isEmpty())
+        title += (shown.size() == 1 ? tr(" — 1 finding: %1") : tr(" — %1 findings: %2").arg(shown.size()))
+                     .arg(listWithMore(shown, 3));
     return title;
 }
 

@@ -470,28 +470,19 @@ QString TopologyView::exportTitle() const {
                         .arg(t.switches.size());
     if (m_colorBy != ColorBy::Job && m_state->jobData()) title += " — " + m_state->jobData()->title();
     // What is drawn in red, by name: a ticket's picture says which link, switch or GPU it points at.
-    auto nicName = [&](int n) {
-        const Nic& nic = t.nics[std::size_t(n)];
-        const QString host = nic.host >= 0 ? QString::fromStdString(t.hosts[std::size_t(nic.host)].name) : "?";
-        return host + ":" + (nic.gpus.empty() ? QString("?") : QString::number(nic.gpus.front()));
-    };
+    auto nicName = [&](int n) { return QString::fromStdString(t.rankLabel(t.nics[std::size_t(n)].ip)); };
     QStringList red;
     for (int n = 0; n < int(m_slowNic.size()); ++n)
-        if (m_slowNic[std::size_t(n)])
-            red << tr("slow link %1%2")
-                       .arg(nicName(n), t.nics[std::size_t(n)].switchIndex >= 0
-                                            ? " ↔ " + QString::fromStdString(
-                                                          t.switches[std::size_t(t.nics[std::size_t(n)].switchIndex)].name)
-                                            : QString());
+        if (m_slowNic[std::size_t(n)]) {
+            const std::string& sw = t.nics[std::size_t(n)].switchName;
+            red << tr("slow link %1").arg(nicName(n)) + (sw.empty() ? QString() : " ↔ " + QString::fromStdString(sw));
+        }
     for (int i = 0; i < int(m_slowSw.size()); ++i)
-        if (m_slowSw[std::size_t(i)]) red << tr("slow switch %1").arg(QString::fromStdString(t.switches[std::size_t(i)].name));
+        if (m_slowSw[std::size_t(i)])
+            red << tr("slow switch %1").arg(QString::fromStdString(t.switches[std::size_t(i)].name));
     for (int n = 0; n < int(m_stragglerNic.size()); ++n)
         if (m_stragglerNic[std::size_t(n)]) red << tr("slow rank %1").arg(nicName(n));
-    if (!red.isEmpty()) {
-        const int count = int(red.size());
-        if (count > 4) red = red.mid(0, 4) << tr("%1 more").arg(count - 4);
-        title += tr(" — in red: %1").arg(red.join("; "));
-    }
+    if (!red.isEmpty()) title += tr(" — in red: %1").arg(listWithMore(red, 4));
     return title;
 }
 

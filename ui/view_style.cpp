@@ -114,6 +114,11 @@ QString formatNsAtStep(std::int64_t ns, std::int64_t step) {
     return fixed(double(ns) / u.ns, decimalsFor(u.ns, step)) + " " + u.name;
 }
 
+QString listWithMore(const QStringList& items, int shown) {
+    if (items.size() <= shown) return items.join("; ");
+    return (items.mid(0, shown) << QObject::tr("%1 more").arg(items.size() - shown)).join("; ");
+}
+
 QString formatRate(std::uint64_t bytes, std::int64_t ns) {
     if (ns <= 0) return QStringLiteral("–");
     double bps = double(bytes) / (double(ns) / 1e9);

@@ -56,6 +56,8 @@ QString formatNs(std::int64_t ns);
 // A duration written with the unit and decimals that `step` needs ("1.2345 s" for a 100 µs step); from ten
 // minutes on as a clock ("6:19:00", "-0:15:15.5" for a 100 ms step).
 QString formatNsAtStep(std::int64_t ns, std::int64_t step);
+// Items joined by "; ", past `shown` of them "N more" ("a; b; c; 2 more"): a title's list of what it shows.
+QString listWithMore(const QStringList& items, int shown);
 // Throughput of `bytes` over `ns` ("12.3 GB/s").
 QString formatRate(std::uint64_t bytes, std::int64_t ns);
 QString formatBytesQ(std::uint64_t bytes);
