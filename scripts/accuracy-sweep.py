@@ -392,6 +392,11 @@ def replace_section(path, start_marker, end_marker, section):
         new = old[:start] + section + old[end + len(end_marker) + 1:]
     else:
         at = old.find("\n## ", old.find("\n## ") + 1) if "\n## " in old else len(old)
+        # Before another section's start marker too (a marker line right above that heading): inserted between
+        # the two, the new section fell inside the other one and was lost when that was next replaced.
+        line = old.rfind("\n", 0, at) if at < len(old) else -1
+        if line >= 0 and old[line + 1:at].startswith("<!--"):
+            at = line
         new = old[:at + 1] + section + "\n" + old[at + 1:] if at < len(old) else old + "\n" + section
     with open(path, "w") as f:
         f.write(new)
