@@ -413,13 +413,16 @@ private slots:
     }
 
     // Titles and tooltips read a long job's times as its clock does (h:mm:ss), not as raw seconds; short ones
-    // keep their unit.
-    void longTimesReadAsAClock() {
+    // keep their unit. Rates read in bits.
+    void longTimesReadAsAClockAndRatesInBits() {
         QCOMPARE(formatNsAtStep(22'740'000'000'000LL, 1'000'000'000), QString("6:19:00"));
         QCOMPARE(formatNsAtStep(-915'000'000'000LL, 100'000'000), QString("-0:15:15.0"));
         QCOMPARE(formatNsAtStep(92'422'500'000'000LL, 10'000'000'000LL), QString("25:40:22"));
         QCOMPARE(formatNsAtStep(2'390'000'000LL, 10'000'000), QString("2.39 s"));
         QCOMPARE(formatNsAtStep(599'000'000'000LL, 1'000'000'000), QString("599 s"));
+        // Throughput in bits, as the findings and link speeds read it (they said Gb/s, the details GB/s).
+        QCOMPARE(formatRate(12'300'000'000ULL, 1'000'000'000), QString("98.40 Gb/s"));
+        QCOMPARE(formatRate(1'000'000, 1'000'000'000), QString("8.0 Mb/s"));
     }
 
     void hoverAndSelectionRepaintWithoutRebuildingTheRows() {

@@ -122,9 +122,10 @@ QString listWithMore(const QStringList& items, int shown) {
 QString formatRate(std::uint64_t bytes, std::int64_t ns) {
     if (ns <= 0) return QStringLiteral("–");
     double bps = double(bytes) / (double(ns) / 1e9);
-    if (bps >= 1e9) return QString::number(bps / 1e9, 'f', 2) + " GB/s";
-    if (bps >= 1e6) return QString::number(bps / 1e6, 'f', 1) + " MB/s";
-    return QString::number(bps / 1e3, 'f', 1) + " kB/s";
+    const double bits = bps * 8; // in bits, as link speeds and the findings read (a 200 Gb/s NIC)
+    if (bits >= 1e9) return QString::number(bits / 1e9, 'f', 2) + " Gb/s";
+    if (bits >= 1e6) return QString::number(bits / 1e6, 'f', 1) + " Mb/s";
+    return QString::number(bits / 1e3, 'f', 1) + " kb/s";
 }
 
 QString formatBytesQ(std::uint64_t bytes) { return QString::fromStdString(formatBytes(bytes)); }

@@ -58,7 +58,7 @@ QString formatNs(std::int64_t ns);
 QString formatNsAtStep(std::int64_t ns, std::int64_t step);
 // Items joined by "; ", past `shown` of them "N more" ("a; b; c; 2 more"): a title's list of what it shows.
 QString listWithMore(const QStringList& items, int shown);
-// Throughput of `bytes` over `ns` ("12.3 GB/s").
+// Throughput of `bytes` over `ns` in bits, as link speeds and findings read ("98.40 Gb/s").
 QString formatRate(std::uint64_t bytes, std::int64_t ns);
 QString formatBytesQ(std::uint64_t bytes);
 // Wall-clock time of an epoch-ns timestamp, or "+x s" for capture-relative times.
