@@ -158,6 +158,21 @@ private slots:
         }
     }
 
+    // A finding's evidence reads with its unit: a share as a percentage ("slow records 1" read as a count).
+    void aFindingsEvidenceReadsWithItsUnit() {
+        auto w = window();
+        const JobData& d = *w->viewState()->jobData();
+        int link = -1;
+        for (int i = 0; i < d.findingCount() && link < 0; ++i)
+            if (d.info().findings[std::size_t(i)].kind == "slow_link") link = i;
+        if (link < 0) QSKIP("the capture's first job has no slow link");
+        w->viewState()->select(Selection::ofFinding(link), false);
+        const QString text = w->detailsPanel()->text();
+        QVERIFY2(text.contains("slow records") && !text.contains("slow records share"), qPrintable(text));
+        QVERIFY2(text.contains(" %"), qPrintable(text));
+        QVERIFY2(text.contains("Gb/s"), qPrintable(text));
+    }
+
     void clickingAStepShowsItsDurationInTheDetailsPanel() {
         auto w = window();
         const JobData& d = *w->viewState()->jobData();

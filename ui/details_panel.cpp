@@ -329,12 +329,12 @@ QString DetailsPanel::findingHtml(const JobData& d, int finding) const {
         if (p.ranks.size() > 16) names << tr("… %1 in all").arg(p.ranks.size());
         t.row(tr("Ranks"), names.join(", "));
     }
-    // The numbers behind the finding ("step_ms" → "step: 205.3 ms").
+    // The numbers behind the finding ("step_ms" → "step: 205.3 ms", "slow_records_share" → "slow records: 100.0 %").
     Table ev;
     for (const auto& [name, value] : f.evidence) {
         QString label = QString::fromStdString(name);
         QString unit;
-        for (const char* u : {"_ms", "_us", "_ns", "_s", "_gbps", "_mbps", "_pct", "_x"}) {
+        for (const char* u : {"_ms", "_us", "_ns", "_s", "_gbps", "_mbps", "_pct", "_x", "_share"}) {
             if (!label.endsWith(u)) continue;
             unit = label.mid(label.lastIndexOf('_') + 1);
             label.chop(unit.size() + 1);
@@ -347,6 +347,7 @@ QString DetailsPanel::findingHtml(const JobData& d, int finding) const {
             : unit == "s"                  ? formatNs(std::int64_t(value * 1e9))
             : unit == "pct"                ? QString::number(value, 'f', 1) + " %"
             : unit == "x"                  ? QString::number(value, 'f', 2) + "×"
+            : unit == "share"              ? QString::number(value * 100, 'f', 1) + " %" // a fraction, 1 = all
             : unit.isEmpty()
             ? QString::number(value, 'g', 4)
             : QString::number(value, 'g', 4) + " " + unit.replace("gbps", "Gb/s").replace("mbps", "Mb/s");
