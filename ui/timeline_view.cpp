@@ -538,11 +538,11 @@ QString TimelineView::exportTitle() const {
     // The shown range from the job's start (the margin before it is no time of the job's), and the findings
     // whose steps it shows: a ticket's screenshot says what is wrong in it.
     const std::int64_t grain = m_zoom->span() / 100 + 1;
+    const std::int64_t from = std::max<std::int64_t>(0, rangeStart() - jobStart()),
+                       to = std::max<std::int64_t>(0, rangeEnd() - jobStart());
     QString title = tr("%1 — %2 — %3 … %4 (%5 shown)")
                         .arg(capture.isEmpty() ? m_data->session().source : capture, m_data->title(),
-                             formatNsAtStep(std::max<std::int64_t>(0, rangeStart() - jobStart()), grain),
-                             formatNsAtStep(std::max<std::int64_t>(0, rangeEnd() - jobStart()), grain),
-                             formatNs(m_zoom->span()));
+                             formatNsAtStep(from, grain), formatNsAtStep(to, grain), formatNs(to - from));
     QStringList shown;
     const auto& findings = m_data->info().findings;
     for (int i = 0; i < m_data->findingCount() && std::size_t(i) < findings.size(); ++i) {
