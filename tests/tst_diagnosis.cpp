@@ -4,6 +4,7 @@
 #include "analysis/diagnosis_internal.h"
 #include "analysis/evaluate.h"
 #include "analysis/pipeline.h"
+#include "analysis/stats.h"
 #include "io/report_json.h"
 #include "sim/simulator.h"
 
@@ -524,13 +525,9 @@ private slots:
         const Report report = analyzeCapture(captureOf(sim));
         const auto slow = ofKind(report.jobs[0], "slow_rank");
         QCOMPARE(slow.size(), std::size_t(1));
-        std::int64_t median = 0;
-        {
-            std::vector<std::int64_t> d;
-            for (const StepInfo& s : report.jobs[0].steps) d.push_back(s.durationNs());
-            std::nth_element(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2), d.end());
-            median = d[d.size() / 2];
-        }
+        std::vector<std::int64_t> durations;
+        for (const StepInfo& s : report.jobs[0].steps) durations.push_back(s.durationNs());
+        const std::int64_t median = upperMedian(std::move(durations));
         const double share = slow[0]->savesMsPerStep * 1e6 / double(median);
         QVERIFY2(share > 0.4 && share < 0.8, qPrintable(QString::number(share)));
         QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
