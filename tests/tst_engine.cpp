@@ -154,10 +154,25 @@ private slots:
         // hosts, at the pipeline's pace, that meet the ring's rails only at each step's start.
         QTest::newRow("300027 TP 2 x PP 2 x DP 36, 3 chunks, 8 steps") << 300027;
         QTest::newRow("100006 TP 1 x PP 11 x DP 16, EP 2") << 100006;
+        // Those members' activations and the ring's sync take turns: anticorrelated on a coarse grid (-0.9),
+        // where the pipeline traffic alone of two such clusters correlates 0.6 (TP 2 x PP 2 x DP 8: 3 jobs).
+        QTest::newRow("100004 TP 2 x PP 2 x DP 8 on 4 hosts, EP 4") << 100004;
     }
     void randomDrawsWithRingsThroughHostsHaveTheirShape() {
         QFETCH(int, seed);
         expectRandomDrawShape(seed);
+    }
+
+    // Expert all-to-all between EP 2 peers on top of a ring's hop (TP 8 x DP 4 with EP 2, random draw 300182: hops
+    // 0->1 and 2->3 ride on the EP pairs) reads as pipeline pairs, and the job read TP 8 x PP 2 x DP 2 with its
+    // ring cut in two. A member that only receives the ring's hops passes them on over its both-ways pair: DP.
+    // The slow GPU of the draw (2.79x all run) is then named by its late all-to-all sends.
+    void anExpertPairOnARingHopIsNoPipelinePair() {
+        const sim::SimResult sim = sim::simulate(sim::randomConfig(300182));
+        const Report report = analyzeCapture(captureOf(sim));
+        const EvaluationResult ev = evaluate(report, sim.truth);
+        expectExactShape(report, sim.truth, ev);
+        QVERIFY2(ev.totals.findings.exact(), qPrintable(QString::fromStdString(ev.toText())));
     }
 
     // A jitter-free 1F1B steady state sends a stage's activation and the next stage's gradient at once: PP pairs

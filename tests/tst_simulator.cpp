@@ -353,6 +353,19 @@ private slots:
         QVERIFY(median(in) > 1.2 * median(out));
     }
 
+    // Without a pipeline a slow GPU shows on the network only through expert all-to-all that leaves its host: an
+    // EP block of two GPUs on one host exchanges over NVLink, and its ring hop starts with every other member's
+    // (random draw 100011: DP 4 on 2 hosts, EP 2, a GPU 2.86x slow: optional). With its EP peer on another host
+    // (300182: TP 8 x DP 4 on 4 hosts, EP 2) it is expected.
+    void aSlowGpuWithoutPipelineIsExpectedOnlyWhereItsExpertsLeaveTheHost() {
+        for (auto [seed, expected] : {std::pair(100011, false), std::pair(300182, true)}) {
+            const sim::SimResult r = sim::simulate(sim::randomConfig(std::uint64_t(seed)));
+            const Finding* f = anomaly(r.truth.jobs[0], "slow_rank");
+            QVERIFY(f);
+            QCOMPARE(f->optional, !expected);
+        }
+    }
+
     void oldPresetsAreByteIdenticalToTheirFirstVersion() {
         // FNV-1a of flows.csv, truth.json and topology.json as the simulator wrote them before issue 12's
         // styles were added (seed 1): new features must not move an old preset's traffic or truth.

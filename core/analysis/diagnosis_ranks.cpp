@@ -15,6 +15,7 @@ namespace prism::diag {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::min();
 
 double ratioOf(const RobustStats& st, double v) { return st.median > 0 ? v / st.median : kNaN; }
 
@@ -99,6 +100,7 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
     for (std::size_t l = 0; l < n; ++l)
         if (block[l] >= 0) members[block[l]].push_back(int(l));
     std::erase_if(members, [&](const auto& m) { return m.second.size() < (told ? 2u : 3u); });
+    if (getenv("DBGX")) fprintf(stderr,"EP told=%d groups=%zu blocks=%zu\n",int(told),members.size(),block.size());
     if (members.empty()) return out;
     std::vector<char> judged(n, 0);
     for (const auto& [root, group] : members)
@@ -108,11 +110,23 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
         int to;
     };
     std::vector<std::vector<Send>> sends(n);
+    // A transfer longer than the exporter's active timeout comes as pieces, each starting where the one before
+    // ended: one send, not an exchange per piece (members would count different numbers of exchanges). The ends
+    // of a pair's last few records, one per channel (the ports are released by now).
+    std::map<std::pair<int, int>, std::array<std::int64_t, 4>> recentEnds;
+    std::map<std::pair<int, int>, std::size_t> nextSlot;
     for (std::uint32_t r : job.records) {
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
         if (a < 0 || !judged[std::size_t(a)] || !dpPair(a, b)) continue;
         const std::int64_t s = flows.startNs[r] - sd.offsetOf(flows.src[r]);
-        if (!told || sd.isExchange(flows.src[r], flows.dst[r], s)) sends[std::size_t(a)].push_back({s, b});
+        if (told && !sd.isExchange(flows.src[r], flows.dst[r], s)) continue;
+        auto& ends = recentEnds.try_emplace({a, b}, std::array<std::int64_t, 4>{kNever, kNever, kNever, kNever})
+                         .first->second;
+        const bool piece = std::any_of(ends.begin(), ends.end(), [&](std::int64_t e) {
+            return e != kNever && std::abs(flows.startNs[r] - e) <= p.exchangeWindowNs;
+        });
+        ends[nextSlot[{a, b}]++ % ends.size()] = flows.end(r);
+        if (!piece) sends[std::size_t(a)].push_back({s, b});
     }
     std::vector<std::size_t> rankOf(n, R);
     for (std::size_t r = 0; r < R; ++r)
@@ -133,6 +147,7 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
                     ++j;
                 }
                 const std::size_t k = std::size_t(std::lower_bound(ends.begin(), ends.end(), v[i].s) - ends.begin());
+                if (getenv("DBGY") && a == group[0] && k == 5) fprintf(stderr, "  s=%lld n=%zu peers=%zu\n", (long long)(v[i].s - sd.steps[5].startNs), j - i, peers.size());
                 if (peers.size() >= std::max<std::size_t>(told ? 1 : 2, group.size() / 2) && k < K &&
                     v[i].s >= sd.steps[k].startNs)
                     starts[std::size_t(a) * K + k].push_back(v[i].s);
@@ -148,10 +163,21 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
         std::size_t m = 0, mostSeen = 0;
         for (const auto& [count, times] : seen)
             if (times >= mostSeen) std::tie(m, mostSeen) = std::pair(count, times);
+        if (getenv("DBGX")) { fprintf(stderr,"group %d size %zu m=%zu counts:",root,group.size(),m); for(auto&[c,t]:seen) fprintf(stderr," %zu:%zu",c,t); fprintf(stderr,"\n"); }
+        if (getenv("DBGX")) for (std::size_t k = 0; k < std::min<std::size_t>(K, 8); ++k) { fprintf(stderr, " k%zu:", k); for (int a : group) fprintf(stderr, " %d/%zu", a, starts[std::size_t(a) * K + k].size()); fprintf(stderr, "\n"); }
+        // In groups of three or more an exchange is a send to several peers, which one lost record does not
+        // remove: a step that all members show one exchange short of the usual (the step's boundary fell inside
+        // its first or last exchange) is matched as well.
+        const std::size_t least = group.size() >= 3 && m > 3 ? m - 1 : m;
         for (std::size_t k = 0; k < K; ++k) {
-            if (m < 3 || std::any_of(group.begin(), group.end(),
-                                     [&](int a) { return starts[std::size_t(a) * K + k].size() != m; }))
+            const std::size_t mk = starts[std::size_t(group.front()) * K + k].size();
+            if (m < 3 || mk < least || mk > m || std::any_of(group.begin(), group.end(), [&](int a) {
+                    return starts[std::size_t(a) * K + k].size() != mk;
+                }))
                 continue;
+            const std::size_t m = mk;
+            if (getenv("DBGZ") && k == 5) for (int a : group) fprintf(stderr, "off a%d %lld\n", a, (long long)sd.offsetOf(ix.endpoint(a)));
+            if (getenv("DBGZ") && k == 5) for (int a : group) { fprintf(stderr, "a%d:", a); for (auto x : starts[std::size_t(a) * K + k - 1]) fprintf(stderr, " %.1f", (x - sd.steps[k].startNs)/1e6); fprintf(stderr, "  end %.1f\n", (sd.steps[k].endNs - sd.steps[k].startNs)/1e6); }
             std::vector<std::int64_t> first(m, std::numeric_limits<std::int64_t>::max());
             for (int a : group)
                 for (std::size_t i = 0; i < m; ++i) first[i] = std::min(first[i], starts[std::size_t(a) * K + k][i]);
@@ -173,6 +199,7 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
                 const bool standsOut = late[g] > kStandOut * medianOf(others);
                 out.share[r * K + k] = standsOut ? late[g] / usual : 0.0;
                 out.ns[r * K + k] = late[g];
+                if (getenv("DBGX")) fprintf(stderr,"  k=%zu r=%zu late=%.0f usual=%.0f stands=%d\n",k,r,late[g],usual,int(standsOut));
             }
         }
     }

@@ -77,6 +77,44 @@ std::int64_t medianGap(const std::vector<Silence>& gaps) {
     return upperMedian(std::move(v));
 }
 
+
+// Expert all-to-all between EP 2 peers on top of a ring's hop (EP 2 in DP 4: the hops 0→1 and 2→3 ride on the EP
+// pairs, 1→2 and 3→0 go alone) reads as a pipeline pair: traffic both ways all through the step. But a ring's
+// hops over the network go one way, and a ring member that only receives them must pass the sync on: over
+// NVLink (then its host has a NIC that only sends them), or over one of its both-ways pairs to a member that
+// only sends them. The pairs that close rings so, one per such member, are DP. `host`: per node, -1 unknown.
+std::vector<std::size_t> ringClosingPairs(const std::vector<PairInfo>& pairs,
+                                          const std::vector<std::pair<std::uint32_t, std::uint32_t>>& ends,
+                                          const std::vector<int>& host, double asymmetryThreshold) {
+    const std::size_t n = host.size();
+    std::vector<int> in(n, 0), out(n, 0);
+    for (std::size_t p = 0; p < pairs.size(); ++p)
+        if (pairs[p].kind == PairKind::DP && pairs[p].asymmetry < asymmetryThreshold) {
+            const bool ab = pairs[p].bytesAB > pairs[p].bytesBA;
+            ++out[ab ? ends[p].first : ends[p].second];
+            ++in[ab ? ends[p].second : ends[p].first];
+        }
+    auto receiverOnly = [&](std::size_t i) { return in[i] == 1 && out[i] == 0; };
+    auto senderOnly = [&](std::size_t i) { return out[i] == 1 && in[i] == 0; };
+    std::set<int> receivingHosts, sendingHosts;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (receiverOnly(i)) receivingHosts.insert(host[i]);
+        if (senderOnly(i)) sendingHosts.insert(host[i]);
+    }
+    std::vector<std::vector<std::size_t>> candidates(n);
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+        if (pairs[p].kind != PairKind::PP || pairs[p].asymmetry < asymmetryThreshold) continue;
+        for (auto [a, b] : {ends[p], std::pair(ends[p].second, ends[p].first)})
+            if (receiverOnly(a) && senderOnly(b) && host[a] >= 0 && host[b] >= 0 && host[a] != host[b] &&
+                !sendingHosts.count(host[a]) && !receivingHosts.count(host[b]))
+                candidates[a].push_back(p);
+    }
+    std::vector<std::size_t> closing;
+    for (const auto& c : candidates)
+        if (c.size() == 1) closing.push_back(c.front());
+    return closing;
+}
+
 } // namespace
 
 ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
@@ -316,6 +354,16 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         boost::connected_components(g, comp.data());
         return comp;
     };
+    {
+        std::vector<int> hostOfNode(n, -1);
+        for (std::size_t i = 0; i < n; ++i)
+            if (auto nic = topology.nicByIp(flows.endpoints.at(job.nics[i])))
+                hostOfNode[i] = topology.nics[std::size_t(*nic)].host;
+        for (std::size_t p : ringClosingPairs(res.pairs, pairEnds, hostOfNode, params.asymmetryThreshold)) {
+            res.pairs[p].kind = PairKind::DP;
+            ++exchangePairs;
+        }
+    }
     {
         const std::vector<int> group = componentsOf(PairKind::DP);
         std::size_t peers = exchangePairs;

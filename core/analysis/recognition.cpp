@@ -91,7 +91,12 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 // as coarse as the stretched burst; and the bursts' onsets (below) stay together at any pace. Unrelated jobs
 // keep independent phases on every grid. Whether the largest reaches `threshold`: the comparisons stop at the
 // first that does (the same answer; a job's own clusters mostly agree on the first grid).
-bool rhythmsAgree(const Cluster& a, const Cluster& b, double threshold) {
+// `turns`: the clusters may also take turns (one's hosts lie among the other's: hostsWithin). The members a DP
+// ring passes between its entry and exit over NVLink have only their activations on the network, sent while
+// the ring's rails are quiet, and the rails sync while they are: on a grid as coarse as a step's phases (8
+// bins or more) the two series are each other's negative (-0.9 where unrelated jobs stay near 0).
+bool rhythmsAgree(const Cluster& a, const Cluster& b, double threshold, bool turns) {
+    constexpr double kTurns = 0.7;
     if (threshold <= 0.0) return true; // the correlation is taken as at least 0
     const std::int64_t lo = std::max(a.firstBin, b.firstBin);
     const std::int64_t hi =
@@ -111,7 +116,8 @@ bool rhythmsAgree(const Cluster& a, const Cluster& b, double threshold) {
             x[i] += a.series[std::size_t(bin - a.firstBin)];
             y[i] += b.series[std::size_t(bin - b.firstBin)];
         }
-        if (pearson(x, y) >= threshold) return true;
+        const double r = pearson(x, y);
+        if (r >= threshold || (turns && k >= 8 && r <= -kTurns)) return true;
     }
     // Burst onsets — a bin with traffic after at least `quiet` bins without, for quiet = 2, 4 … 32 bins — each
     // widened to the bins beside it: the rails of one job start their sync together every step however long each
@@ -515,7 +521,8 @@ RecognitionResult RecognitionPasses::result(const EndpointTable& endpoints, std:
     boost::disjoint_sets<std::size_t*, std::size_t*> jobs(rank2.data(), parent2.data());
     for (std::size_t c = 0; c < cn; ++c) jobs.make_set(c);
     for (auto [a, b] : S.candidates)
-        if (jobs.find_set(a) != jobs.find_set(b) && rhythmsAgree(clusters[a], clusters[b], params.rhythmThreshold))
+        if (jobs.find_set(a) != jobs.find_set(b) && rhythmsAgree(clusters[a], clusters[b], params.rhythmThreshold,
+                                                               hostsWithin(clusters[a], clusters[b])))
             jobs.union_set(a, b);
     const auto& flowsEndpoints = endpoints;
     std::map<std::size_t, std::vector<std::size_t>> members;

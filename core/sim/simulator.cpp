@@ -330,17 +330,28 @@ private:
 
     // Whether the network can be expected to show an injected anomaly (else the truth marks it optional): a slow
     // GPU needs pipeline traffic to be placed (in a job without it every ring member starts its sync together:
-    // ENGINE.md "Known limits") or an expert all-to-all, and must stand out from the job's own variation of a rank's
-    // compute per step (the per-op jitter over its 2 x micro-batches x chunks ops, four sigmas, a 25% margin; at
-    // least the engine's 8%); a slow link must be 1.25x or more (the engine's 1.2x, with a margin).
+    // ENGINE.md "Known limits") or an expert all-to-all that leaves its host (an EP block on one host exchanges
+    // over NVLink), and must stand out from the job's own variation of a rank's compute per step (the per-op
+    // jitter over its 2 x micro-batches x chunks ops, four sigmas, a 25% margin; at least the engine's 8%); a
+    // slow link must be 1.25x or more (the engine's 1.2x, with a margin).
     bool observable(const AnomalySpec& a) const {
         if (a.kind == "slow_rank") {
-            if (m_j.pp == 1 && m_j.expertParallel == 0) return false;
+            if (m_j.pp == 1 && !expertsLeaveHost(rankOf(m_c, m_j, a.host, a.gpu))) return false;
             const double ops = 2.0 * m_j.microBatches * m_j.virtualStages * m_j.accumulation;
             return a.factor - 1.0 >= 1.25 * std::max(0.08, 4.0 * m_j.computeJitter / std::sqrt(ops));
         }
         if (a.kind == "slow_link") return a.factor >= 1.25;
         return true;
+    }
+
+    // Whether rank r's TP group sends expert all-to-all traffic over the network (an EP peer on another host).
+    bool expertsLeaveHost(int r) const {
+        const int e = m_j.expertParallel;
+        if (e < 2) return false;
+        const int t = r % m_j.tp, d = (r / m_j.tp) % m_j.dp, p = r / (m_j.tp * m_j.dp);
+        for (int peer = d - d % e; peer < d - d % e + e; ++peer)
+            if (peer != d && hostOf(nic(t, d, p)) != hostOf(nic(t, peer, p))) return true;
+        return false;
     }
 
     double computeFactor(int p, int d, int step) const {
