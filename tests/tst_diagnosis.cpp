@@ -533,6 +533,24 @@ private slots:
         QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
     }
 
+    // A GPU slow all run inside an expert group is named by its late all-to-all sends, and no step is longer than
+    // the usual one: its cost is what its group waits for it at the exchanges, not the steps' excess (it read 0
+    // and the finding was dropped as one that made nobody wait). moe, EP 4 = DP 4, a GPU 1.5x slow all run: its
+    // extra compute is about 27% of a step.
+    void aGpuSlowAllRunInAnExpertGroupIsFoundWithItsCost() {
+        for (int seed : {2, 5}) {
+            sim::SimConfig config = presetConfig("moe", seed);
+            config.anomalies = {{"slow_rank", 0, config.jobs[0].hosts[std::size_t(seed)], 0, 0, 19, 1.5, 0}};
+            const sim::SimResult sim = sim::simulate(config);
+            const Report report = analyzeCapture(captureOf(sim));
+            const auto slow = ofKind(report.jobs[0], "slow_rank");
+            QCOMPARE(slow.size(), std::size_t(1));
+            QVERIFY2(slow[0]->savesShare > 0.15 && slow[0]->savesShare < 0.35,
+                     qPrintable(QString::number(slow[0]->savesShare)));
+            QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
+        }
+    }
+
     // One pipeline (DP 1) with its last stage 1.33x heavy by construction and a GPU of stage 1 2.02x slow all run
     // (random draw 100116): two slow stages, the GPU's first; only the slowest was reported.
     void aHeavyLastStageBesideASlowGpusStageAreTwoFindings() {

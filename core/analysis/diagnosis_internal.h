@@ -36,9 +36,11 @@ void assignCosts(std::vector<Finding>& findings, const StepDivision& sd, const D
 // Robust z with a sigma floor (a perfectly steady series has MAD 0: everything would be an outlier).
 double zOf(const RobustStats& st, double v, double floorShare);
 
-// Per rank and step, how late its expert all-to-all sends start in its EP group (expertLateness).
+// Per rank and step, how late its expert all-to-all sends start in its EP group (expertLateness): the median
+// exchange's lateness as a share of the usual interval and in ns, and the sum over the step's exchanges (what
+// the group waited for it at them).
 struct Lateness {
-    std::vector<double> share, ns; // per rank x step
+    std::vector<double> share, ns, sumNs; // per rank x step
 };
 Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const RecognizedJob& job, const StepDivision& sd,
                         const JobTimeline& tl, const DiagnosisParams& p);

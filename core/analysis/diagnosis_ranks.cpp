@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 
@@ -85,7 +86,7 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
                         const JobTimeline& tl, const DiagnosisParams& p) {
     constexpr double kStandOut = 4.0;
     const std::size_t R = tl.ranks.size(), K = sd.steps.size(), n = ix.size();
-    Lateness out{std::vector<double>(R * K, kNaN), std::vector<double>(R * K, kNaN)};
+    Lateness out{std::vector<double>(R * K, kNaN), std::vector<double>(R * K, kNaN), std::vector<double>(R * K, kNaN)};
     if (K == 0 || n == 0) return out;
     auto dpPair = [&](int a, int b) {
         return a >= 0 && b >= 0 && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b) &&
@@ -100,7 +101,6 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
     for (std::size_t l = 0; l < n; ++l)
         if (block[l] >= 0) members[block[l]].push_back(int(l));
     std::erase_if(members, [&](const auto& m) { return m.second.size() < (told ? 2u : 3u); });
-    if (getenv("DBGX")) fprintf(stderr,"EP told=%d groups=%zu blocks=%zu\n",int(told),members.size(),block.size());
     if (members.empty()) return out;
     std::vector<char> judged(n, 0);
     for (const auto& [root, group] : members)
@@ -147,7 +147,6 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
                     ++j;
                 }
                 const std::size_t k = std::size_t(std::lower_bound(ends.begin(), ends.end(), v[i].s) - ends.begin());
-                if (getenv("DBGY") && a == group[0] && k == 5) fprintf(stderr, "  s=%lld n=%zu peers=%zu\n", (long long)(v[i].s - sd.steps[5].startNs), j - i, peers.size());
                 if (peers.size() >= std::max<std::size_t>(told ? 1 : 2, group.size() / 2) && k < K &&
                     v[i].s >= sd.steps[k].startNs)
                     starts[std::size_t(a) * K + k].push_back(v[i].s);
@@ -163,21 +162,10 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
         std::size_t m = 0, mostSeen = 0;
         for (const auto& [count, times] : seen)
             if (times >= mostSeen) std::tie(m, mostSeen) = std::pair(count, times);
-        if (getenv("DBGX")) { fprintf(stderr,"group %d size %zu m=%zu counts:",root,group.size(),m); for(auto&[c,t]:seen) fprintf(stderr," %zu:%zu",c,t); fprintf(stderr,"\n"); }
-        if (getenv("DBGX")) for (std::size_t k = 0; k < std::min<std::size_t>(K, 8); ++k) { fprintf(stderr, " k%zu:", k); for (int a : group) fprintf(stderr, " %d/%zu", a, starts[std::size_t(a) * K + k].size()); fprintf(stderr, "\n"); }
-        // In groups of three or more an exchange is a send to several peers, which one lost record does not
-        // remove: a step that all members show one exchange short of the usual (the step's boundary fell inside
-        // its first or last exchange) is matched as well.
-        const std::size_t least = group.size() >= 3 && m > 3 ? m - 1 : m;
         for (std::size_t k = 0; k < K; ++k) {
-            const std::size_t mk = starts[std::size_t(group.front()) * K + k].size();
-            if (m < 3 || mk < least || mk > m || std::any_of(group.begin(), group.end(), [&](int a) {
-                    return starts[std::size_t(a) * K + k].size() != mk;
-                }))
+            if (m < 3 || std::any_of(group.begin(), group.end(),
+                                     [&](int a) { return starts[std::size_t(a) * K + k].size() != m; }))
                 continue;
-            const std::size_t m = mk;
-            if (getenv("DBGZ") && k == 5) for (int a : group) fprintf(stderr, "off a%d %lld\n", a, (long long)sd.offsetOf(ix.endpoint(a)));
-            if (getenv("DBGZ") && k == 5) for (int a : group) { fprintf(stderr, "a%d:", a); for (auto x : starts[std::size_t(a) * K + k - 1]) fprintf(stderr, " %.1f", (x - sd.steps[k].startNs)/1e6); fprintf(stderr, "  end %.1f\n", (sd.steps[k].endNs - sd.steps[k].startNs)/1e6); }
             std::vector<std::int64_t> first(m, std::numeric_limits<std::int64_t>::max());
             for (int a : group)
                 for (std::size_t i = 0; i < m; ++i) first[i] = std::min(first[i], starts[std::size_t(a) * K + k][i]);
@@ -185,10 +173,11 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
             for (std::size_t i = 1; i < m; ++i) spacing.push_back(double(first[i] - first[i - 1]));
             const double usual = medianOf(spacing);
             if (usual <= 0) continue;
-            std::vector<double> late;
+            std::vector<double> late, sum;
             for (int a : group) {
                 std::vector<double> own;
                 for (std::size_t i = 0; i < m; ++i) own.push_back(double(starts[std::size_t(a) * K + k][i] - first[i]));
+                sum.push_back(std::accumulate(own.begin(), own.end(), 0.0));
                 late.push_back(medianOf(own));
             }
             for (std::size_t g = 0; g < group.size(); ++g) {
@@ -199,7 +188,7 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
                 const bool standsOut = late[g] > kStandOut * medianOf(others);
                 out.share[r * K + k] = standsOut ? late[g] / usual : 0.0;
                 out.ns[r * K + k] = late[g];
-                if (getenv("DBGX")) fprintf(stderr,"  k=%zu r=%zu late=%.0f usual=%.0f stands=%d\n",k,r,late[g],usual,int(standsOut));
+                out.sumNs[r * K + k] = sum[g];
             }
         }
     }
@@ -401,7 +390,7 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
         for (const auto& [k, ranks] : bySteps) steps.push_back(k);
         for (const Episode& e : episodesOf(steps, p.maxEpisodeGap)) {
             std::map<std::size_t, int> hits;
-            std::vector<double> ratios, own, peers, lags, lateNs, lateShares;
+            std::vector<double> ratios, own, peers, lags, lateNs, lateShares, lateSums;
             for (int k = e.first; k <= e.last; ++k) {
                 auto it = bySteps.find(k);
                 if (it == bySteps.end()) continue;
@@ -417,6 +406,7 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
                     if (signals & kLate) {
                         lateNs.push_back(late.ns[i]);
                         lateShares.push_back(late.share[i]);
+                        lateSums.push_back(late.sumNs[i]);
                     }
                 }
             }
@@ -462,6 +452,9 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
                             stepRange(f.firstStep, f.lastStep) + "; the group waits for " + (many ? "them" : "it") +
                             " each time";
                 f.evidence.push_back({"all_to_all_lag_ms", medianOf(lateNs) / 1e6});
+                // Its group waits for it at every exchange: what it would save a step is what they waited there
+                // (a GPU slow all run makes no step longer than the usual one, which the steps' excess sees).
+                f.savesMsPerStep = medianOf(lateSums) / 1e6;
             } else {
                 f.message = "slow rank: " + who + stage + (many ? " start" : " starts") +
                             " the gradient sync up to " + ms(lag) + " after the rest of " + (many ? "their" : "its") +
