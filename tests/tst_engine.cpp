@@ -178,9 +178,19 @@ private slots:
     // A jitter-free 1F1B steady state sends a stage's activation and the next stage's gradient at once: PP pairs
     // near the end of an 8-stage pipeline read 0.71-0.84 simultaneous, above the threshold, beside their ranks'
     // two-member DP rings at 1.0 (random draw 100072: TP 1 x PP 8 x DP 2 read PP 5, its last four stages one DP
-    // group). A rank's both-way partners well below its most simultaneous one are pipeline pairs.
+    // group). A rank's both-way partners well below its most simultaneous one are pipeline pairs. With DP rings of
+    // three or more seen whole, a both-way pair between two rings is no DP pair (DP peers share one ring): 300154
+    // (TP 1 x PP 6 x DP 9, 0.69 ms forwards, no jitter) read DP 54 with 26 false slow ranks, 300115 (TP 2 x PP 5 x
+    // DP 3, tied embedding) PP 1.
+    void aSteadyPipelineIsNoTwoMemberRing_data() {
+        QTest::addColumn<int>("seed");
+        QTest::newRow("100072 TP 1 x PP 8 x DP 2") << 100072;
+        QTest::newRow("300154 TP 1 x PP 6 x DP 9") << 300154;
+        QTest::newRow("300115 TP 2 x PP 5 x DP 3") << 300115;
+    }
     void aSteadyPipelineIsNoTwoMemberRing() {
-        expectRandomDrawShape(100072);
+        QFETCH(int, seed);
+        expectRandomDrawShape(seed);
     }
 
     // A distributed optimizer's reduce-scatter, quiet, all-gather per step read as a coarse rhythm over the DP

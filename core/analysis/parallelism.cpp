@@ -78,6 +78,37 @@ std::int64_t medianGap(const std::vector<Silence>& gaps) {
 }
 
 
+// DP peers share one ring: a pair that carries traffic both ways between members of two different rings, each
+// seen whole on the network (a cycle of one-way hops: a ring that passes through a host over NVLink shows in
+// pieces), is not of one DP group — it is a pipeline pair whose activations and gradients cross at once, as in
+// a jitter-free 1F1B steady state (TP 1 x PP 6 x DP 9 with 0.69 ms forwards read DP 54). Whole rings: per
+// node the ring's component, or -1.
+std::vector<int> wholeRings(const std::vector<PairInfo>& pairs,
+                            const std::vector<std::pair<std::uint32_t, std::uint32_t>>& ends, std::size_t n,
+                            double asymmetryThreshold) {
+    using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
+    Graph g(n);
+    std::vector<int> in(n, 0), out(n, 0);
+    for (std::size_t p = 0; p < pairs.size(); ++p)
+        if (pairs[p].kind == PairKind::DP && pairs[p].asymmetry < asymmetryThreshold) {
+            const bool ab = pairs[p].bytesAB > pairs[p].bytesBA;
+            ++out[ab ? ends[p].first : ends[p].second];
+            ++in[ab ? ends[p].second : ends[p].first];
+            boost::add_edge(ends[p].first, ends[p].second, g);
+        }
+    std::vector<int> comp(n);
+    const int comps = boost::connected_components(g, comp.data());
+    std::vector<char> whole(std::size_t(comps), 1);
+    std::vector<int> size(std::size_t(comps), 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        ++size[std::size_t(comp[i])];
+        if (in[i] != 1 || out[i] != 1) whole[std::size_t(comp[i])] = 0;
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        if (!whole[std::size_t(comp[i])] || size[std::size_t(comp[i])] < 3) comp[i] = -1;
+    return comp;
+}
+
 // Expert all-to-all between EP 2 peers on top of a ring's hop (EP 2 in DP 4: the hops 0→1 and 2→3 ride on the EP
 // pairs, 1→2 and 3→0 go alone) reads as a pipeline pair: traffic both ways all through the step. But a ring's
 // hops over the network go one way, and a ring member that only receives them must pass the sync on: over
@@ -271,6 +302,15 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     // as one DP group). A rank of a two-member ring has one such partner, an expert all-to-all's members all
     // alike: a rank with two or more both-way DP partners keeps those within 0.05 of its most simultaneous one
     // (at 0.9 or more), and the others are pipeline pairs.
+    {
+        const std::vector<int> ring = wholeRings(res.pairs, pairEnds, n, params.asymmetryThreshold);
+        for (std::size_t p = 0; p < pairs; ++p) {
+            const int a = ring[pairEnds[p].first], b = ring[pairEnds[p].second];
+            if (res.pairs[p].kind == PairKind::DP && res.pairs[p].asymmetry >= params.asymmetryThreshold && a >= 0 &&
+                b >= 0 && a != b)
+                res.pairs[p].kind = PairKind::PP;
+        }
+    }
     {
         std::vector<std::vector<std::size_t>> bothWays(n);
         for (std::size_t p = 0; p < pairs; ++p)
