@@ -366,6 +366,23 @@ private slots:
         }
     }
 
+    // DP replicas inside each host read as TP (the truth's reading): a slow GPU's TP group is then its stage's
+    // ranks on the host, every replica, as the network sees one TP group there (random draw 300198: TP 1 x PP 6 x
+    // DP 2, both replicas of a stage on one host, read TP 2 x DP 1).
+    void aSlowGpuOfReplicasInsideAHostHasTheHostsStageAsItsGroup() {
+        const sim::SimResult r = sim::simulate(sim::randomConfig(300198));
+        const JobInfo& j = r.truth.jobs[0];
+        QCOMPARE(j.tp, 2);
+        QCOMPARE(j.dp, 1);
+        const Finding* f = anomaly(j, "slow_rank");
+        QVERIFY(f);
+        QCOMPARE(f->group.size(), std::size_t(2));
+        std::set<int> hosts;
+        for (const std::string& ip : f->group)
+            hosts.insert(r.topology.nics[std::size_t(*r.topology.nicByIp(*IpAddr::parse(ip)))].host);
+        QCOMPARE(hosts.size(), std::size_t(1));
+    }
+
     void oldPresetsAreByteIdenticalToTheirFirstVersion() {
         // FNV-1a of flows.csv, truth.json and topology.json as the simulator wrote them before issue 12's
         // styles were added (seed 1): new features must not move an old preset's traffic or truth.

@@ -276,8 +276,12 @@ private:
             if (a.kind == "slow_rank") {
                 const int r = rankOf(m_c, m_j, a.host, a.gpu);
                 f.ip = ip(m_nicOfRank[std::size_t(r)]);
-                // TP syncs every layer, so the whole TP group shares the slow GPU's pace.
+                // TP syncs every layer, so the whole TP group shares the slow GPU's pace. With DP inside each host
+                // the network's TP group is the stage's ranks on the host, every replica (the reading above).
                 for (int t = 0; t < m_j.tp; ++t) addOnce(f.group, ip(m_nicOfRank[std::size_t(r - r % m_j.tp + t)]));
+                const int stage = r / (m_j.tp * m_j.dp);
+                for (int d = 0; dpInsideHosts && d < m_j.dp; ++d)
+                    for (int t = 0; t < m_j.tp; ++t) addOnce(f.group, ip(nic(t, d, stage)));
                 f.factor = a.factor;
                 f.message = "GPU compute x" + std::to_string(a.factor).substr(0, 4) +
                             (a.recorded ? " (in the recorded trace)" : "");
