@@ -157,6 +157,9 @@ private slots:
         // Those members' activations and the ring's sync take turns: anticorrelated on a coarse grid (-0.9),
         // where the pipeline traffic alone of two such clusters correlates 0.6 (TP 2 x PP 2 x DP 8: 3 jobs).
         QTest::newRow("100004 TP 2 x PP 2 x DP 8 on 4 hosts, EP 4") << 100004;
+        // Their step starts follow the rails' by a constant lag (the all-gather and a forward): 36 each side,
+        // uncorrelated at lag 0, all met at one lag (TP 2 x PP 6 x DP 8, overlapped sync: 3 jobs).
+        QTest::newRow("100007 TP 2 x PP 6 x DP 8, lagging starts") << 100007;
     }
     void randomDrawsWithRingsThroughHostsHaveTheirShape() {
         QFETCH(int, seed);

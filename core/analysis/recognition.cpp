@@ -1,5 +1,6 @@
 #include "analysis/recognition.h"
 
+#include "analysis/stats.h"
 #include "model/diagnostics.h"
 #include "util/parallel.h"
 #include "util/varint.h"
@@ -81,6 +82,39 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
     return sxy / std::sqrt(sxx * syy);
 }
 
+// Whether two trains of step starts (bins, ascending) keep one lag: the members between a DP ring's ends start
+// their step once the ring's all-gather and a forward are done, the rails at the all-gather, a constant lag
+// longer than the starts' widening (TP 2 x PP 6 x DP 8: 36 step starts each side, correlated -0.04 at lag 0).
+// The lag is the most common difference within a quarter of the usual spacing; four in five of the starts of
+// each side (their counts within 1.25x of each other) must meet one of the other's there, give or take
+// `widen`. Unrelated jobs drift apart: their steps' jitter walks the phase between them.
+bool startsAtOneLag(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b, std::int64_t widen) {
+    const std::size_t least = std::min(a.size(), b.size()), most = std::max(a.size(), b.size());
+    if (least < 5 || 4 * most > 5 * least) return false;
+    std::vector<double> spacing;
+    for (std::size_t i = 1; i < a.size(); ++i) spacing.push_back(double(a[i] - a[i - 1]));
+    const std::int64_t reach = std::int64_t(medianOf(spacing) / 4);
+    std::vector<std::int64_t> lags;
+    for (std::size_t i = 0, j0 = 0; i < a.size(); ++i) {
+        while (j0 < b.size() && b[j0] < a[i] - reach) ++j0;
+        for (std::size_t j = j0; j < b.size() && b[j] <= a[i] + reach; ++j) lags.push_back(b[j] - a[i]);
+    }
+    if (lags.empty()) return false;
+    std::sort(lags.begin(), lags.end());
+    std::size_t best = 0, at = 0;
+    for (std::size_t i = 0, j = 0; i < lags.size(); ++i) {
+        while (lags[i] - lags[j] > 2 * widen) ++j;
+        if (i - j + 1 > best) best = i - j + 1, at = j;
+    }
+    const std::int64_t lag = lags[at] + widen; // the middle of the densest window
+    std::size_t met = 0;
+    for (std::size_t i = 0, j = 0; i < a.size(); ++i) {
+        while (j < b.size() && b[j] < a[i] + lag - widen) ++j;
+        if (j < b.size() && b[j] <= a[i] + lag + widen) ++met;
+    }
+    return 5 * met >= 4 * most;
+}
+
 // Pearson correlation of the bytes-per-bin series of two clusters over their common bins, on the grid and on
 // grids 2, 4 … 1024 times as coarse (bins summed, aligned to the global grid) while they keep at least 64 common
 // bins: the largest. (Up to 1024: pipeline replicas whose DP peers share hosts have no traffic between them, and
@@ -128,8 +162,11 @@ bool rhythmsAgree(const Cluster& a, const Cluster& b, double threshold, bool tur
     // over NVLink have only their activations on the network, at another pace than the ring's rails, but all
     // start each step together once the optimizer is done. Five on each side suffice there: a step start is
     // rare (a few in 10^5 bins), and chance meets it seldom.
-    const auto onsets = [&](const Cluster& c, std::int64_t quiet, std::int64_t widen, std::vector<double>& out) {
+    std::vector<std::int64_t> atA, atB; // the last onsets' bins (from lo)
+    const auto onsets = [&](const Cluster& c, std::int64_t quiet, std::int64_t widen, std::vector<double>& out,
+                            std::vector<std::int64_t>& at) {
         out.assign(std::size_t(hi - lo), 0.0);
+        at.clear();
         std::size_t n = 0;
         std::int64_t empty = 0; // bins without traffic just before `bin`
         for (std::int64_t bin = lo; bin < hi; ++bin) {
@@ -140,6 +177,7 @@ bool rhythmsAgree(const Cluster& a, const Cluster& b, double threshold, bool tur
             if (empty >= quiet && bin > lo) {
                 ++n;
                 const std::int64_t i = bin - lo;
+                at.push_back(i);
                 for (std::int64_t k = std::max<std::int64_t>(0, i - widen); k <= std::min(i + widen, hi - lo - 1); ++k)
                     out[std::size_t(k)] = 1.0;
             }
@@ -151,12 +189,13 @@ bool rhythmsAgree(const Cluster& a, const Cluster& b, double threshold, bool tur
         const bool stepStarts = quiet >= 64;
         const std::size_t least = stepStarts ? 5 : 8;
         const std::int64_t widen = stepStarts ? quiet / 8 : 1;
-        const std::size_t onsetsA = onsets(a, quiet, widen, x), onsetsB = onsets(b, quiet, widen, y);
+        const std::size_t onsetsA = onsets(a, quiet, widen, x, atA), onsetsB = onsets(b, quiet, widen, y, atB);
         if (onsetsA < least || onsetsB < least) {
             if (stepStarts) break; // longer quiet has fewer
             continue;
         }
         if (pearson(x, y) >= threshold) return true;
+        if (stepStarts && turns && startsAtOneLag(atA, atB, widen)) return true;
     }
     return false;
 }
