@@ -307,9 +307,12 @@ std::vector<Finding> slowSteps(const StepDivision& sd, const std::vector<Finding
     const RobustStats base = usualStep(d, p);
     const bool usual = base.median < st.median;
     const double leadBase = medianOf(lead);
+    // One step stands out at half the margin when it is also kSigma beyond the job's own spread: a steady job's
+    // 7.5% step (a 1.3 s pause in a 17.7 s step, 7 sigmas) is an event; a jittery job's spread sets the bar.
     const double slowAt = base.median * (1.0 + p.minStepExcess);
     for (std::size_t k = 1; k < K; ++k)
-        if (d[k - 1] >= slowAt && zOf(base, d[k - 1], p.minSigmaShare) >= p.kSigma) slow[k] = 1;
+        if (d[k - 1] >= base.median * (1.0 + p.minStepExcess / 2) && zOf(base, d[k - 1], p.minSigmaShare) >= p.kSigma)
+            slow[k] = 1;
     // A BOCD regime (between change points) whose median is slow: a sustained slowdown, which the k-sigma
     // rule alone misses once it lasts long enough to move the job's median.
     std::vector<std::size_t> bounds = {1};
