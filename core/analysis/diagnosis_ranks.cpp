@@ -113,19 +113,21 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
     // A transfer longer than the exporter's active timeout comes as pieces, each starting where the one before
     // ended: one send, not an exchange per piece (members would count different numbers of exchanges). The ends
     // of a pair's last few records, one per channel (the ports are released by now).
-    std::map<std::pair<int, int>, std::array<std::int64_t, 4>> recentEnds;
-    std::map<std::pair<int, int>, std::size_t> nextSlot;
+    struct RecentEnds {
+        std::array<std::int64_t, 4> ends{kNever, kNever, kNever, kNever};
+        std::size_t next = 0;
+    };
+    std::map<std::pair<int, int>, RecentEnds> recent;
     for (std::uint32_t r : job.records) {
         const int a = ix.local(flows.src[r]), b = ix.local(flows.dst[r]);
         if (a < 0 || !judged[std::size_t(a)] || !dpPair(a, b)) continue;
         const std::int64_t s = flows.startNs[r] - sd.offsetOf(flows.src[r]);
         if (told && !sd.isExchange(flows.src[r], flows.dst[r], s)) continue;
-        auto& ends = recentEnds.try_emplace({a, b}, std::array<std::int64_t, 4>{kNever, kNever, kNever, kNever})
-                         .first->second;
-        const bool piece = std::any_of(ends.begin(), ends.end(), [&](std::int64_t e) {
+        RecentEnds& pair = recent[{a, b}];
+        const bool piece = std::any_of(pair.ends.begin(), pair.ends.end(), [&](std::int64_t e) {
             return e != kNever && std::abs(flows.startNs[r] - e) <= p.exchangeWindowNs;
         });
-        ends[nextSlot[{a, b}]++ % ends.size()] = flows.end(r);
+        pair.ends[pair.next++ % pair.ends.size()] = flows.end(r);
         if (!piece) sends[std::size_t(a)].push_back({s, b});
     }
     std::vector<std::size_t> rankOf(n, R);

@@ -77,6 +77,22 @@ std::int64_t medianGap(const std::vector<Silence>& gaps) {
     return upperMedian(std::move(v));
 }
 
+// Per node, its one-way DP pairs out and in: a ring's hops over the network (`ends` index nodes).
+struct RingDegrees {
+    std::vector<int> in, out;
+};
+RingDegrees ringDegrees(const std::vector<PairInfo>& pairs,
+                        const std::vector<std::pair<std::uint32_t, std::uint32_t>>& ends, std::size_t n,
+                        double asymmetryThreshold) {
+    RingDegrees d{std::vector<int>(n, 0), std::vector<int>(n, 0)};
+    for (std::size_t p = 0; p < pairs.size(); ++p)
+        if (pairs[p].kind == PairKind::DP && pairs[p].asymmetry < asymmetryThreshold) {
+            const bool ab = pairs[p].bytesAB > pairs[p].bytesBA;
+            ++d.out[ab ? ends[p].first : ends[p].second];
+            ++d.in[ab ? ends[p].second : ends[p].first];
+        }
+    return d;
+}
 
 // DP peers share one ring: a pair that carries traffic both ways between members of two different rings, each
 // seen whole on the network (a cycle of one-way hops: a ring that passes through a host over NVLink shows in
@@ -88,14 +104,10 @@ std::vector<int> wholeRings(const std::vector<PairInfo>& pairs,
                             double asymmetryThreshold) {
     using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
     Graph g(n);
-    std::vector<int> in(n, 0), out(n, 0);
     for (std::size_t p = 0; p < pairs.size(); ++p)
-        if (pairs[p].kind == PairKind::DP && pairs[p].asymmetry < asymmetryThreshold) {
-            const bool ab = pairs[p].bytesAB > pairs[p].bytesBA;
-            ++out[ab ? ends[p].first : ends[p].second];
-            ++in[ab ? ends[p].second : ends[p].first];
+        if (pairs[p].kind == PairKind::DP && pairs[p].asymmetry < asymmetryThreshold)
             boost::add_edge(ends[p].first, ends[p].second, g);
-        }
+    const auto [in, out] = ringDegrees(pairs, ends, n, asymmetryThreshold);
     std::vector<int> comp(n);
     const int comps = boost::connected_components(g, comp.data());
     std::vector<char> whole(std::size_t(comps), 1);
@@ -118,13 +130,7 @@ std::vector<std::size_t> ringClosingPairs(const std::vector<PairInfo>& pairs,
                                           const std::vector<std::pair<std::uint32_t, std::uint32_t>>& ends,
                                           const std::vector<int>& host, double asymmetryThreshold) {
     const std::size_t n = host.size();
-    std::vector<int> in(n, 0), out(n, 0);
-    for (std::size_t p = 0; p < pairs.size(); ++p)
-        if (pairs[p].kind == PairKind::DP && pairs[p].asymmetry < asymmetryThreshold) {
-            const bool ab = pairs[p].bytesAB > pairs[p].bytesBA;
-            ++out[ab ? ends[p].first : ends[p].second];
-            ++in[ab ? ends[p].second : ends[p].first];
-        }
+    const auto [in, out] = ringDegrees(pairs, ends, n, asymmetryThreshold);
     auto receiverOnly = [&](std::size_t i) { return in[i] == 1 && out[i] == 0; };
     auto senderOnly = [&](std::size_t i) { return out[i] == 1 && in[i] == 0; };
     std::set<int> receivingHosts, sendingHosts;
@@ -296,12 +302,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                       : PairKind::PP;
     });
 
-    // A two-member DP ring sends both ways at once at every hop (simultaneity 1.0, short of it by lost records
-    // only); so, in a jitter-free 1F1B steady state, do a stage's activation to the next stage and that stage's
-    // gradient back (0.71-0.84 near the end of an 8-stage pipeline of 14 micro-batches: the last four stages read
-    // as one DP group). A rank of a two-member ring has one such partner, an expert all-to-all's members all
-    // alike: a rank with two or more both-way DP partners keeps those within 0.05 of its most simultaneous one
-    // (at 0.9 or more), and the others are pipeline pairs.
+    // DP peers share one ring: a both-ways pair between two whole rings is a pipeline pair (wholeRings).
     {
         const std::vector<int> ring = wholeRings(res.pairs, pairEnds, n, params.asymmetryThreshold);
         for (std::size_t p = 0; p < pairs; ++p) {
@@ -311,6 +312,12 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                 res.pairs[p].kind = PairKind::PP;
         }
     }
+    // A two-member DP ring sends both ways at once at every hop (simultaneity 1.0, short of it by lost records
+    // only); so, in a jitter-free 1F1B steady state, do a stage's activation to the next stage and that stage's
+    // gradient back (0.71-0.84 near the end of an 8-stage pipeline of 14 micro-batches: the last four stages read
+    // as one DP group). A rank of a two-member ring has one such partner, an expert all-to-all's members all
+    // alike: a rank with two or more both-way DP partners keeps those within 0.05 of its most simultaneous one
+    // (at 0.9 or more), and the others are pipeline pairs.
     {
         std::vector<std::vector<std::size_t>> bothWays(n);
         for (std::size_t p = 0; p < pairs; ++p)
