@@ -355,7 +355,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         std::int64_t lastSend = kNone, lastDownEnd = kNone, lastDpEnd = kNone, lastUpEnd = kNone;
         std::int64_t lastExchangeEnd = kNone; // expert exchanges: inside ops, no sync (lastDpEnd: syncs only)
         std::vector<std::int64_t> grads; // gradients received and not yet used by a backward (no-upstream ranks)
-        std::size_t gradsUsed = 0;
+        std::size_t gradsUsed = 0, forwardsSent = 0; // forwardsSent: of a no-upstream rank, this step
         std::vector<std::int64_t> settled;
         struct Pending {
             std::int64_t e;
@@ -378,7 +378,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 downEnd.clear();
                 lastSend = lastDownEnd = lastUpEnd = kNone;
                 grads.clear();
-                gradsUsed = 0;
+                gradsUsed = forwardsSent = 0;
                 curStep = st;
             }
             settled.clear();
@@ -428,7 +428,15 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                     // the last send is the most the op can have waited for (for the timeline's busy time; no
                     // compute sample is taken on this rank, below).
                     in = lastUpEnd > lastSend ? lastUpEnd : kNone;
-                } else if (forward && !hasUp) in = gradsUsed < grads.size() ? grads[gradsUsed++] : kNone;
+                } else if (forward && !hasUp) {
+                    // Every forward's gradient back: the pipeline drained (gradient accumulation's next round),
+                    // and its forwards are warm-up again; the round's cool-down gradients are no forward's input
+                    // (they made the next round's first forward read the drain as compute). Three stages or more:
+                    // with two, one forward is out in the steady state, and a lost send record looks drained.
+                    if (stages >= 3 && forwardsSent == grads.size()) gradsUsed = grads.size();
+                    in = gradsUsed < grads.size() ? grads[gradsUsed++] : kNone;
+                    ++forwardsSent;
+                }
                 else if (forward) in = input(upEnd, t.microBatch);
                 else in = hasDown ? input(downEnd, t.microBatch) : input(upEnd, t.microBatch);
                 const std::int64_t ppAnchor = std::max(lastSend, in);
