@@ -436,8 +436,7 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                     if (stages >= 3 && forwardsSent == grads.size()) gradsUsed = grads.size();
                     in = gradsUsed < grads.size() ? grads[gradsUsed++] : kNone;
                     ++forwardsSent;
-                }
-                else if (forward) in = input(upEnd, t.microBatch);
+                } else if (forward) in = input(upEnd, t.microBatch);
                 else in = hasDown ? input(downEnd, t.microBatch) : input(upEnd, t.microBatch);
                 const std::int64_t ppAnchor = std::max(lastSend, in);
                 // A lead (the first op after the step start or a sync): not anchored at an input, a send or an
