@@ -97,17 +97,23 @@ QString formatNs(std::int64_t ns) {
     return fixed(v, d) + " " + u.name;
 }
 
+// "1:02:03", "26:00:00": a duration in hours, minutes and seconds (hours unbounded).
+static QString clockLabel(std::int64_t ns) {
+    const bool neg = ns < 0;
+    const std::int64_t s = (neg ? -ns : ns) / 1'000'000'000LL;
+    return QString("%1%2:%3:%4")
+        .arg(neg ? "-" : "")
+        .arg(s / 3600)
+        .arg(s / 60 % 60, 2, 10, QChar('0'))
+        .arg(s % 60, 2, 10, QChar('0'));
+}
+
 QString formatNsAtStep(std::int64_t ns, std::int64_t step) {
     const double magnitude = std::max(std::fabs(double(ns)), double(step));
     if (magnitude >= 600e9) { // ten minutes on: a clock, as the window's times read ("6:19:00", not "22740 s")
-        const std::int64_t a = ns < 0 ? -ns : ns, secs = a / 1'000'000'000;
-        QString text = QString("%1%2:%3:%4")
-                           .arg(ns < 0 ? "-" : "")
-                           .arg(secs / 3600)
-                           .arg((secs / 60) % 60, 2, 10, QChar('0'))
-                           .arg(secs % 60, 2, 10, QChar('0'));
+        QString text = clockLabel(ns);
         if (const int d = decimalsFor(1e9, step); d > 0)
-            text += "." + QString::number(a % 1'000'000'000).rightJustified(9, '0').left(d);
+            text += "." + QString::number((ns < 0 ? -ns : ns) % 1'000'000'000).rightJustified(9, '0').left(d);
         return text;
     }
     Unit u = unitFor(magnitude);
@@ -144,17 +150,6 @@ static QString timeOfDay(std::int64_t ns, int decimals) {
         s += "." + f;
     }
     return s;
-}
-
-// "1:02:03", "26:00:00": a duration in hours, minutes and seconds (hours unbounded).
-static QString clockLabel(std::int64_t ns) {
-    const bool neg = ns < 0;
-    const std::int64_t s = (neg ? -ns : ns) / 1'000'000'000LL;
-    return QString("%1%2:%3:%4")
-        .arg(neg ? "-" : "")
-        .arg(s / 3600)
-        .arg(s / 60 % 60, 2, 10, QChar('0'))
-        .arg(s % 60, 2, 10, QChar('0'));
 }
 
 // Time of day of an epoch-ns tick, UTC: "06:30:00"; from hour steps on with the date, "11-02 06:00".
