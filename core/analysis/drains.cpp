@@ -1,6 +1,7 @@
 #include "analysis/drains.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -109,6 +110,15 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
         return out;
     }
 
+    std::vector<bool> head(links, false);
+    for (const LinkRecord& r : recs) head[r.link] = head[r.link] || r.head;
+    const std::size_t heads = std::size_t(std::count(head.begin(), head.end(), true));
+    const bool pairsOnly = heads == links; // pp = 2 (below)
+    // At pp = 2 a step's tied-embedding all-reduce (a transfer each way at once, after the drain) changes no
+    // depth and is no transfer of the pipeline: its piece is passed over, its quiet before it is the drain's.
+    const std::vector<bool> collective =
+        pairsOnly ? pairCollectives(pieces, recs) : std::vector<bool>(n, false);
+
     // Transfers (TransferJoin), as depth changes after the piece they fall in.
     struct Event {
         std::uint32_t piece, link;
@@ -119,6 +129,7 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     std::size_t k = 0;
     for (const LinkRecord& r : recs) {
         while (k + 1 < n && pieces[k].second < r.s) ++k;
+        if (collective[k]) continue;
         if (joins[2 * std::size_t(r.link) + (r.dir > 0 ? 1 : 0)].startsNew(r.s, r.e))
             events.push_back({std::uint32_t(k), r.link, r.dir > 0 ? 1 : -1});
     }
@@ -132,28 +143,37 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     // level whose next transfer is a gradient has not rested: an activation of this step was lost, and the
     // gradient still to come takes it lower (it would read as drained one gradient early). A link one transfer
     // deeper than its level rests when its last transfer was a gradient and its next an activation: the step's
-    // gradients are back but one was lost. That one only where the pipelines have deeper links too (pp >= 3):
-    // in strict 1F1B a head link is then pp - 1 or more deep after a gradient inside a step (pp = 2 alternates
-    // between one and two in flight), and the head links' share bounds the drain. The
-    // deeper links may read one deep mid-step, but they cannot make a drain the heads deny; without the rule,
-    // links that each lose a gradient a step (interleaved chunks carry 100+ transfers a link and step: at 1.5%
+    // gradients are back but one was lost. Where the pipelines have deeper links too (pp >= 3), in strict 1F1B
+    // a head link is pp - 1 or more deep after a gradient inside a step, and the head links' share bounds the
+    // drain (pp = 2, heads only, needs more: below). The deeper links may read one deep mid-step, but they
+    // cannot make a drain the heads deny; without the rule, links that each lose a gradient a step (interleaved chunks carry 100+ transfers a link and step: at 1.5%
     // loss about half the links) never rest together, nothing is re-levelled, and no later step is drained.
-    std::vector<bool> head(links, false);
-    for (const LinkRecord& r : recs) head[r.link] = head[r.link] || r.head;
-    const std::size_t heads = std::size_t(std::count(head.begin(), head.end(), true));
-    const bool lostGradientRests = heads < links;
+    // Heads only (pp = 2): inside a step every link carries an activation and a gradient per micro-batch, sent
+    // about at once by balanced stages, so the count dips to its level between the two of a pair, and a lost
+    // activation or gradient leaves it at or one above its level at every gap after it for the rest of the
+    // step. A pp = 2 link therefore rests only at a quiet gap as long as a drain's (the test of `forgiven`
+    // below), and only where its next two transfers are activations: stage 0's warm-up sends two forwards
+    // before the first gradient returns (micro-batches >= pp), while inside a step an activation is followed
+    // by a gradient; at its level whatever follows only at a gap clearly longer (kLoose). Without it a lost
+    // gradient kept the link from ever resting again (TP 1 x PP 2 at 2% loss: 4 steps for 13, the orientation
+    // reversed).
     std::vector<int> depth(links, 0), level(links, 0);
-    std::vector<std::int32_t> lastDelta(links, 0), nextDelta(links, 0); // of each link's transfers around now
-    std::vector<std::int32_t> following(events.size(), 0);              // the delta of the link's next event
+    // The deltas of each link's last transfer and of its next two.
+    std::vector<std::int32_t> lastDelta(links, 0), nextDelta(links, 0), afterNext(links, 0);
+    std::vector<std::int32_t> following(events.size(), 0), following2(events.size(), 0); // per event: the link's next two
     {
-        std::vector<std::size_t> pending(links, events.size());
+        std::vector<std::size_t> pending(links, events.size()), pending2(links, events.size());
         for (std::size_t i = events.size(); i-- > 0;) {
             const std::uint32_t l = events[i].link;
             if (pending[l] < events.size()) following[i] = events[pending[l]].delta;
+            if (pending2[l] < events.size()) following2[i] = events[pending2[l]].delta;
+            pending2[l] = pending[l];
             pending[l] = i;
         }
-        for (std::uint32_t l = 0; l < links; ++l)
+        for (std::uint32_t l = 0; l < links; ++l) {
             if (pending[l] < events.size()) nextDelta[l] = events[pending[l]].delta;
+            if (pending2[l] < events.size()) afterNext[l] = events[pending2[l]].delta;
+        }
     }
     // A link rests at its level with no gradient to come. It is forgiven a lost gradient (one above its level,
     // between a gradient and an activation) only at a quiet gap at least half the median of the drains' gaps so
@@ -163,24 +183,39 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     // heads were levelled up and the steps drained at every micro-batch (PP 3 with tied embeddings: 1,646 steps
     // for 27). A step end's quiet holds the optimizer; the gaps between micro-batches are shorter.
     bool drained = false;
-    auto strict = [&](std::uint32_t l) { return depth[l] == level[l] && nextDelta[l] >= 0; };
-    auto forgiven = [&](std::uint32_t l) {
-        return strict(l) || (lostGradientRests && (head[l] || p.anyLinkLosesGradients) &&
-                             depth[l] == level[l] + 1 && lastDelta[l] < 0 && nextDelta[l] > 0);
+    // The rest tests, from the strictest: at the level; also one above it (forgiven); and for pp = 2 at a gap
+    // clearly longer than a micro-batch's, at the level whatever follows (a slow stage 0 has each gradient back
+    // before its next activation, so a step of it starts with an activation and a gradient too).
+    enum Test { kStrict, kForgiven, kLoose, kTests };
+    auto atLevel = [&](std::uint32_t l) { return depth[l] == level[l] && nextDelta[l] >= 0; };
+    auto warmUpNext = [&](std::uint32_t l) { return !pairsOnly || afterNext[l] >= 0; };
+    auto oneUp = [&](std::uint32_t l) {
+        return (head[l] || p.anyLinkLosesGradients) && depth[l] == level[l] + 1 && lastDelta[l] < 0 &&
+               nextDelta[l] > 0;
+    };
+    auto rests = [&](std::uint32_t l, int test) {
+        if (test == kStrict) return atLevel(l) && warmUpNext(l);
+        if (test == kForgiven) return (atLevel(l) || oneUp(l)) && warmUpNext(l);
+        return atLevel(l) || (oneUp(l) && warmUpNext(l));
     };
     struct Count {
         std::size_t all = 0, heads = 0;
-    } strictCount, forgivenCount;
+    };
+    std::array<Count, kTests> count;
     auto recount = [&] {
-        strictCount = forgivenCount = {};
-        for (std::uint32_t l = 0; l < links; ++l) {
-            strictCount.all += strict(l);
-            strictCount.heads += head[l] && strict(l);
-            forgivenCount.all += forgiven(l);
-            forgivenCount.heads += head[l] && forgiven(l);
-        }
+        count = {};
+        for (std::uint32_t l = 0; l < links; ++l)
+            for (int t = 0; t < kTests; ++t) {
+                const bool r = rests(l, t);
+                count[t].all += r;
+                count[t].heads += head[l] && r;
+            }
     };
     recount();
+    auto shareOf = [&](const Count& c) { // of all links and of the head links, the smaller
+        const double all = double(c.all) / double(links);
+        return heads ? std::min(all, double(c.heads) / double(heads)) : all;
+    };
     std::vector<double>& share = out.share;
     share.resize(n); // after each piece; the last one is the state the capture ends in
     // Before the first drain, the long gaps of the whole series (step ends are among the longest); then the
@@ -190,14 +225,13 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     std::size_t e = 0;
     std::vector<std::uint32_t> touched; // links with a transfer in the current piece
     auto update = [&](std::uint32_t l, auto change) {
-        const bool wasStrict = strict(l), wasForgiven = forgiven(l);
+        std::array<bool, kTests> was;
+        for (int t = 0; t < kTests; ++t) was[t] = rests(l, t);
         change();
-        const bool nowStrict = strict(l), nowForgiven = forgiven(l);
-        strictCount.all = strictCount.all + nowStrict - wasStrict;
-        forgivenCount.all = forgivenCount.all + nowForgiven - wasForgiven;
-        if (head[l]) {
-            strictCount.heads = strictCount.heads + nowStrict - wasStrict;
-            forgivenCount.heads = forgivenCount.heads + nowForgiven - wasForgiven;
+        for (int t = 0; t < kTests; ++t) {
+            const bool now = rests(l, t);
+            count[t].all = count[t].all + now - was[t];
+            if (head[l]) count[t].heads = count[t].heads + now - was[t];
         }
     };
     for (std::size_t g = 0; g < n; ++g) {
@@ -210,22 +244,30 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
                 depth[l] += events[e].delta;
                 lastDelta[l] = events[e].delta;
                 nextDelta[l] = following[e];
+                afterNext[l] = following2[e];
             });
             touched.push_back(l);
         }
         for (std::uint32_t l : touched)
             if (depth[l] < level[l]) update(l, [&] { level[l] = depth[l]; });
-        const double gap = g + 1 < n ? gapAfter(pieces, g) : 0.0;
-        const bool forgive = gap >= 0.5 * (drainGaps.empty() ? firstGap : drainGaps.median());
-        const Count& c = forgive ? forgivenCount : strictCount;
-        share[g] = double(c.all) / double(links);
-        if (heads) share[g] = std::min(share[g], double(c.heads) / double(heads));
+        double gap = g + 1 < n ? gapAfter(pieces, g) : 0.0;
+        if (g > 0 && collective[g]) gap = std::max(gap, gapAfter(pieces, g - 1));
+        const double drainGap = drainGaps.empty() ? firstGap : drainGaps.median();
+        int test = gap >= 0.5 * drainGap ? kForgiven : kStrict;
+        if (pairsOnly && g + 1 < n)
+            test = collective[g + 1] ? -1 : gap >= 0.75 * drainGap ? kLoose : gap >= 0.5 * drainGap ? kForgiven : -1;
+        const Count c = test < 0 ? Count{} : count[std::size_t(test)];
+        share[g] = shareOf(c);
         if (share[g] < p.drainedShare) continue;
         if (!drained) // gradients came back for activations sent before the capture began
             out.startsMidStep = std::any_of(level.begin(), level.end(), [](int v) { return v < 0; });
         drained = true;
-        if (g + 1 < n) drainGaps.add(gap);
-        if (c.all < links) {
+        // The drains' gaps measure what a step end's quiet is; at pp = 2 only the drains with a warm-up after
+        // them do (rests at the level whatever follows, once counted, made every micro-batch's gap the measure).
+        if (g + 1 < n && (test != kLoose || shareOf(count[kForgiven]) >= p.drainedShare)) drainGaps.add(gap);
+        if (c.all < links || count[kStrict].all < c.all) {
+            // The links that did not rest, and those forgiven a lost gradient (their rest is one higher now: a
+            // link that loses a gradient in every other step would otherwise climb out of reach of the rule).
             // Only links whose last transfer was a gradient: one whose last was an activation has begun the next
             // step (replicas start their warm-ups a little apart), and levelling it there would ratchet its level
             // up a micro-batch at each such gap (PP 9 x DP 2 within hosts: a drain at every micro-batch).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -12,13 +13,19 @@
 namespace prism {
 
 // Records of one direction of a link that start before the previous one ended (the other channels) or within
-// kTransferJoinNs of its end (the next active-timeout piece) are one transfer.
+// kTransferJoinNs of its end (the next active-timeout piece) are one transfer. So is a record that starts one
+// piece after a piece as long as the cut pieces seen so far: the exporter lost the piece between (one channel
+// carrying a transfer of 40 pieces at 2% loss splits half of them, and every split read as one more transfer).
 constexpr std::int64_t kTransferJoinNs = 5'000;
 class TransferJoin {
 public:
     // Whether the record [s, e] (e >= s, records in start order) starts a new transfer; extends the current one.
     bool startsNew(std::int64_t s, std::int64_t e) {
-        const bool fresh = m_end == kNone || s > m_end + kTransferJoinNs;
+        bool fresh = m_end == kNone || s > m_end + kTransferJoinNs;
+        if (!fresh && s >= m_end - kTransferJoinNs) m_cutNs = m_lastNs; // the record before was cut here
+        else if (fresh && m_end != kNone && m_cutNs > 0 && near(m_lastNs, m_cutNs) && near(s - m_end, m_cutNs))
+            fresh = false;
+        if (m_end == kNone || e >= m_end) m_lastNs = e - s;
         m_end = m_end == kNone ? e : std::max(m_end, e);
         return fresh;
     }
@@ -26,7 +33,12 @@ public:
 
 private:
     static constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
+    static bool near(std::int64_t x, std::int64_t piece) {
+        return std::abs(x - piece) <= piece / 20 + kTransferJoinNs;
+    }
     std::int64_t m_end = kNone;
+    std::int64_t m_lastNs = 0; // how long the record ending at m_end lasted
+    std::int64_t m_cutNs = 0;  // how long the last record cut by the exporter lasted (0: none seen)
 };
 
 // One record on a pipeline link (a NIC pair of adjacent stages) for the drain test: its times, the link (any
