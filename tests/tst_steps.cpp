@@ -389,7 +389,9 @@ private slots:
         QTest::addColumn<int>("missed"); // at most
         for (int seed : {400229, 400492, 401248, 401680, 401899})
             QTest::addRow("%d", seed) << seed << 0;
+        QTest::addRow("401190") << 401190 << 0; // two pauses among the first drains: the turn finds the others
         QTest::addRow("300151") << 300151 << 1; // 2% lost of 13 steps' one-record transfers
+        QTest::addRow("100101") << 100101 << 2; // two pipelines behind one NIC pair, 400 µs of skew (0 of 36 found)
     }
     void aTwoStagePipelineKeepsItsStepsThroughLostTransfers() {
         QFETCH(int, seed);

@@ -159,7 +159,7 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     // reversed).
     std::vector<int> depth(links, 0), level(links, 0);
     // The deltas of each link's last transfer and of its next two.
-    std::vector<std::int32_t> lastDelta(links, 0), nextDelta(links, 0), afterNext(links, 0);
+    std::vector<std::int32_t> lastDelta(links, 0), nextDelta(links, 0), afterNext(links, 0), beforeLast(links, 0);
     std::vector<std::int32_t> following(events.size(), 0), following2(events.size(), 0); // per event: the link's next two
     {
         std::vector<std::size_t> pending(links, events.size()), pending2(links, events.size());
@@ -185,8 +185,11 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     bool drained = false;
     // The rest tests, from the strictest: at the level; also one above it (forgiven); and for pp = 2 at a gap
     // clearly longer than a micro-batch's, at the level whatever follows (a slow stage 0 has each gradient back
-    // before its next activation, so a step of it starts with an activation and a gradient too).
-    enum Test { kStrict, kForgiven, kLoose, kTests };
+    // before its next activation, so a step of it starts with an activation and a gradient too); and for
+    // pp = 2 at a shorter gap, a turn: two gradients behind (the cool-down) and two activations ahead. A slow
+    // last stage has its gaps between micro-batches longer than the optimizer's, and a pause among the first
+    // drains set their median out of reach of every other step end (TP 4 x PP 2: 3 steps of 25).
+    enum Test { kStrict, kForgiven, kLoose, kTurn, kTests };
     auto atLevel = [&](std::uint32_t l) { return depth[l] == level[l] && nextDelta[l] >= 0; };
     auto warmUpNext = [&](std::uint32_t l) { return !pairsOnly || afterNext[l] >= 0; };
     auto oneUp = [&](std::uint32_t l) {
@@ -194,6 +197,9 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
                nextDelta[l] > 0;
     };
     auto rests = [&](std::uint32_t l, int test) {
+        if (test == kTurn) // cool-down behind, warm-up ahead
+            return (atLevel(l) || oneUp(l)) && beforeLast[l] < 0 && lastDelta[l] < 0 && nextDelta[l] > 0 &&
+                   afterNext[l] >= 0;
         if (test == kStrict) return atLevel(l) && warmUpNext(l);
         if (test == kForgiven) return (atLevel(l) || oneUp(l)) && warmUpNext(l);
         return atLevel(l) || (oneUp(l) && warmUpNext(l));
@@ -242,6 +248,7 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
             const std::uint32_t l = events[e].link;
             update(l, [&] {
                 depth[l] += events[e].delta;
+                beforeLast[l] = lastDelta[l];
                 lastDelta[l] = events[e].delta;
                 nextDelta[l] = following[e];
                 afterNext[l] = following2[e];
@@ -255,7 +262,11 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
         const double drainGap = drainGaps.empty() ? firstGap : drainGaps.median();
         int test = gap >= 0.5 * drainGap ? kForgiven : kStrict;
         if (pairsOnly && g + 1 < n)
-            test = collective[g + 1] ? -1 : gap >= 0.75 * drainGap ? kLoose : gap >= 0.5 * drainGap ? kForgiven : -1;
+            test = collective[g + 1]          ? -1
+                   : gap >= 0.75 * drainGap   ? kLoose
+                   : gap >= 0.5 * drainGap    ? kForgiven
+                   : gap >= 0.25 * firstGap && p.twoStageTurns ? kTurn
+                                              : -1;
         const Count c = test < 0 ? Count{} : count[std::size_t(test)];
         share[g] = shareOf(c);
         if (share[g] < p.drainedShare) continue;

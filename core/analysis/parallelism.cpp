@@ -790,6 +790,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     // pipeline's steps (PP 13 without jitter read reversed with them).
     StepParams drainParams;
     drainParams.anyLinkLosesGradients = false;
+    drainParams.twoStageTurns = false;
     constexpr double kDecisive = 1.5; // a gap median this many times the other decides; else the runs
     constexpr double kFewerSteps = 4;  // one way's step rhythm this many times finer: that way is wrong
     struct DrainEvidence {

@@ -24,6 +24,9 @@ struct StepParams {
     // No DP, pp >= 3: a link one transfer deeper than its level, between a gradient and an activation, rests
     // (a gradient of the step was lost) on every link, or on the head links only (the orientation's test).
     bool anyLinkLosesGradients = true;
+    // No DP, pp = 2: a turn (two gradients behind, two activations ahead) rests at gaps shorter than a drain's.
+    // Not to orient the pipeline: taken the wrong way round, turns come as often inside steps.
+    bool twoStageTurns = true;
     std::int64_t exchangeWindowNs = 20'000; // a member's sends of one expert all-to-all start this close
     std::size_t splitUnionRecords = 1 << 16; // a job's activity (records by start) united in two halves side by side
     unsigned threads = 0; // for the passes over a job's records and its groups' series (0: one per core): the
