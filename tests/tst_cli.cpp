@@ -12,8 +12,21 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <unistd.h>
+
 using Run = prism::test::CliRun;
 static const auto cli = prism::test::runCli;
+
+// The CLI as a user who is not root (root reads every file whatever its mode): as nobody, through setpriv,
+// when the test runs as root.
+static Run cliAsUser(const QStringList& args) {
+    if (::geteuid() != 0) return cli(args);
+    QProcess p;
+    p.start("setpriv", QStringList{"--reuid=65534", "--regid=65534", "--clear-groups", LLMPRISM_CLI} + args);
+    p.waitForFinished(300000);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
 
 static QByteArray readAll(const QString& path) {
     QFile f(path);
@@ -100,6 +113,45 @@ private slots:
         r = cli({"convert", dir, "--out", m_dir.filePath("a-file/flows.csv")});
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("cannot make its folder") && r.err.contains("a-file"), qPrintable(r.err));
+    }
+
+    // A file or folder the user may not read is said as such, not as missing data; an output that cannot be
+    // written says why, a session's too (SQLite says only "unable to open database file").
+    void permissionsAreSaidAsSuch() {
+        QTemporaryDir tmp; // its own, readable by others: the CLI may run as another user
+        QVERIFY(tmp.isValid());
+        const auto open = QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner |
+                          QFileDevice::ReadGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther | QFileDevice::ExeOther;
+        QVERIFY(QFile::setPermissions(tmp.path(), open));
+        const QString cap = tmp.filePath("cap"), flows = cap + "/flows.csv", topo = cap + "/topology.json";
+        QCOMPARE(cli({"simulate", "--preset", "tiny", "--out", cap}).code, 0);
+        QVERIFY(QFile::setPermissions(cap, open));
+        if (cliAsUser({"--help"}).code != 0) QSKIP("the CLI cannot run as another user here (setpriv, or its folder)");
+        const auto none = QFileDevice::Permissions();
+        QVERIFY(QFile::setPermissions(flows, none));
+        Run r = cliAsUser({"analyze", cap});
+        QVERIFY2(r.code == 1 && r.err.contains(flows + ": cannot open the flows file: Permission denied") &&
+                     !r.err.contains("no flows.csv"),
+                 qPrintable(r.err));
+        QVERIFY(QFile::setPermissions(flows, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadOther));
+        QVERIFY(QFile::setPermissions(topo, none));
+        r = cliAsUser({"analyze", cap});
+        QVERIFY2(r.code == 1 && r.err.contains(topo + ": cannot open the topology file: Permission denied"),
+                 qPrintable(r.err));
+        QVERIFY(QFile::setPermissions(topo, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadOther));
+        QVERIFY(QFile::setPermissions(cap, none));
+        r = cliAsUser({"analyze", cap});
+        QVERIFY2(r.code == 1 && r.err.contains(cap + ": cannot list the folder: Permission denied"), qPrintable(r.err));
+        QVERIFY(QFile::setPermissions(cap, open));
+        const QString readOnly = tmp.filePath("read-only");
+        QVERIFY(QDir().mkpath(readOnly));
+        QVERIFY(QFile::setPermissions(readOnly, open & ~(QFileDevice::WriteOwner)));
+        r = cliAsUser({"analyze", cap, "--json", readOnly + "/report.json"});
+        QVERIFY2(r.code == 1 && r.err.contains("cannot open for writing (Permission denied)"), qPrintable(r.err));
+        r = cliAsUser({"import", cap, "--out", readOnly + "/s.prism"});
+        QVERIFY2(r.code == 1 && r.err.contains("cannot write the session in " + readOnly + " (Permission denied)"),
+                 qPrintable(r.err));
+        QVERIFY(QFile::setPermissions(readOnly, open));
     }
 
     void everyCommandHasHelp_data() {

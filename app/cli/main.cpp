@@ -639,7 +639,10 @@ struct Analyze {
         }
         const bool windowed = cmd.count("--from") || cmd.count("--to");
         if (!source.quiet) printSummary(report, capture, windowed);
-        if (cmd.count("--json")) prism::writeJsonFile(prism::reportToJson(report), json);
+        if (cmd.count("--json")) {
+            makeParentFolder(json);
+            prism::writeJsonFile(prism::reportToJson(report), json);
+        }
         if (cmd.count("--csv-steps")) {
             std::ofstream out(csvSteps + ".tmp", std::ios::trunc);
             out << "job,index,start_ns,end_ns,duration_ns,slow\n";
@@ -693,6 +696,7 @@ struct Import {
             so.flowsChecksum = flowsSum.get();
         }
         if (!source.quiet) printSummary(session.analysis.report, session.capture);
+        makeParentFolder(out);
         prism::saveSession(out, session.capture, session.analysis, session.notes, so);
         if (!source.quiet) {
             std::error_code ec;
@@ -788,7 +792,10 @@ struct Evaluate {
         const prism::Report r = prism::readReportFile(report); // the report's errors first
         prism::EvaluationResult result = prism::evaluate(r, prism::readReportFile(truth));
         std::cout << result.toText();
-        if (cmd.count("--json")) prism::writeJsonFile(result.toJson(), json);
+        if (cmd.count("--json")) {
+            makeParentFolder(json);
+            prism::writeJsonFile(result.toJson(), json);
+        }
         return expectPerfect && !result.perfect() ? kExitImperfect : kExitOk;
     }
 };
@@ -875,7 +882,10 @@ struct Compare {
             comparison = prism::compareRuns(da, db);
         }
         if (!quiet) std::cout << prism::comparisonToText(comparison);
-        if (cmd.count("--json")) prism::writeJsonFile(prism::comparisonToJson(comparison), json);
+        if (cmd.count("--json")) {
+            makeParentFolder(json);
+            prism::writeJsonFile(prism::comparisonToJson(comparison), json);
+        }
         return kExitOk;
     }
 };

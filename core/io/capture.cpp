@@ -23,22 +23,31 @@ bool isFile(const fs::path& p) {
 // The flow data files of a folder, by content, in name order; `topology` gets its topology (topology.json
 // when it is one, else the only topology-like JSON). Files that are not flow data (truth.json, a report, a
 // README) are skipped without a word; "X.gz" is skipped, with a warning, when X is there too (the same
-// data twice, presumably).
+// data twice, presumably). A folder that cannot be listed is an error; a file that cannot be read is a
+// warning, and the error when the folder has no other flow data (a permission is not missing data).
 std::vector<FlowFile> flowFilesIn(const fs::path& dir, std::string& topology, LoadDiagnostics& diag,
                                   std::string* skipped = nullptr) {
     std::vector<fs::path> names;
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir, ec))
-        if (!entry.is_directory(ec) && entry.path().filename().string().front() != '.') names.push_back(entry.path());
+    fs::directory_iterator it(dir, ec);
+    if (ec) throw InputError({dir.string(), 0, 0, "cannot list the folder: " + ec.message()});
+    for (; it != fs::directory_iterator(); it.increment(ec)) {
+        if (ec) throw InputError({dir.string(), 0, 0, "cannot list the folder: " + ec.message()});
+        const fs::directory_entry& entry = *it;
+        std::error_code kind;
+        if (!entry.is_directory(kind) && entry.path().filename().string().front() != '.') names.push_back(entry.path());
+    }
     std::sort(names.begin(), names.end());
     std::vector<FlowFile> files;
     std::vector<std::string> topologies;
+    std::vector<InputError> unreadable;
     for (const fs::path& p : names) {
         SourceInfo info;
         try {
             info = detectSource(p.string());
-        } catch (const InputError&) {
-            continue; // unreadable: not ours to judge in a folder scan
+        } catch (const InputError& e) {
+            unreadable.push_back(e);
+            continue;
         }
         if (info.kind == SourceKind::Topology) topologies.push_back(p.string());
         if (!info.isFlowData()) {
@@ -54,6 +63,8 @@ std::vector<FlowFile> flowFilesIn(const fs::path& dir, std::string& topology, Lo
         }
         files.push_back({p.string(), info});
     }
+    if (files.empty() && !unreadable.empty()) throw unreadable.front();
+    for (const InputError& e : unreadable) diag.addWarning(e.issue());
     topology.clear();
     // topology.json by its name even when it does not parse: readTopologyJson then says where it breaks.
     if (isFile(dir / "topology.json"))

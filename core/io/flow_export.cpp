@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -973,7 +974,7 @@ void warnIfSampled(const FlowExportStats& stats, const std::string& file, LoadDi
 // Reads message by message (one 64 KiB buffer): a file of any size costs only its flow records in memory.
 FlowTable readIpfixFile(const std::string& path, LoadDiagnostics& diag, FlowExportStats* stats) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError({path, 0, 0, "cannot open the file"});
+    if (!in) throw InputError({path, 0, 0, std::string("cannot open the file: ") + std::strerror(errno)});
     std::vector<std::uint8_t> msg(0x10000);
     auto read = [&](std::size_t at, std::size_t n) {
         in.read(reinterpret_cast<char*>(msg.data() + at), std::streamsize(n));

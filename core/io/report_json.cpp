@@ -273,7 +273,7 @@ void writeJsonFile(const json& j, const std::string& path) {
 
 Report readReportFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError({path, 0, 0, "cannot open the file (does it exist?)"});
+    if (!in) throw InputError({path, 0, 0, std::string("cannot open the file: ") + std::strerror(errno)});
     std::stringstream ss;
     ss << in.rdbuf();
     std::string text = ss.str();

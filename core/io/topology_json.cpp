@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <unordered_map>
@@ -174,7 +176,7 @@ std::string parseErrorText(const std::string& what) {
 
 Topology readTopologyJson(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError({path, 0, 0, "cannot open the topology file (does it exist?)"});
+    if (!in) throw InputError({path, 0, 0, std::string("cannot open the topology file: ") + std::strerror(errno)});
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.bad()) throw InputError({path, 0, 0, "read error"});
     json root;

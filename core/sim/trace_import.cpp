@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -57,7 +58,9 @@ struct Meta {
 
 Meta readMeta(const std::string& path) {
     std::ifstream in(path);
-    if (!in) fail(path, "cannot open the trace's meta file (expected YAML with dp_size, pp_size, tp_size)");
+    if (!in)
+        fail(path, std::string("cannot open the trace's meta file: ") + std::strerror(errno) +
+                       " (expected YAML with dp_size, pp_size, tp_size)");
     Meta m;
     const std::map<std::string, int*> sizes = {{"dp_size", &m.dp},   {"pp_size", &m.pp},   {"tp_size", &m.tp},
                                                {"dsp_size", &m.cp},  {"cp_size", &m.cp},   {"vpp_size", &m.vpp},

@@ -6,6 +6,8 @@
 #include <sqlite3.h>
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <new>
@@ -136,7 +138,8 @@ void checkHeader(const std::string& path) {
                                "opened with `analyze` or `import`");
     const std::uintmax_t size = fs::file_size(path, ec);
     std::ifstream in(path, std::ios::binary);
-    if (!in || ec) throw inputError(path, "cannot open the session: the file is not readable");
+    if (!in) throw inputError(path, std::string("cannot open the session: ") + std::strerror(errno));
+    if (ec) throw inputError(path, "cannot open the session: " + ec.message());
     std::string head(100, '\0');
     in.read(head.data(), 100);
     head.resize(std::size_t(in.gcount()));

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -488,6 +489,10 @@ void saveSession(const std::string& path, const Capture& capture, const Analysis
     meta.records = capture.flows.size();
 
     fs::path dir = target.parent_path();
+    // SQLite says only "unable to open database file": the folder's own answer says why.
+    if (::access(dir.empty() ? "." : dir.c_str(), W_OK) != 0)
+        throw std::runtime_error(path + ": cannot write the session in " + (dir.empty() ? "." : dir.string()) +
+                                 " (" + std::strerror(errno) + "); nothing changed");
     removeStaleTempFiles(dir, target.filename().string());
     static std::atomic<unsigned> counter{0};
     TempFile tmp{(dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
