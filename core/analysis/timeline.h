@@ -45,6 +45,10 @@ struct RankStepStats {
     // backward), apart from forwardComputeNs; ranks are judged on all three, a stage's time a micro-batch on the rest.
     std::int64_t warmupComputeNs = 0;
     std::uint32_t warmupSamples = 0;
+    // The first forward samples of the step, as many as the pipeline has stages less one (of forwardComputeNs):
+    // what a ring's stage 0, sampled on its warm-up forwards only, is measured against (diagnosis.cpp).
+    std::int64_t earlyForwardNs = 0;
+    std::uint32_t earlyForwardSamples = 0;
 };
 
 struct RankTimeline {
