@@ -84,7 +84,6 @@ std::shared_ptr<const AnalysisSession> syntheticSession() {
                 seg.startNs = t;
                 seg.endNs = e;
                 seg.kind = pattern[i];
-                seg.step = std::uint32_t(k);
                 if (seg.kind == SegmentKind::PpSend || seg.kind == SegmentKind::PpRecv) {
                     seg.peer = std::uint32_t((r + perStage) % kRanks);
                     seg.bytes = 8 << 20;
