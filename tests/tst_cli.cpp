@@ -121,7 +121,8 @@ private slots:
         QTemporaryDir tmp; // its own, readable by others: the CLI may run as another user
         QVERIFY(tmp.isValid());
         const auto open = QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner |
-                          QFileDevice::ReadGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther | QFileDevice::ExeOther;
+                          QFileDevice::ReadGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther |
+                          QFileDevice::ExeOther;
         QVERIFY(QFile::setPermissions(tmp.path(), open));
         const QString cap = tmp.filePath("cap"), flows = cap + "/flows.csv", topo = cap + "/topology.json";
         QCOMPARE(cli({"simulate", "--preset", "tiny", "--out", cap}).code, 0);
@@ -133,7 +134,8 @@ private slots:
         QVERIFY2(r.code == 1 && r.err.contains(flows + ": cannot open the flows file: Permission denied") &&
                      !r.err.contains("no flows.csv"),
                  qPrintable(r.err));
-        QVERIFY(QFile::setPermissions(flows, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadOther));
+        QVERIFY(
+            QFile::setPermissions(flows, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadOther));
         QVERIFY(QFile::setPermissions(topo, none));
         r = cliAsUser({"analyze", cap});
         QVERIFY2(r.code == 1 && r.err.contains(topo + ": cannot open the topology file: Permission denied"),

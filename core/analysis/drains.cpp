@@ -146,8 +146,9 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     // gradients are back but one was lost. Where the pipelines have deeper links too (pp >= 3), in strict 1F1B
     // a head link is pp - 1 or more deep after a gradient inside a step, and the head links' share bounds the
     // drain (pp = 2, heads only, needs more: below). The deeper links may read one deep mid-step, but they
-    // cannot make a drain the heads deny; without the rule, links that each lose a gradient a step (interleaved chunks carry 100+ transfers a link and step: at 1.5%
-    // loss about half the links) never rest together, nothing is re-levelled, and no later step is drained.
+    // cannot make a drain the heads deny; without the rule, links that each lose a gradient a step (interleaved
+    // chunks carry 100+ transfers a link and step: at 1.5% loss about half the links) never rest together,
+    // nothing is re-levelled, and no later step is drained.
     // Heads only (pp = 2): inside a step every link carries an activation and a gradient per micro-batch, sent
     // about at once by balanced stages, so the count dips to its level between the two of a pair, and a lost
     // activation or gradient leaves it at or one above its level at every gap after it for the rest of the
@@ -160,7 +161,7 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     std::vector<int> depth(links, 0), level(links, 0);
     // The deltas of each link's last transfer and of its next two.
     std::vector<std::int32_t> lastDelta(links, 0), nextDelta(links, 0), afterNext(links, 0), beforeLast(links, 0);
-    std::vector<std::int32_t> following(events.size(), 0), following2(events.size(), 0); // per event: the link's next two
+    std::vector<std::int32_t> following(events.size(), 0), following2(events.size(), 0); // per event: the next two
     {
         std::vector<std::size_t> pending(links, events.size()), pending2(links, events.size());
         for (std::size_t i = events.size(); i-- > 0;) {
@@ -262,11 +263,11 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
         const double drainGap = drainGaps.empty() ? firstGap : drainGaps.median();
         int test = gap >= 0.5 * drainGap ? kForgiven : kStrict;
         if (pairsOnly && g + 1 < n)
-            test = collective[g + 1]          ? -1
-                   : gap >= 0.75 * drainGap   ? kLoose
-                   : gap >= 0.5 * drainGap    ? kForgiven
-                   : gap >= 0.25 * firstGap && p.twoStageTurns ? kTurn
-                                              : -1;
+            test = collective[g + 1]                           ? -1
+                   : gap >= 0.75 * drainGap                    ? kLoose
+                   : gap >= 0.5 * drainGap                     ? kForgiven
+                   : p.twoStageTurns && gap >= 0.25 * firstGap ? kTurn
+                                                               : -1;
         const Count c = test < 0 ? Count{} : count[std::size_t(test)];
         share[g] = shareOf(c);
         if (share[g] < p.drainedShare) continue;

@@ -513,7 +513,8 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
             ss.backwardSamples = std::uint32_t(bwd[s].size());
             for (std::int64_t v : fwd[s]) ss.forwardComputeNs += v;
             for (std::int64_t v : bwd[s]) ss.backwardComputeNs += v;
-            ss.earlyForwardSamples = std::uint32_t(std::min<std::size_t>(fwd[s].size(), std::size_t(std::max(stages - 1, 1))));
+            ss.earlyForwardSamples =
+                std::uint32_t(std::min<std::size_t>(fwd[s].size(), std::size_t(std::max(stages - 1, 1))));
             for (std::size_t i = 0; i < ss.earlyForwardSamples; ++i) ss.earlyForwardNs += fwd[s][i];
         }
     };
