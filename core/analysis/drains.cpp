@@ -96,6 +96,51 @@ private:
     std::priority_queue<double, std::vector<double>, std::greater<double>> m_upper;
 };
 
+// A transfer (TransferJoin) on a link: a change of its depth after the piece it falls in.
+struct DepthEvent {
+    std::uint32_t piece, link;
+    std::int32_t delta; // +1 an activation, -1 a gradient
+};
+
+// The transfers of `recs` (sorted by start, each inside one of `pieces`), those in a `skip` piece passed over.
+std::vector<DepthEvent> transferEvents(const std::vector<Piece>& pieces, const std::vector<LinkRecord>& recs,
+                                       std::uint32_t links, const std::vector<bool>& skip) {
+    std::vector<DepthEvent> events;
+    std::vector<TransferJoin> joins(2 * std::size_t(links));
+    std::size_t k = 0;
+    for (const LinkRecord& r : recs) {
+        while (k + 1 < pieces.size() && pieces[k].second < r.s) ++k;
+        if (skip[k]) continue;
+        if (joins[2 * std::size_t(r.link) + (r.dir > 0 ? 1 : 0)].startsNew(r.s, r.e))
+            events.push_back({std::uint32_t(k), r.link, r.dir > 0 ? 1 : -1});
+    }
+    return events;
+}
+
+// What each link carries next (deltas, 0 for none): after each event, its link's next two; before any, each
+// link's first two.
+struct Lookahead {
+    std::vector<std::int32_t> next, afterNext;           // per event
+    std::vector<std::int32_t> firstNext, firstAfterNext; // per link
+};
+Lookahead lookahead(const std::vector<DepthEvent>& events, std::uint32_t links) {
+    Lookahead a{std::vector<std::int32_t>(events.size(), 0), std::vector<std::int32_t>(events.size(), 0),
+                std::vector<std::int32_t>(links, 0), std::vector<std::int32_t>(links, 0)};
+    std::vector<std::size_t> pending(links, events.size()), pending2(links, events.size());
+    for (std::size_t i = events.size(); i-- > 0;) {
+        const std::uint32_t l = events[i].link;
+        if (pending[l] < events.size()) a.next[i] = events[pending[l]].delta;
+        if (pending2[l] < events.size()) a.afterNext[i] = events[pending2[l]].delta;
+        pending2[l] = pending[l];
+        pending[l] = i;
+    }
+    for (std::uint32_t l = 0; l < links; ++l) {
+        if (pending[l] < events.size()) a.firstNext[l] = events[pending[l]].delta;
+        if (pending2[l] < events.size()) a.firstAfterNext[l] = events[pending2[l]].delta;
+    }
+    return a;
+}
+
 } // namespace
 
 DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRecord>& recs, const StepParams& p) {
@@ -119,20 +164,7 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     const std::vector<bool> collective =
         pairsOnly ? pairCollectives(pieces, recs) : std::vector<bool>(n, false);
 
-    // Transfers (TransferJoin), as depth changes after the piece they fall in.
-    struct Event {
-        std::uint32_t piece, link;
-        std::int32_t delta;
-    };
-    std::vector<Event> events;
-    std::vector<TransferJoin> joins(2 * std::size_t(links));
-    std::size_t k = 0;
-    for (const LinkRecord& r : recs) {
-        while (k + 1 < n && pieces[k].second < r.s) ++k;
-        if (collective[k]) continue;
-        if (joins[2 * std::size_t(r.link) + (r.dir > 0 ? 1 : 0)].startsNew(r.s, r.e))
-            events.push_back({std::uint32_t(k), r.link, r.dir > 0 ? 1 : -1});
-    }
+    const std::vector<DepthEvent> events = transferEvents(pieces, recs, links, collective);
 
     // Sweep the gaps: a link rests when its depth is at its lowest so far (in flight is never negative; a
     // capture that starts mid-step sees the gradients of earlier activations come back first, and reaches
@@ -159,23 +191,10 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
     // gradient kept the link from ever resting again (TP 1 x PP 2 at 2% loss: 4 steps for 13, the orientation
     // reversed).
     std::vector<int> depth(links, 0), level(links, 0);
-    // The deltas of each link's last transfer and of its next two.
-    std::vector<std::int32_t> lastDelta(links, 0), nextDelta(links, 0), afterNext(links, 0), beforeLast(links, 0);
-    std::vector<std::int32_t> following(events.size(), 0), following2(events.size(), 0); // per event: the next two
-    {
-        std::vector<std::size_t> pending(links, events.size()), pending2(links, events.size());
-        for (std::size_t i = events.size(); i-- > 0;) {
-            const std::uint32_t l = events[i].link;
-            if (pending[l] < events.size()) following[i] = events[pending[l]].delta;
-            if (pending2[l] < events.size()) following2[i] = events[pending2[l]].delta;
-            pending2[l] = pending[l];
-            pending[l] = i;
-        }
-        for (std::uint32_t l = 0; l < links; ++l) {
-            if (pending[l] < events.size()) nextDelta[l] = events[pending[l]].delta;
-            if (pending2[l] < events.size()) afterNext[l] = events[pending2[l]].delta;
-        }
-    }
+    // The deltas of each link's last two transfers and of its next two.
+    const Lookahead ahead = lookahead(events, links);
+    std::vector<std::int32_t> beforeLast(links, 0), lastDelta(links, 0);
+    std::vector<std::int32_t> nextDelta = ahead.firstNext, afterNext = ahead.firstAfterNext;
     // A link rests at its level with no gradient to come. It is forgiven a lost gradient (one above its level,
     // between a gradient and an activation) only at a quiet gap at least half the median of the drains' gaps so
     // far (before the first drain, half the 90th percentile of all gaps): a capture that starts inside a step has a
@@ -251,8 +270,8 @@ DrainScan scanDrains(const std::vector<Piece>& pieces, const std::vector<LinkRec
                 depth[l] += events[e].delta;
                 beforeLast[l] = lastDelta[l];
                 lastDelta[l] = events[e].delta;
-                nextDelta[l] = following[e];
-                afterNext[l] = following2[e];
+                nextDelta[l] = ahead.next[e];
+                afterNext[l] = ahead.afterNext[e];
             });
             touched.push_back(l);
         }
