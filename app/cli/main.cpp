@@ -454,6 +454,12 @@ void makeParentFolder(const std::string& path) {
     if (ec) throw std::runtime_error(path + ": cannot make its folder " + parent.string() + " (" + ec.message() + ")");
 }
 
+// A --json output: its folder made when missing, then the file.
+void writeJsonOutput(const nlohmann::json& j, const std::string& path) {
+    makeParentFolder(path);
+    prism::writeJsonFile(j, path);
+}
+
 // A session's note as the summary lists it: where it is attached, by whom, and what it says.
 void printNote(const prism::Note& n) {
     std::string where = n.jobId + " " + prism::noteTargetName(n.target);
@@ -639,10 +645,7 @@ struct Analyze {
         }
         const bool windowed = cmd.count("--from") || cmd.count("--to");
         if (!source.quiet) printSummary(report, capture, windowed);
-        if (cmd.count("--json")) {
-            makeParentFolder(json);
-            prism::writeJsonFile(prism::reportToJson(report), json);
-        }
+        if (cmd.count("--json")) writeJsonOutput(prism::reportToJson(report), json);
         if (cmd.count("--csv-steps")) {
             std::ofstream out(csvSteps + ".tmp", std::ios::trunc);
             out << "job,index,start_ns,end_ns,duration_ns,slow\n";
@@ -792,10 +795,7 @@ struct Evaluate {
         const prism::Report r = prism::readReportFile(report); // the report's errors first
         prism::EvaluationResult result = prism::evaluate(r, prism::readReportFile(truth));
         std::cout << result.toText();
-        if (cmd.count("--json")) {
-            makeParentFolder(json);
-            prism::writeJsonFile(result.toJson(), json);
-        }
+        if (cmd.count("--json")) writeJsonOutput(result.toJson(), json);
         return expectPerfect && !result.perfect() ? kExitImperfect : kExitOk;
     }
 };
@@ -882,10 +882,7 @@ struct Compare {
             comparison = prism::compareRuns(da, db);
         }
         if (!quiet) std::cout << prism::comparisonToText(comparison);
-        if (cmd.count("--json")) {
-            makeParentFolder(json);
-            prism::writeJsonFile(prism::comparisonToJson(comparison), json);
-        }
+        if (cmd.count("--json")) writeJsonOutput(prism::comparisonToJson(comparison), json);
         return kExitOk;
     }
 };
