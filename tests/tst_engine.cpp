@@ -160,6 +160,10 @@ private slots:
         // Their step starts follow the rails' by a constant lag (the all-gather and a forward): 36 each side,
         // uncorrelated at lag 0, all met at one lag (TP 2 x PP 6 x DP 8, overlapped sync: 3 jobs).
         QTest::newRow("100007 TP 2 x PP 6 x DP 8, lagging starts") << 100007;
+        // The rails may start more bursts a step than the members (their own activations after as long a quiet):
+        // 71 starts against 22 over 23 steps of 42 s, the members' all met at one lag (TP 1 x PP 4 x DP 48 with
+        // tied embeddings: 13 jobs).
+        QTest::newRow("300108 TP 1 x PP 4 x DP 48, 42 s steps") << 300108;
     }
     void randomDrawsWithRingsThroughHostsHaveTheirShape() {
         QFETCH(int, seed);
