@@ -164,6 +164,10 @@ private slots:
         // 71 starts against 22 over 23 steps of 42 s, the members' all met at one lag (TP 1 x PP 4 x DP 48 with
         // tied embeddings: 13 jobs).
         QTest::newRow("300108 TP 1 x PP 4 x DP 48, 42 s steps") << 300108;
+        // Without a pipeline the members between a ring's ends send nothing at all on the network: the host's NICs
+        // there without RoCE traffic are counted (they read DP 4 on half the GPUs of TP 2 x DP 8).
+        QTest::newRow("100145 TP 2 x DP 8 on 2 hosts of 4 NICs") << 100145;
+        QTest::newRow("300133 TP 1 x DP 12 on 3 hosts, ZeRO-3") << 300133;
     }
     void randomDrawsWithRingsThroughHostsHaveTheirShape() {
         QFETCH(int, seed);

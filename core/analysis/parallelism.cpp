@@ -152,6 +152,33 @@ std::vector<std::size_t> ringClosingPairs(const std::vector<PairInfo>& pairs,
     return closing;
 }
 
+// The job's idle NICs on `host` (no RoCE traffic: RecognizedJob::idleNics) whose GPUs lie between the first and
+// the last of the ring ends' (`ins`, `outs`: indices into job.nics), in GPU order.
+std::vector<IpAddr> idleNicsBetween(const FlowTable& flows, const Topology& topology, int host,
+                                    const RecognizedJob& job, const std::vector<std::size_t>& ins,
+                                    const std::vector<std::size_t>& outs) {
+    const auto firstGpu = [&](const IpAddr& ip) {
+        const Nic& nic = topology.nics[std::size_t(*topology.nicByIp(ip))];
+        return nic.gpus.empty() ? -1 : nic.gpus.front();
+    };
+    int lo = std::numeric_limits<int>::max(), hi = std::numeric_limits<int>::min();
+    for (const auto* ends : {&ins, &outs})
+        for (std::size_t i : *ends) {
+            const int gpu = firstGpu(flows.endpoints.at(job.nics[i]));
+            lo = std::min(lo, gpu), hi = std::max(hi, gpu);
+        }
+    std::vector<std::pair<int, IpAddr>> between;
+    for (const IpAddr& ip : job.idleNics) {
+        const auto nic = topology.nicByIp(ip);
+        if (nic && topology.nics[std::size_t(*nic)].host == host && firstGpu(ip) > lo && firstGpu(ip) < hi)
+            between.emplace_back(firstGpu(ip), ip);
+    }
+    std::sort(between.begin(), between.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<IpAddr> out;
+    for (const auto& [gpu, ip] : between) out.push_back(ip);
+    return out;
+}
+
 } // namespace
 
 ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
@@ -444,6 +471,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     std::vector<int> ringOut(n, 0), ringIn(n, 0);
     std::vector<bool> dpEnd(n, false), ppEnd(n, false);
     bool ringsThroughHosts = false;
+    std::vector<std::pair<std::size_t, IpAddr>> quietOf; // (the ring's entry, a NIC without traffic it passes)
     for (std::size_t p = 0; p < pairs; ++p) {
         const PairInfo& pi = res.pairs[p];
         if (pi.kind == PairKind::PP) ppEnd[pairEnds[p].first] = ppEnd[pairEnds[p].second] = true;
@@ -479,16 +507,28 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
             if (it != silent.end() && it->second.size() % rings == 0)
                 for (std::size_t k = 0; k < it->second.size(); ++k)
                     boost::add_edge(it->second[k], io.first[k % rings], g);
+            // Without a pipeline those members send nothing at all on the RoCE network (TP 2 x DP 8 on 2 hosts
+            // of four NICs: the ring enters at the first NIC and leaves at the last): NICs of the host between the
+            // ring's ends that carry no RoCE record are theirs, shared out the same way.
+            const std::vector<IpAddr> idle = idleNicsBetween(flows, topology, host, job, io.first, io.second);
+            if (idle.size() % rings == 0)
+                for (std::size_t k = 0; k < idle.size(); ++k) quietOf.emplace_back(io.first[k % rings], idle[k]);
         }
         if (ringsThroughHosts)
             res.notes.push_back("DP rings pass through hosts over NVLink (a NIC that only receives ring traffic "
                                 "and one that only sends on the same host): their intra-host members are counted "
                                 "in DP, joined in GPU order");
+        if (!quietOf.empty())
+            res.notes.push_back(std::to_string(quietOf.size()) +
+                                " NICs between a DP ring's ends on a host carry no traffic at all: the ring passes "
+                                "their GPUs over NVLink; they are counted as its members");
     }
     std::vector<int> comp(n);
     int comps = boost::connected_components(g, comp.data());
     res.dpGroups.assign(std::size_t(comps), {});
+    res.quietMembers.assign(std::size_t(comps), {});
     for (std::size_t i = 0; i < n; ++i) res.dpGroups[std::size_t(comp[i])].push_back(job.nics[i]);
+    for (const auto& [entry, ip] : quietOf) res.quietMembers[std::size_t(comp[entry])].push_back(ip);
 
     // PP pairs: orient each pair by the direction that speaks first after a step boundary. In every
     // step a stage ends with its DP gradient sync, after all of its PP transfers; so the first PP transfer
@@ -1062,7 +1102,8 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         return std::pair<std::size_t, bool>(best, count.size() <= 1);
     };
     std::vector<std::size_t> groupSizes, chainLengths;
-    for (const auto& gr : res.dpGroups) groupSizes.push_back(gr.size());
+    for (std::size_t g = 0; g < res.dpGroups.size(); ++g)
+        groupSizes.push_back(res.dpGroups[g].size() + res.quietMembers[g].size());
     for (const auto& ch : res.ppChains) chainLengths.push_back(ch.size());
     auto [dp, dpUniform] = mode(groupSizes);
     res.dp = int(std::max<std::size_t>(dp, 1));
@@ -1083,6 +1124,11 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
         res.gpus += gpus;
         gpusPerHost[nic ? topology.nics[*nic].host : -1 - int(e)] += gpus;
     }
+    for (const auto& quiet : res.quietMembers)
+        for (const IpAddr& ip : quiet) {
+            res.gpus += topology.gpusBehind(ip);
+            gpusPerHost[topology.nics[std::size_t(*topology.nicByIp(ip))].host] += topology.gpusBehind(ip);
+        }
     const int shards = res.dp * res.pp;
     if (shards > 0 && res.gpus % shards == 0)
         res.tp = res.gpus / shards;

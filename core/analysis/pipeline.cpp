@@ -25,9 +25,13 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const Recognize
     info.tp = par.tp;
     info.pp = par.pp;
     info.dp = par.dp;
-    for (const auto& g : par.dpGroups) {
+    for (std::size_t g = 0; g < par.dpGroups.size(); ++g) {
         std::vector<std::string> ips;
-        for (EndpointId e : g) ips.push_back(flows.endpoints.at(e).toString());
+        for (EndpointId e : par.dpGroups[g]) ips.push_back(flows.endpoints.at(e).toString());
+        for (const IpAddr& ip : g < par.quietMembers.size() ? par.quietMembers[g] : std::vector<IpAddr>{}) {
+            ips.push_back(ip.toString());
+            info.gpus.push_back(ip.toString());
+        }
         info.dpGroups.push_back(std::move(ips));
     }
     for (const auto& c : par.ppChains) {

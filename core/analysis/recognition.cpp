@@ -671,7 +671,21 @@ RecognitionResult RecognitionPasses::result(const EndpointTable& endpoints, std:
     if (unknownTotal)
         result.notes.push_back(std::to_string(unknownTotal) +
                                " RoCE endpoints are not NICs of topology.json; each is treated as its own host");
+    noteIdleNics(result, endpoints, topology);
     return result;
+}
+
+void noteIdleNics(RecognitionResult& result, const EndpointTable& endpoints, const Topology& topology) {
+    std::vector<bool> busy(topology.nics.size(), false);
+    for (const RecognizedJob& job : result.jobs)
+        for (EndpointId e : job.nics)
+            if (auto nic = topology.nicByIp(endpoints.at(e))) busy[std::size_t(*nic)] = true;
+    for (RecognizedJob& job : result.jobs) {
+        job.idleNics.clear();
+        for (int h : job.hosts)
+            for (int k : topology.hosts[std::size_t(h)].nics)
+                if (!busy[std::size_t(k)]) job.idleNics.push_back(topology.nics[std::size_t(k)].ip);
+    }
 }
 
 RecognitionResult recognizeJobs(const FlowTable& flows, const Topology& topology, const RecognitionParams& params,

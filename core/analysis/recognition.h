@@ -32,6 +32,9 @@ struct RecognizedJob {
     std::vector<EndpointId> nics; // endpoints of the job, ordered by (host, GPU) where known
     std::vector<int> hosts;       // topology host indices (sorted); unknown endpoints are not listed
     std::vector<EndpointId> unknownNics; // endpoints of the job that the topology does not know, by address
+    // NICs of the job's hosts (topology) that are in no job of the capture: no RoCE traffic at all. Derived from
+    // the jobs (noteIdleNics), not saved. A DP ring passing GPUs over NVLink leaves theirs so (parallelism.h).
+    std::vector<IpAddr> idleNics;
     std::int64_t startNs = 0;
     std::int64_t endNs = 0;
     // Indices of the job's RoCE records in the FlowTable, by start time (empty from RecognitionPasses, or once
@@ -87,6 +90,9 @@ struct RecognitionResult {
     std::vector<RecognizedJob> jobs; // ordered by start time, then first NIC
     std::vector<std::string> notes;
 };
+
+// Fills each job's idleNics: the NICs of its hosts that belong to no job of `result`.
+void noteIdleNics(RecognitionResult& result, const EndpointTable& endpoints, const Topology& topology);
 
 // The width of the bins of the traffic series compared for merging, for RoCE records from lo to hi: the
 // same on every store, so that records grouped by these bins are recognized as the records themselves.

@@ -471,6 +471,7 @@ Session openSession(const std::string& path, const OpenOptions& options) {
         report(0.05);
         if (options.flows) readFlows(*db, path, out.meta.records, options, c.flows);
         readAnalysis(*db, path, meta, c.flows, options.flows, out.analysis);
+        noteIdleNics(out.analysis.recognition, c.flows.endpoints, c.topology);
         // A report saved without its capture summary: it is a pure function of the capture.
         if (!out.analysis.report.capture) {
             if (!options.flows) readFlows(*db, path, out.meta.records, options, c.flows);
