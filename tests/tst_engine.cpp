@@ -189,6 +189,20 @@ private slots:
         QVERIFY2(ev.totals.findings.exact(), qPrintable(QString::fromStdString(ev.toText())));
     }
 
+    // EP = DP = 2: the two pipelines joined by their expert exchanges (one peer a rank, both ways all through the
+    // step, 0.66 simultaneous in 5 ms pieces where the pipeline pairs read 0.004) branch. The rungs are the pairs
+    // most simultaneous at both ends, by far: DP (TP 2 x PP 7 x DP 2 read TP 9 x PP 3 x DP 1; TP 2 x PP 8 x DP 2
+    // read PP 10 x DP 1 with 84 false findings).
+    void expertExchangesBetweenTwoPipelinesAreDp_data() {
+        QTest::addColumn<int>("seed");
+        QTest::newRow("300142 TP 2 x PP 7 x DP 2, tied embedding") << 300142;
+        QTest::newRow("401253 TP 2 x PP 8 x DP 2, overlapped sync") << 401253;
+    }
+    void expertExchangesBetweenTwoPipelinesAreDp() {
+        QFETCH(int, seed);
+        expectRandomDrawShape(seed);
+    }
+
     // A jitter-free 1F1B steady state sends a stage's activation and the next stage's gradient at once: PP pairs
     // near the end of an 8-stage pipeline read 0.71-0.84 simultaneous, above the threshold, beside their ranks'
     // two-member DP rings at 1.0 (random draw 100072: TP 1 x PP 8 x DP 2 read PP 5, its last four stages one DP

@@ -179,6 +179,37 @@ std::vector<IpAddr> idleNicsBetween(const FlowTable& flows, const Topology& topo
     return out;
 }
 
+// The rungs of pipelines joined pairwise (ParallelismResult, EP = DP = 2): PP pairs that are, at both ends, the
+// most simultaneous PP pair, at 0.3 or more and 4x the end's next one; only where the PP graph branches and taking
+// them out leaves no node with more than two PP peers. Empty otherwise.
+std::vector<std::size_t> ladderRungs(const std::vector<PairInfo>& pairs,
+                                     const std::vector<std::pair<std::uint32_t, std::uint32_t>>& ends, std::size_t n) {
+    constexpr double kLeast = 0.3, kAbove = 4.0;
+    std::vector<int> degree(n, 0);
+    std::vector<std::size_t> best(n, pairs.size());
+    std::vector<double> top(n, -1.0), next(n, 0.0);
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+        if (pairs[p].kind != PairKind::PP) continue;
+        for (std::uint32_t v : {ends[p].first, ends[p].second}) {
+            ++degree[v];
+            const double s = pairs[p].simultaneity;
+            if (s > top[v]) next[v] = std::max(next[v], top[v]), top[v] = s, best[v] = p;
+            else next[v] = std::max(next[v], s);
+        }
+    }
+    if (std::none_of(degree.begin(), degree.end(), [](int d) { return d > 2; })) return {};
+    std::vector<std::size_t> rungs;
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+        const auto [a, b] = ends[p];
+        if (pairs[p].kind != PairKind::PP || best[a] != p || best[b] != p || pairs[p].simultaneity < kLeast) continue;
+        if (pairs[p].simultaneity < kAbove * std::max(next[a], next[b])) continue;
+        rungs.push_back(p);
+        --degree[a], --degree[b];
+    }
+    if (std::any_of(degree.begin(), degree.end(), [](int d) { return d > 2; })) return {};
+    return rungs;
+}
+
 } // namespace
 
 ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topology, const RecognizedJob& job,
@@ -366,6 +397,16 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     }
 
     std::size_t exchangePairs = 0;
+    // EP = DP = 2: a two-member ring with an expert exchange on it carries traffic both ways all through the
+    // step, one peer a rank, as a pipeline pair does; its exchanges cut into pieces read 0.66 simultaneous (under
+    // the threshold), the rank's pipeline pairs 0.004, and the two pipelines joined by such rungs branch (TP 2 x
+    // PP 7 x DP 2 with EP 2 read PP 3 x DP 1). Where the PP pairs branch, a pair that is the most simultaneous of
+    // both its ends' PP pairs, at 0.3 or more and 4x their next, is a DP pair, when taking all such pairs out
+    // leaves no branch (a pipeline whose last pairs send both ways at once does not branch).
+    for (std::size_t p : ladderRungs(res.pairs, pairEnds, n)) {
+        res.pairs[p].kind = PairKind::DP;
+        ++exchangePairs;
+    }
     // Expert all-to-all with EP >= 3 where it drowns the ring (EP = DP: every pair of a group carries traffic both
     // ways through the step): a pipeline-like signature on every pair, but pipelines are paths, and an all-to-all
     // joins its members in cliques, each member posting its sends to all the others at once. A PP pair (a, b) with
