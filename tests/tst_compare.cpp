@@ -213,6 +213,37 @@ private slots:
         }
     }
 
+    // Short anomalies are named with their steps, not only averaged over the run (issue 42): a 300 ms pause
+    // before step 12 is the main difference, in step 12, about 300 ms there; a NIC link at a quarter of its
+    // bandwidth in steps 16-20 is a [link] entry at that NIC with those steps (its median over the run unchanged).
+    // In JSON: first_step, last_step, range_delta_ms_per_step. Clean pairs give none (cleanPairsGiveNoDifference).
+    void aShortAnomalyIsNamedWithItsSteps() {
+        const Pair pause = pairWith("anomalies", "slow_step:steps=12,pause_ms=300");
+        checkOrder(pause.job());
+        QVERIFY(!pause.job().differences.empty());
+        const Difference& top = pause.job().differences.front();
+        QVERIFY2(top.firstStep == 12 && top.lastStep == 12, top.message.c_str());
+        QVERIFY2(top.rangeDeltaMs > 250 && top.rangeDeltaMs < 350, top.message.c_str());
+        QVERIFY2(contains(top.message, "in step 12"), top.message.c_str());
+        const QJsonObject json =
+            QJsonDocument::fromJson(QByteArray::fromStdString(comparisonToJson(pause.c).dump())).object();
+        const QJsonObject first = json["jobs"].toArray()[0].toObject()["differences"].toArray()[0].toObject();
+        QCOMPARE(first["first_step"].toInt(), 12);
+        QCOMPARE(first["last_step"].toInt(), 12);
+        QVERIFY(first["range_delta_ms_per_step"].toDouble() > 250);
+
+        const Pair link = pairWith("anomalies", "slow_link:host=node-0002,gpu=3,steps=16-20,factor=4");
+        const Finding& truth = link.b->anomaly();
+        checkOrder(link.job());
+        QVERIFY(!link.job().differences.empty());
+        const Difference& l = link.job().differences.front();
+        QCOMPARE(l.what, std::string("link"));
+        QCOMPARE(l.where.ip, truth.ip);
+        QVERIFY2(l.firstStep >= 15 && l.firstStep <= 16 && l.lastStep >= 20 && l.lastStep <= 21, l.message.c_str());
+        QVERIFY2(l.slowdown > 2.5, l.message.c_str());
+        QVERIFY2(contains(l.message, "in steps"), l.message.c_str());
+    }
+
     // Each DP group all-reduces twice the bytes: DP sync longer on every rank, said once for the whole job.
     void longerDpSyncIsJobWide() {
         const auto a = simRun("tiny", 11);

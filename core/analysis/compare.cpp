@@ -69,18 +69,70 @@ Series seriesOf(const std::vector<double>& v, double minSigmaShare) {
     return s;
 }
 
+// A change in a few consecutive steps (positions among the side's steps): where it is and what it is per step.
+struct Episode {
+    std::size_t first = 0, last = 0;
+    double perStep = 0; // mean change over the episode's steps
+    double share = 0;   // of the change summed over all steps
+    bool found = false;
+};
+
+// The consecutive steps whose change (`excess`, per step) exceeds `threshold` upwards — B slower: a step or two
+// faster in B is no news, and a lost record shortens a sample (two clean runs of `zero1` differed by -9 ms of one
+// rank's compute in one step) — at most half of the steps: the run of them with the largest sum. The last step
+// is left out: nothing follows it, and what it waits for differs from run to run (two clean runs of `tiny`
+// differed by 6 ms of waiting there, 20 times their spread).
+Episode episodeOf(std::vector<double> excess, double threshold, std::size_t minSteps = 1) {
+    Episode best;
+    if (!excess.empty()) excess.pop_back();
+    const double total = std::accumulate(excess.begin(), excess.end(), 0.0);
+    if (excess.size() < 4 || !(threshold > 0) || total <= 0) return best;
+    double bestSum = 0;
+    for (std::size_t i = 0; i < excess.size();) {
+        if (excess[i] <= threshold) {
+            ++i;
+            continue;
+        }
+        std::size_t j = i;
+        while (j + 1 < excess.size() && excess[j + 1] > threshold) ++j;
+        const double sum =
+            std::accumulate(excess.begin() + std::ptrdiff_t(i), excess.begin() + std::ptrdiff_t(j + 1), 0.0);
+        if (sum > bestSum) best = {i, j, 0, 0, true}, bestSum = sum;
+        i = j + 1;
+    }
+    const std::size_t n = best.last - best.first + 1;
+    if (!best.found || 2 * n > excess.size() || n < minSteps) return {};
+    best.perStep = bestSum / double(n);
+    best.share = bestSum / total;
+    return best;
+}
+
 struct Delta {
     double a = 0, b = 0, delta = 0, noise = 0;
     bool significant = false;
+    Episode episode; // where the change is in a few steps: mostly there, or only there
 };
 
-Delta compareSeries(const Series& a, const Series& b, double floorMs, double k) {
+// `va`, `vb`: the per-step values of A and B. A rise significant over all steps gets the steps it is in when
+// four fifths of it is in a few of them; a rise in a few steps only, twice the noise a step (and the floor), is
+// significant too: averaged over the run a 300 ms pause in one step of thirty was "waiting +10 ms per step".
+Delta compareSeries(const std::vector<double>& va, const std::vector<double>& vb, double minSigmaShare,
+                    double floorMs, double k, std::size_t minSteps) {
+    const Series a = seriesOf(va, minSigmaShare), b = seriesOf(vb, minSigmaShare);
     Delta d;
     d.a = a.mean;
     d.b = b.mean;
     d.delta = b.mean - a.mean;
     d.noise = k * std::max(a.sigma, b.sigma);
     d.significant = a.n > 0 && b.n > 0 && std::fabs(d.delta) > std::max(d.noise, floorMs);
+    if (a.n == 0 || b.n == 0) return d;
+    std::vector<double> excess;
+    for (double v : vb) excess.push_back(v - a.median);
+    const Episode e = episodeOf(excess, std::max(2 * d.noise, floorMs), minSteps);
+    if (e.found && (d.significant ? d.delta > 0 && e.share >= 0.8 : e.perStep > std::max(2 * d.noise, floorMs))) {
+        d.episode = e;
+        d.significant = true;
+    }
     return d;
 }
 
@@ -301,7 +353,27 @@ LinkData linkData(const Side& side) {
 struct LinkDelta {
     bool significant = false;
     double slowdown = 1, costMs = 0, aMs = 0, bMs = 0, noiseMs = 0, aGbps = 0, bGbps = 0;
+    Episode episode; // a slowdown in a few steps (slowdown and bGbps then are the episode's)
 };
+
+// A link slow in a few steps only (its median over the run unchanged): the steps whose transfers cost twice the
+// noise more than at A's speed, and the floor, when they moved their data minLinkSlowdown times slower.
+void linkEpisode(const LinkSteps& a, const LinkSteps& b, double perByteA, double floorMs, const CompareParams& p,
+                 LinkDelta& d) {
+    std::vector<double> excess(b.bytes.size(), 0.0);
+    for (std::size_t k = 0; k < b.bytes.size(); ++k) excess[k] = b.timeMs[k] - b.bytes[k] * perByteA;
+    const Episode e = episodeOf(excess, std::max(2 * d.noiseMs, floorMs));
+    if (!e.found) return;
+    double time = 0, bytes = 0;
+    for (std::size_t k = e.first; k <= e.last; ++k) time += b.timeMs[k], bytes += b.bytes[k];
+    const double slowdown = bytes > 0 ? time / bytes / perByteA : 0;
+    if (!(slowdown >= p.minLinkSlowdown || (slowdown > 0 && slowdown <= 1 / p.minLinkSlowdown))) return;
+    d.episode = e;
+    d.significant = true;
+    d.slowdown = slowdown;
+    d.bGbps = bytes * 8 / (time * 1e6);
+    (void)a;
+}
 
 LinkDelta compareLink(const LinkSteps& a, const LinkSteps& b, double floorMs, const CompareParams& p) {
     LinkDelta d;
@@ -330,6 +402,7 @@ LinkDelta compareLink(const LinkSteps& a, const LinkSteps& b, double floorMs, co
     const bool changed = d.slowdown >= p.minLinkSlowdown || d.slowdown <= 1 / p.minLinkSlowdown;
     d.significant = changed && std::fabs(sb.median - sa.median) > p.kSigma * std::max(sa.sigma, sb.sigma) &&
                     std::fabs(d.costMs) > floorMs;
+    if (!d.significant) linkEpisode(a, b, sa.median, floorMs, p, d);
     return d;
 }
 
@@ -440,9 +513,10 @@ private:
         return b;
     }
 
-    Delta deltaOf(const std::vector<int>& ranksA, const std::vector<int>& ranksB, int kind) {
-        const Delta d = compareSeries(seriesOf(A.values(ranksA, kind), P.minSigmaShare),
-                                      seriesOf(B.values(ranksB, kind), P.minSigmaShare), m_floor, P.kSigma);
+    // `minSteps`: the fewest steps a change in a few steps may have (one rank's single step can be a lost record).
+    Delta deltaOf(const std::vector<int>& ranksA, const std::vector<int>& ranksB, int kind, std::size_t minSteps = 1) {
+        const Delta d = compareSeries(A.values(ranksA, kind), B.values(ranksB, kind), P.minSigmaShare, m_floor,
+                                      P.kSigma, minSteps);
         if (!d.significant) out.residual = std::max(out.residual, std::fabs(d.delta) / std::max(d.noise, m_floor));
         return d;
     }
@@ -515,20 +589,22 @@ private:
                 const double need = P.uniformShare * double(ranks.size());
                 return ranks.size() >= 2 && (double(up) >= need || double(down) >= need);
             };
-            auto emit = [&](const std::vector<int>& ranks, DiffPlace where, const std::string& whereText) {
-                std::vector<int> ranksA;
-                for (int r : ranks) ranksA.push_back(m_aOf[std::size_t(r)]);
-                const Delta d = deltaOf(ranksA, ranks, k);
-                for (int r : ranks) done[std::size_t(r)] = 1;
-                if (!d.significant) return;
-                where.ranks = int(ranks.size());
-                add(k, d, where, whereText);
-            };
             // One place said once needs the ranks of several hosts (a stage of one TP group is that group).
             auto hosts = [&](const std::vector<int>& ranks) {
                 std::set<int> h;
                 for (int r : ranks) h.insert(B.tl->ranks[std::size_t(r)].host);
                 return h.size();
+            };
+            // A change in one step is said of several hosts' ranks (a pause), of one host's in two steps or more:
+            // a lost record changes one rank's step (two clean runs of `zero1`: +8.7 ms of waiting, 20x the spread).
+            auto emit = [&](const std::vector<int>& ranks, DiffPlace where, const std::string& whereText) {
+                std::vector<int> ranksA;
+                for (int r : ranks) ranksA.push_back(m_aOf[std::size_t(r)]);
+                const Delta d = deltaOf(ranksA, ranks, k, hosts(ranks) > 1 ? 1 : 2);
+                for (int r : ranks) done[std::size_t(r)] = 1;
+                if (!d.significant) return;
+                where.ranks = int(ranks.size());
+                add(k, d, where, whereText);
             };
             if (alike(matched) && hosts(matched) > 1) {
                 emit(matched, {}, "on every rank (" + std::to_string(matched.size()) + ")");
@@ -584,11 +660,18 @@ private:
         diff.noiseMs = d.noise;
         const double rel = d.a > 0 ? d.delta / d.a : 0;
         const std::string what = kind == kCompute && A.ops ? "compute (busy before its PP sends)" : kKindWords[kind];
-        diff.message = what + " " + signedMs(d.delta) + " per step " + whereText + ": " +
-                       ms(d.a) + " → " + ms(d.b) + (d.a > 0 ? " (" + (rel >= 0 ? std::string("+") : "") +
-                                                                   formatPercent(rel) + ")"
-                                                             : std::string()) +
-                       ", step-to-step spread ±" + ms(d.noise / P.kSigma);
+        if (d.episode.found) {
+            setRange(diff, d.episode);
+            diff.message = what + " " + signedMs(d.episode.perStep) + " " + stepsText(diff) + " " + whereText +
+                           " (" + signedMs(d.delta) + " per step over the run: " + ms(d.a) + " → " + ms(d.b) +
+                           "), step-to-step spread ±" + ms(d.noise / P.kSigma);
+        } else {
+            diff.message = what + " " + signedMs(d.delta) + " per step " + whereText + ": " + ms(d.a) + " → " +
+                           ms(d.b) +
+                           (d.a > 0 ? " (" + (rel >= 0 ? std::string("+") : "") + formatPercent(rel) + ")"
+                                    : std::string()) +
+                           ", step-to-step spread ±" + ms(d.noise / P.kSigma);
+        }
         out.differences.push_back(std::move(diff));
     }
 
@@ -706,6 +789,18 @@ private:
         }
     }
 
+    // The report's step indices of an episode (positions among B's steps read).
+    void setRange(Difference& diff, const Episode& e) const {
+        diff.firstStep = int(B.steps[e.first]);
+        diff.lastStep = int(B.steps[e.last]);
+        diff.rangeDeltaMs = e.perStep;
+    }
+    static std::string stepsText(const Difference& diff) {
+        return diff.firstStep == diff.lastStep
+                   ? "in step " + std::to_string(diff.firstStep)
+                   : "in steps " + std::to_string(diff.firstStep) + "–" + std::to_string(diff.lastStep);
+    }
+
     void fill(Difference& diff, const LinkDelta& d, const std::string& where) const {
         diff.deltaMsPerStep = d.costMs;
         diff.aMs = d.aMs;
@@ -715,9 +810,17 @@ private:
         diff.aGbps = d.aGbps;
         diff.bGbps = d.bGbps;
         const bool slower = d.slowdown >= 1;
-        diff.message = "link " + where + ": its transfers move data " +
-                       fixed(slower ? d.slowdown : 1 / d.slowdown, 1) + "× " + (slower ? "slower" : "faster") +
-                       " in B (" + fixed(d.aGbps, 1) + " → " + fixed(d.bGbps, 1) + " Gb/s), " + signedMs(d.costMs) +
+        const std::string speed = fixed(slower ? d.slowdown : 1 / d.slowdown, 1) + "× " +
+                                  (slower ? "slower" : "faster") + " in B (" + fixed(d.aGbps, 1) + " → " +
+                                  fixed(d.bGbps, 1) + " Gb/s)";
+        if (d.episode.found) {
+            setRange(diff, d.episode);
+            diff.message = "link " + where + " " + stepsText(diff) + ": its transfers move data " + speed + ", " +
+                           signedMs(d.episode.perStep) + " of transfer time per step of them (" +
+                           signedMs(d.costMs) + " per step over the run)";
+            return;
+        }
+        diff.message = "link " + where + ": its transfers move data " + speed + ", " + signedMs(d.costMs) +
                        " of transfer time per step (" + ms(d.aMs) + " → " + ms(d.bMs) + ")";
     }
 
@@ -854,6 +957,11 @@ nlohmann::json comparisonToJson(const Comparison& c) {
                 dj["slowdown"] = round3(d.slowdown);
                 dj["a_gbps"] = round3(d.aGbps);
                 dj["b_gbps"] = round3(d.bGbps);
+            }
+            if (d.firstStep >= 0) {
+                dj["first_step"] = d.firstStep;
+                dj["last_step"] = d.lastStep;
+                dj["range_delta_ms_per_step"] = round3(d.rangeDeltaMs);
             }
             if (d.effectOf >= 0) dj["effect_of"] = d.effectOf;
             dj["message"] = d.message;

@@ -56,6 +56,11 @@ struct Difference {
     double slowdown = 0;       // link: B's time per byte over A's (> 1: slower in B)
     double aGbps = 0, bGbps = 0; // link: throughput of its transfers
     int effectOf = -1;         // waiting explained by another difference: its index (it comes later in the list)
+    // The steps of B (report indices) the change is in, when it is in a few consecutive steps rather than all
+    // through the run (-1: all through): a pause, an episode of a slow rank or link. deltaMsPerStep stays the mean
+    // over all steps; rangeDeltaMs is the change per step of the range.
+    int firstStep = -1, lastStep = -1;
+    double rangeDeltaMs = 0;
     std::string message;
 };
 
