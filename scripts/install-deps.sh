@@ -10,6 +10,7 @@ packages=(
   clickhouse-server
   nfdump softflowd tzdata
   help2man lintian
+  tesseract-ocr tesseract-ocr-eng
 )
 missing=()
 for p in "${packages[@]}"; do

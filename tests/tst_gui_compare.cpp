@@ -28,7 +28,8 @@ using namespace prism::ui;
 
 namespace {
 
-// A run of `preset` (seed), with anomalies spanning every step after the first, as the loader makes it.
+// A run of `preset` (seed), with anomalies spanning every step after the first unless they name their steps, as the
+// loader makes it.
 std::shared_ptr<AnalysisSession> session(const char* preset, int seed, const std::vector<std::string>& anomalies = {},
                                          sim::SimResult* simOut = nullptr) {
     sim::SimConfig config = test::presetConfig(preset, seed);
@@ -36,7 +37,8 @@ std::shared_ptr<AnalysisSession> session(const char* preset, int seed, const std
     int index = 0;
     for (const std::string& a : anomalies)
         config.anomalies.push_back(sim::parseAnomaly(
-            a + ",steps=1-" + std::to_string(config.jobs.at(0).steps - 1), config, std::uint64_t(seed), index++));
+            a.find("steps=") != std::string::npos ? a : a + ",steps=1-" + std::to_string(config.jobs.at(0).steps - 1),
+            config, std::uint64_t(seed), index++));
     sim::SimResult r = sim::simulate(config);
     auto s = std::make_shared<AnalysisSession>();
     s->capture = test::captureOf(r);
@@ -146,6 +148,25 @@ private slots:
         w.swapRuns();
         QCOMPARE(w.runA(), SessionPtr(b));
         QVERIFY(w.currentJob()->differences.front().deltaMsPerStep < 0);
+    }
+
+    // A pause before step 12 of B: the first difference says step 12 where it is, and a click on it shows that step
+    // (a step either side) in both timelines.
+    void aDifferenceInOneStepShowsThatStep() {
+        const auto a = session("tiny", 11), b = session("tiny", 12, {"slow_step:steps=12,pause_ms=300"});
+        CompareWindow w;
+        showRuns(w, a, b);
+        const JobComparison* j = w.currentJob();
+        QVERIFY(j && !j->differences.empty());
+        QCOMPARE(j->differences.front().firstStep, 12);
+        QVERIFY2(w.differencesTable()->item(0, 2)->text().contains("step 12"),
+                 qPrintable(w.differencesTable()->item(0, 2)->text()));
+        w.showDifference(0);
+        const auto& sb = w.timelineB()->jobData()->steps();
+        const auto& sa = w.timelineA()->jobData()->steps();
+        QVERIFY(w.timelineB()->rangeStart() <= sb[12].startNs && w.timelineB()->rangeEnd() >= sb[12].endNs);
+        QVERIFY(w.timelineB()->rangeStart() >= sb[10].startNs && w.timelineB()->rangeEnd() <= sb[14].endNs);
+        QVERIFY(w.timelineA()->rangeStart() <= sa[11].endNs && w.timelineA()->rangeStart() >= sa[10].startNs);
     }
 
     // A slow link: the NIC outlined on the topology, the first row a link; the window exported as one image with

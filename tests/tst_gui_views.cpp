@@ -29,6 +29,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTreeView>
+#include <QStandardPaths>
 #include <QtTest>
 
 using namespace prism;
@@ -535,6 +536,54 @@ private slots:
         opt.start(exe, {"--screenshot", m_dir.filePath("x.png"), "--view", "nope", m_capture});
         QVERIFY(opt.waitForFinished(60000));
         QCOMPARE(opt.exitCode(), 2);
+    }
+
+    // A screenshot reads as a ticket (issue 42): tesseract (Debian's OCR) reads the capture's name, the job and
+    // the finding's rank from the title strip of the default view at 1600x900 and 1280x720, and the finding's rank
+    // among the row labels (the default view of a job with a finding shows that rank). Light and dark.
+    void aScreenshotReadsAsATicket() {
+        const QString exe = guiBinary(), ocr = QStandardPaths::findExecutable("tesseract");
+        if (!QFileInfo::exists(exe)) QSKIP("the llmprism executable is not built");
+        if (ocr.isEmpty()) QSKIP("tesseract is not installed (apt-get install tesseract-ocr)");
+        const Report& report = m_session->report();
+        const int j = jobWithFindings();
+        QVERIFY(j >= 0);
+        const JobInfo& job = report.jobs[std::size_t(j)];
+        const auto rank = std::find_if(job.findings.begin(), job.findings.end(),
+                                       [](const Finding& f) { return f.kind == "slow_rank"; });
+        QVERIFY(rank != job.findings.end());
+        const auto addr = IpAddr::parse(rank->ip);
+        QVERIFY(addr);
+        const Topology& topology = m_session->capture.topology;
+        const auto nic = topology.nicByIp(*addr);
+        QVERIFY(nic);
+        const QString host = QString::fromStdString(topology.hosts[std::size_t(topology.nics[std::size_t(*nic)].host)].name);
+        // Text of a part of the image, scaled 3x (tesseract reads 10-pixel type poorly at 1x).
+        auto read = [&](const QImage& img, QRect part, const QString& name, int psm) {
+            const QString file = m_dir.filePath(name + ".png");
+            img.copy(part).scaled(part.size() * 3, Qt::IgnoreAspectRatio, Qt::SmoothTransformation).save(file);
+            QProcess p;
+            p.start(ocr, {file, "stdout", "--psm", QString::number(psm)});
+            p.waitForFinished(60000);
+            return QString::fromUtf8(p.readAllStandardOutput());
+        };
+        for (const char* theme : {"light", "dark"})
+            for (const QSize size : {QSize(1600, 900), QSize(1280, 720)}) {
+                const QString what = QString("%1 %2x%3").arg(theme).arg(size.width()).arg(size.height());
+                const QString out = m_dir.filePath(QString("ticket-%1-%2.png").arg(theme).arg(size.width()));
+                QProcess p;
+                p.start(exe, {"--screenshot", out, "--size", QString("%1x%2").arg(size.width()).arg(size.height()),
+                              "--theme", theme, m_capture});
+                QVERIFY(p.waitForFinished(120000));
+                QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+                const QImage img(out);
+                QVERIFY(!img.isNull());
+                const QString title = read(img, QRect(0, 0, img.width(), 26), "title", 7);
+                for (const QString& expected : {QString("anomalies"), QString("job-%1").arg(j), host})
+                    QVERIFY2(title.contains(expected), qPrintable(what + ": \"" + expected + "\" not in the title, read as: " + title));
+                const QString labels = read(img, QRect(0, 26, 200, img.height() - 26), "labels", 6);
+                QVERIFY2(labels.contains(host), qPrintable(what + ": " + host + " not among the rows, read as: " + labels));
+            }
     }
 
     // --version and --help answer without a display (they aborted with exit 134 where no platform could start).

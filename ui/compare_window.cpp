@@ -387,7 +387,11 @@ void CompareWindow::fillTables() {
         if (d.effectOf >= 0) what += tr(" (from #%1)").arg(d.effectOf + 1);
         m_differences->setItem(r, 0, item(QString::number(i + 1), right));
         m_differences->setItem(r, 1, item(what));
-        m_differences->setItem(r, 2, item(placeText(d.where)));
+        QString place = placeText(d.where);
+        if (d.firstStep >= 0)
+            place += d.firstStep == d.lastStep ? tr(" · step %1").arg(d.firstStep)
+                                               : tr(" · steps %1–%2").arg(d.firstStep).arg(d.lastStep);
+        m_differences->setItem(r, 2, item(place));
         QTableWidgetItem* delta = item(signedMs(d.deltaMsPerStep), right);
         if (d.effectOf < 0) delta->setForeground(d.deltaMsPerStep > 0 ? colors.slow : QColor(31, 119, 180));
         m_differences->setItem(r, 3, delta);
@@ -443,7 +447,13 @@ void CompareWindow::showStep(int step) {
 void CompareWindow::showDifference(int row) {
     const JobComparison* j = currentJob();
     if (!j || row < 0 || row >= int(j->differences.size())) return;
-    const DiffPlace& w = j->differences[std::size_t(row)].where;
+    const Difference& d = j->differences[std::size_t(row)];
+    const DiffPlace& w = d.where;
+    // A change in a few steps: B's timeline shows them (and a step either side), A's follows to the same steps.
+    if (d.firstStep >= 0 && m_stateB->jobData()) {
+        const int n = int(m_stateB->jobData()->steps().size());
+        m_timelineB->zoomToSteps(std::max(0, d.firstStep - 1), std::min(n - 1, d.lastStep + 1));
+    }
     const std::string ipB = !w.ip.empty() ? w.ip : w.srcIp;
     if (ipB.empty()) return;
     m_timelineB->search(QString::fromStdString(ipB));
