@@ -56,8 +56,8 @@ std::size_t simultaneous(const std::int64_t* xb, const std::int64_t* xe, const s
 // 1F1B steady state a stage's activation and the next stage's gradient go together (0.93-0.97 simultaneous,
 // TP 8 x PP 4 with 0.5 ms forwards read DP 4); but the step ends with gradients only and opens with activations
 // only: around the pair's quiets (gaps twice its usual one or more) the last sends before go one way (those
-// within `tol` of the last) and the first after the other. A two-member ring or an expert exchange sends both ways on both sides.
-// At least 4 quiets, 3 in 4 of them turns. `x`, `y`: the two directions' starts, sorted.
+// within `tol` of the last) and the first after the other. A two-member ring or an expert exchange sends both
+// ways on both sides. At least 4 quiets, 3 in 4 of them turns. `x`, `y`: the two directions' starts, sorted.
 bool turnsAtQuiets(const std::int64_t* xb, const std::int64_t* xe, const std::int64_t* yb, const std::int64_t* ye,
                    std::int64_t tol) {
     std::vector<std::pair<std::int64_t, char>> sends;
