@@ -41,7 +41,6 @@ public:
     const SessionPtr& runB() const { return m_b; }
     const Comparison& comparison() const { return m_comparison; }
     int pairCount() const { return int(m_comparison.jobs.size()); }
-    int currentPair() const { return m_pair; }
     void setPair(int pair); // index into comparison().jobs
     const JobComparison* currentJob() const;
 

@@ -35,7 +35,6 @@ public:
     JobData(SessionPtr session, int job);
 
     const AnalysisSession& session() const { return *m_session; }
-    const SessionPtr& sessionPtr() const { return m_session; }
     int jobIndex() const { return m_job; }
     const JobInfo& info() const;
     const JobTimeline& timeline() const;

@@ -575,10 +575,6 @@ ExportableView* MainWindow::exportable(View view) const {
     return m_timeline;
 }
 
-bool MainWindow::exportCurrentView(const QString& path, QString* error) {
-    return exportView(*exportable(m_currentView), path, error);
-}
-
 void MainWindow::exportViewDialog(View view) {
     if (!m_session) return;
     if (view != View::Timeline) showView(view);

@@ -69,9 +69,6 @@ public:
     // Brings a view forward (the timeline is always shown; the others are tabs below it).
     void showView(View view);
     ExportableView* exportable(View view) const;
-    // The view export and copy act on: the last one the user clicked into (the timeline by default).
-    View currentView() const { return m_currentView; }
-    bool exportCurrentView(const QString& path, QString* error = nullptr);
 
     // Session files (.prism). saveSessionAs writes everything (capture, analysis, notes) atomically and
     // synchronously (tests, --save); the menu's Save Session As runs the same in the background with progress.
@@ -94,7 +91,6 @@ public:
     QTreeView* jobList() const { return m_jobList; }
     QTreeView* findingsList() const { return m_findings; }
     QListWidget* problemsList() const { return m_problems; }
-    QTabWidget* bottomTabs() const { return m_tabs; }
     QString lastError() const { return m_lastError; }
     QStringList recentFiles() const;
 

@@ -64,16 +64,6 @@ QRect RankChart::plotRect(const QSize& size) const {
     return QRect(left, top, std::max(10, size.width() - left - 12), std::max(10, size.height() - top - bottom));
 }
 
-QRect RankChart::barRect(int rank) const {
-    const QRect plot = plotRect(size());
-    const int n = int(m_splits.size());
-    if (rank < 0 || rank >= n) return {};
-    const double w = double(plot.width()) / n;
-    const double h = double(m_splits[std::size_t(rank)].total()) / double(m_max) * plot.height();
-    const int x0 = plot.left() + int(std::floor(rank * w)), x1 = plot.left() + int(std::floor((rank + 1) * w));
-    return QRect(x0, plot.bottom() - int(h), std::max(1, x1 - x0), std::max(1, int(h)));
-}
-
 int RankChart::rankAt(const QPoint& pos) const {
     const QRect plot = plotRect(size());
     const int n = int(m_splits.size());

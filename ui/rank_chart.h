@@ -18,7 +18,6 @@ public:
     int step() const { return m_step; } // the step shown, -1 for the whole job
     const std::vector<TimeSplit>& splits() const { return m_splits; }
     int rankAt(const QPoint& pos) const;
-    QRect barRect(int rank) const;
 
     QString exportTitle() const override;
     QSize exportSize() const override { return size(); }

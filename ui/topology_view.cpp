@@ -223,10 +223,6 @@ QRect TopologyView::nicRect(int nic) const {
     const Layout& l = currentLayout();
     return nic >= 0 && nic < int(l.nic.size()) ? l.nic[std::size_t(nic)] : QRect();
 }
-QRect TopologyView::switchRect(int sw) const {
-    const Layout& l = currentLayout();
-    return sw >= 0 && sw < int(l.sw.size()) ? l.sw[std::size_t(sw)] : QRect();
-}
 
 int TopologyView::hostAt(const QPoint& pos) const {
     const Layout& l = currentLayout();

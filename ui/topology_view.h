@@ -23,7 +23,6 @@ public:
     // Geometry in widget coordinates (empty when not laid out), and hit tests.
     QRect hostRect(int host) const;
     QRect nicRect(int nic) const;
-    QRect switchRect(int sw) const;
     int hostAt(const QPoint& pos) const;
     int nicAt(const QPoint& pos) const;
     int switchAt(const QPoint& pos) const;

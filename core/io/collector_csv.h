@@ -33,7 +33,6 @@ public:
     std::int64_t toUtc(std::int64_t localSeconds) const;
     // "UTC", "UTC+02:00", "Europe/Berlin"
     const std::string& name() const { return m_name; }
-    bool isUtc() const { return m_iana.empty() && m_offset == 0; }
 
 private:
     std::string m_name = "UTC";
