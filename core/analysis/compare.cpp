@@ -358,8 +358,7 @@ struct LinkDelta {
 
 // A link slow in a few steps only (its median over the run unchanged): the steps whose transfers cost twice the
 // noise more than at A's speed, and the floor, when they moved their data minLinkSlowdown times slower.
-void linkEpisode(const LinkSteps& a, const LinkSteps& b, double perByteA, double floorMs, const CompareParams& p,
-                 LinkDelta& d) {
+void linkEpisode(const LinkSteps& b, double perByteA, double floorMs, const CompareParams& p, LinkDelta& d) {
     std::vector<double> excess(b.bytes.size(), 0.0);
     for (std::size_t k = 0; k < b.bytes.size(); ++k) excess[k] = b.timeMs[k] - b.bytes[k] * perByteA;
     const Episode e = episodeOf(excess, std::max(2 * d.noiseMs, floorMs));
@@ -372,7 +371,6 @@ void linkEpisode(const LinkSteps& a, const LinkSteps& b, double perByteA, double
     d.significant = true;
     d.slowdown = slowdown;
     d.bGbps = bytes * 8 / (time * 1e6);
-    (void)a;
 }
 
 LinkDelta compareLink(const LinkSteps& a, const LinkSteps& b, double floorMs, const CompareParams& p) {
@@ -402,7 +400,7 @@ LinkDelta compareLink(const LinkSteps& a, const LinkSteps& b, double floorMs, co
     const bool changed = d.slowdown >= p.minLinkSlowdown || d.slowdown <= 1 / p.minLinkSlowdown;
     d.significant = changed && std::fabs(sb.median - sa.median) > p.kSigma * std::max(sa.sigma, sb.sigma) &&
                     std::fabs(d.costMs) > floorMs;
-    if (!d.significant) linkEpisode(a, b, sa.median, floorMs, p, d);
+    if (!d.significant) linkEpisode(b, sa.median, floorMs, p, d);
     return d;
 }
 
