@@ -1,7 +1,8 @@
 // The compare window (File ▸ Compare With…, docs/GUI.md "Comparing two runs") on simulated pairs: both timelines
 // aligned by step and zoomed together, the step chart of both runs, the breakdown as a diff table, the
 // differences, the topology coloured by difference, one exported image; opened from the main window, with a bad
-// file refused by name. LLMPRISM_COMPARE_SHOT=PATH also writes the exported image there (docs/screenshots).
+// file refused by name. LLMPRISM_COMPARE_SHOT=PATH also writes the exported image there (docs/screenshots), and
+// LLMPRISM_COMPARE_STEP_SHOT=PATH that of a pause in one step, shown.
 #include "analysis/compare.h"
 #include "capture_loader.h"
 #include "compare_views.h"
@@ -167,6 +168,8 @@ private slots:
         QVERIFY(w.timelineB()->rangeStart() <= sb[12].startNs && w.timelineB()->rangeEnd() >= sb[12].endNs);
         QVERIFY(w.timelineB()->rangeStart() >= sb[10].startNs && w.timelineB()->rangeEnd() <= sb[14].endNs);
         QVERIFY(w.timelineA()->rangeStart() <= sa[11].endNs && w.timelineA()->rangeStart() >= sa[10].startNs);
+        if (qEnvironmentVariableIsSet("LLMPRISM_COMPARE_STEP_SHOT"))
+            QVERIFY(w.exportImage(qEnvironmentVariable("LLMPRISM_COMPARE_STEP_SHOT")));
     }
 
     // A slow link: the NIC outlined on the topology, the first row a link; the window exported as one image with

@@ -392,7 +392,11 @@ void CompareWindow::fillTables() {
             place += d.firstStep == d.lastStep ? tr(" · step %1").arg(d.firstStep)
                                                : tr(" · steps %1–%2").arg(d.firstStep).arg(d.lastStep);
         m_differences->setItem(r, 2, item(place));
-        QTableWidgetItem* delta = item(signedMs(d.deltaMsPerStep), right);
+        // A change in a few steps: what it is in them, then its share of every step (what the list is sorted by).
+        QTableWidgetItem* delta = item(d.firstStep >= 0 ? tr("%1 there (%2 per step)")
+                                                              .arg(signedMs(d.rangeDeltaMs), signedMs(d.deltaMsPerStep))
+                                                        : signedMs(d.deltaMsPerStep),
+                                       right);
         if (d.effectOf < 0) delta->setForeground(d.deltaMsPerStep > 0 ? colors.slow : QColor(31, 119, 180));
         m_differences->setItem(r, 3, delta);
         QString ab = ms(d.aMs) + QStringLiteral(" → ") + ms(d.bMs);
