@@ -129,7 +129,8 @@ Delta compareSeries(const std::vector<double>& va, const std::vector<double>& vb
     std::vector<double> excess;
     for (double v : vb) excess.push_back(v - a.median);
     const Episode e = episodeOf(excess, std::max(2 * d.noise, floorMs), minSteps);
-    if (e.found && (d.significant ? d.delta > 0 && e.share >= 0.8 : e.perStep > std::max(2 * d.noise, floorMs))) {
+    // (Each step of an episode rose by the threshold: one that is not significant over the run counts as it is.)
+    if (e.found && (!d.significant || (d.delta > 0 && e.share >= 0.8))) {
         d.episode = e;
         d.significant = true;
     }
@@ -366,7 +367,7 @@ void linkEpisode(const LinkSteps& b, double perByteA, double floorMs, const Comp
     double time = 0, bytes = 0;
     for (std::size_t k = e.first; k <= e.last; ++k) time += b.timeMs[k], bytes += b.bytes[k];
     const double slowdown = bytes > 0 ? time / bytes / perByteA : 0;
-    if (!(slowdown >= p.minLinkSlowdown || (slowdown > 0 && slowdown <= 1 / p.minLinkSlowdown))) return;
+    if (slowdown < p.minLinkSlowdown) return; // (an episode is a rise: slower, never faster)
     d.episode = e;
     d.significant = true;
     d.slowdown = slowdown;

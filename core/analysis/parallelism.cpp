@@ -604,7 +604,7 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
                                 "in DP, joined in GPU order");
         if (!quietOf.empty())
             res.notes.push_back(std::to_string(quietOf.size()) +
-                                " NICs between a DP ring's ends on a host carry no traffic at all: the ring passes "
+                                " NICs between a DP ring's ends on a host carry no RoCE traffic at all: the ring passes "
                                 "their GPUs over NVLink; they are counted as its members");
     }
     std::vector<int> comp(n);
@@ -1210,8 +1210,9 @@ ParallelismResult inferParallelism(const FlowTable& flows, const Topology& topol
     }
     for (const auto& quiet : res.quietMembers)
         for (const IpAddr& ip : quiet) {
-            res.gpus += topology.gpusBehind(ip);
-            gpusPerHost[topology.nics[std::size_t(*topology.nicByIp(ip))].host] += topology.gpusBehind(ip);
+            const int gpus = topology.gpusBehind(ip);
+            res.gpus += gpus;
+            gpusPerHost[topology.nics[std::size_t(*topology.nicByIp(ip))].host] += gpus;
         }
     const int shards = res.dp * res.pp;
     if (shards > 0 && res.gpus % shards == 0)

@@ -47,8 +47,9 @@ struct ParallelismResult {
     int gpus = 0; // GPUs of the job (topology; an unknown endpoint counts as one)
     int tp = 0, pp = 0, dp = 0;
     std::vector<std::vector<EndpointId>> dpGroups; // each in job NIC order
-    // Per DP group, members whose NIC appears in no record: a ring passes their GPUs over NVLink between where it
-    // enters and leaves a host, and without a pipeline they send nothing on the network. Counted in dp and gpus.
+    // Per DP group (same size as dpGroups), members whose NIC carries no RoCE record (RecognizedJob::idleNics): a
+    // ring passes their GPUs over NVLink between where it enters and leaves a host, and without a pipeline they
+    // send nothing on the RoCE network. Counted in dp and gpus.
     std::vector<std::vector<IpAddr>> quietMembers;
     std::vector<std::vector<EndpointId>> ppChains; // stage 0 first
     std::vector<PairInfo> pairs;

@@ -28,7 +28,7 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const Recognize
     for (std::size_t g = 0; g < par.dpGroups.size(); ++g) {
         std::vector<std::string> ips;
         for (EndpointId e : par.dpGroups[g]) ips.push_back(flows.endpoints.at(e).toString());
-        for (const IpAddr& ip : g < par.quietMembers.size() ? par.quietMembers[g] : std::vector<IpAddr>{}) {
+        for (const IpAddr& ip : par.quietMembers[g]) {
             ips.push_back(ip.toString());
             info.gpus.push_back(ip.toString());
         }
