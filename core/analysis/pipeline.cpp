@@ -10,7 +10,7 @@ namespace prism {
 JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const RecognizedJob& rj, std::size_t j,
                    const std::vector<JobInfo>& earlier, std::int64_t firstNs, const AnalysisOptions& options,
                    bool reportOnly, JobAnalysis& analysed, const std::function<bool(double)>& progress,
-                   const std::function<void()>& linksFound) {
+                   const std::function<void()>& portsRead) {
     ParallelismResult par = inferParallelism(flows, topo, rj, options.parallelism);
     // Parallelism's window in pair order (up to a million records, 16 MB) goes back before the steps take theirs,
     // for an analysis that is kept (the GUI's: on the first half of `large` its peak 139-141 -> 138 MiB from
@@ -73,13 +73,11 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const Recognize
     // records, and 0.2 s less for the GUI's, whose timeline holds a block of ranks' transfers at a time: 4 MB more
     // at its peak). Where no thread can be started, found after the timeline.
     std::vector<Finding> links;
-    Aside findLinks([&] {
-        links = findSlowLinks(flows, topo, rj, par, division, options.diagnosis, &index);
-        if (linksFound) linksFound();
-    });
+    Aside findLinks([&] { links = findSlowLinks(flows, topo, rj, par, division, options.diagnosis, &index); });
     JobTimeline timeline = reportOnly ? buildTimelineStats(flows, topo, rj, par, division, &index)
                                       : buildTimeline(flows, topo, rj, par, division, &index, options.packSegments);
     findLinks.wait();
+    if (portsRead) portsRead(); // both read the source ports
     if (progress && !progress(0.7)) throw Cancelled();
     Diagnosis diagnosis = diagnose(flows, topo, rj, par, division, timeline, options.diagnosis, &index, &links);
     for (std::size_t k = 0; k < info.steps.size(); ++k) info.steps[k].slow = diagnosis.slow[k] != 0;
@@ -133,14 +131,13 @@ Analysis run(const Capture& capture, const AnalysisOptions& options, bool report
         const double base = 0.6 + 0.4 * double(j) / double(jobs.size()), span = 0.4 / double(jobs.size());
         JobAnalysis& analysed = out.jobs.emplace_back();
         jobs[j].unpackRecords();
-        // The last job's slow links are the last reader of the source ports: where the records are let go, the
-        // column goes as soon as they are found, while that job's timeline may still be built (2 bytes a record;
-        // on `large` the GUI's peak 2-4 MB lower).
-        std::function<void()> linksFound;
+        // The last job's slow links and timeline are the last readers of the source ports: where the records are
+        // let go, the column goes as soon as both are done (2 bytes a record).
+        std::function<void()> portsRead;
         if (release && j + 1 == jobs.size())
-            linksFound = [release] { std::vector<std::uint16_t>().swap(release->srcPort); };
+            portsRead = [release] { std::vector<std::uint16_t>().swap(release->srcPort); };
         report.jobs.push_back(analyzeJob(flows, topo, jobs[j], j, report.jobs, report.capture->firstNs, options,
-                                         reportOnly, analysed, stage(base, base + span), linksFound));
+                                         reportOnly, analysed, stage(base, base + span), portsRead));
         // Done with it: for a report the list goes now, and an analysis that lets the records go (the GUI's)
         // keeps it packed: a varint of each difference, 1-2 bytes a record where 4 (on `large` the first job's
         // list is 18 MB, 5 packed, while the second job is analysed).

@@ -48,12 +48,12 @@ struct Analysis {
 // Stages 2-5 for one recognized job whose records are in `flows`: its entry in the report (id "job-J"), and in
 // `analysed` what the stages produced (the timeline only when !reportOnly). `earlier`: the report's jobs before
 // it (a restart names one); `firstNs`: the capture's first record. `progress` goes from 0 to 1 over the job.
-// `linksFound` (optional) is called once the job's slow links are found, on the thread that found them, while
-// the timeline may still be built: after it no stage of the job reads the records' source ports.
+// `portsRead` (optional) is called once the job's slow links and timeline are done: after it no stage of the
+// job reads the records' source ports.
 JobInfo analyzeJob(const FlowTable& flows, const Topology& topology, const RecognizedJob& job, std::size_t j,
                    const std::vector<JobInfo>& earlier, std::int64_t firstNs, const AnalysisOptions& options,
                    bool reportOnly, JobAnalysis& analysed, const std::function<bool(double)>& progress = {},
-                   const std::function<void()>& linksFound = {});
+                   const std::function<void()>& portsRead = {});
 
 Analysis runAnalysis(const Capture& capture, const AnalysisOptions& options = {});
 // The same analysis, letting go of what it is done with as analyzeCaptureReleasing does (below): for a caller

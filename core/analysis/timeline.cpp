@@ -7,8 +7,11 @@
 #include "util/parallel.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 
 #if defined(__SSE2__)
 #include <emmintrin.h> // the scan for a pass's records
@@ -33,6 +36,46 @@ struct Transfer { // 32 bytes: a block of ranks holds some 20 MB of them on `lar
     std::uint16_t microBatch = kNoMicroBatch;
 };
 static_assert(sizeof(Transfer) == 32);
+
+// The exporter's active timeout where it cuts the job's transfers into pieces (0: it does not): the duration a
+// fifth of the records share within 2%, which (almost) no record passes (pieces of one timeout, the last piece
+// shorter), from a sample of the records; and most such records are continued by a record of the same channel
+// (sender, receiver, source port) that starts where they end (a job whose transfers all take the same time
+// has such a duration too, and its records follow each other after compute). Records by start.
+std::int64_t activeTimeoutOf(const FlowTable& flows, std::span<const std::uint32_t> records) {
+    std::vector<std::int64_t> spans;
+    const std::size_t stride = std::max<std::size_t>(1, records.size() / 65536);
+    for (std::size_t q = 0; q < records.size(); q += stride)
+        spans.push_back(flows.end(records[q]) - flows.startNs[records[q]]);
+    if (spans.size() < 50) return 0;
+    std::sort(spans.begin(), spans.end());
+    const std::int64_t top = spans[spans.size() * 95 / 100];
+    if (top <= 0) return 0;
+    auto isFull = [top](std::int64_t d) { return std::llabs(d - top) <= top / 50; };
+    const auto lo = std::lower_bound(spans.begin(), spans.end(), top - top / 50);
+    const auto hi = std::upper_bound(spans.begin(), spans.end(), top + top / 50);
+    if (5 * (hi - lo) < std::ptrdiff_t(spans.size()) || 100 * (spans.end() - hi) > std::ptrdiff_t(spans.size()))
+        return 0;
+    // Continued or not: the job's first records (a quarter million at most) by channel.
+    std::unordered_map<std::uint64_t, std::int64_t> fullEnd; // channel -> end of its last whole-timeout record
+    std::size_t full = 0, continued = 0;
+    for (std::size_t q = 0; q < std::min<std::size_t>(records.size(), 1u << 18); ++q) {
+        const std::uint32_t r = records[q];
+        const std::uint64_t channel =
+            std::uint64_t(flows.src[r]) << 40 ^ std::uint64_t(flows.dst[r]) << 16 ^ flows.srcPort[r];
+        const std::int64_t s = flows.startNs[r], e = flows.end(r);
+        auto it = fullEnd.find(channel);
+        if (it != fullEnd.end()) {
+            continued += std::llabs(s - it->second) <= kMergeGapNs;
+            fullEnd.erase(it);
+        }
+        if (isFull(e - s)) {
+            ++full;
+            fullEnd[channel] = e;
+        }
+    }
+    return 2 * continued >= full && full > 0 ? top : 0;
+}
 
 struct Busy {
     std::int64_t s, e;
@@ -82,6 +125,18 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         first = std::min(first, s);
         last = std::max(last, e);
     }
+    const std::int64_t timeout = activeTimeoutOf(flows, job.records);
+    // A record that starts one or two timeouts after a record of its channel (source port) in the stream's
+    // transfer ended, where that one lasted the whole timeout, continues the transfer: the pieces between were
+    // lost. (Else the transfer split in two where every channel lost its piece at once, and every later
+    // transfer of the stream in the step took the next one's micro-batch.)
+    auto continuesAfterLoss = [timeout](const auto& o, std::uint16_t port, std::int64_t s) {
+        if (timeout <= 0) return false;
+        for (const auto& [p, end] : o.full)
+            for (std::int64_t lost = 1; lost <= 2; ++lost)
+                if (p == port && end != 0 && std::llabs(s - end - lost * timeout) <= timeout / 50) return true;
+        return false;
+    };
     if (first <= last) {
         tl.startNs = std::min(first, S ? steps.front().startNs : first);
         tl.endNs = last;
@@ -100,6 +155,9 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         std::uint64_t key;
         std::size_t index; // the transfer's place in the rank's list
         Transfer t;
+        // Its latest records that lasted a whole active timeout: (source port, end), a few channels' worth.
+        std::array<std::pair<std::uint16_t, std::int64_t>, 4> full{};
+        std::uint8_t nextFull = 0;
     };
     auto streamKey = [](SegmentKind kind, std::uint32_t peer, bool exchange) {
         return std::uint64_t(kind == SegmentKind::DpSync ? 0 : peer) | std::uint64_t(kind) << 32 |
@@ -189,14 +247,15 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
         parallelFor(threads, threads, [&](std::size_t w, unsigned) {
             // Inline in both places take calls it (as a call it took an eighth of a report's timeline on `large`).
             auto add = [&](std::uint32_t rank, SegmentKind kind, std::uint32_t peer, std::int64_t s, std::int64_t e,
-                           std::uint64_t bytes, bool exchange = false) __attribute__((always_inline)) {
+                           std::uint64_t bytes, std::uint16_t port,
+                           bool exchange = false) __attribute__((always_inline)) {
                 RankLists& mine = lists[rank - lo];
                 auto& list = mine.transfers;
                 const std::uint64_t key = streamKey(kind, peer, exchange);
                 for (Open& o : mine.open) {
                     if (o.key != key) continue;
                     Transfer& t = o.t;
-                    if (s <= t.e + kMergeGapNs) {
+                    if (s <= t.e + kMergeGapNs || continuesAfterLoss(o, port, s)) {
                         t.e = std::max(t.e, e);
                         t.s = std::min(t.s, s);
                         t.bytes += bytes;
@@ -205,10 +264,13 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                         o.index = list.size();
                         t = {s, e, bytes, peer, kind, exchange};
                         list.emplace_back();
+                        o.full = {};
                     }
+                    if (timeout > 0 && 50 * (e - s) >= 49 * timeout) o.full[o.nextFull++ % o.full.size()] = {port, e};
                     return;
                 }
                 mine.open.push_back({key, list.size(), {s, e, bytes, peer, kind, exchange}});
+                if (timeout > 0 && 50 * (e - s) >= 49 * timeout) mine.open.back().full[0] = {port, e};
                 list.emplace_back();
             };
             const std::uint32_t me = std::uint32_t(b * threads + w);
@@ -231,11 +293,11 @@ JobTimeline build(const FlowTable& flows, const Topology& topology, const Recogn
                 const auto [s, e] = times(r);
                 if (ix.kind(a, b) == PairKind::DP) {
                     const bool exchange = anyExchange && division->isExchange(flows.src[r], flows.dst[r], s);
-                    if (mineA) add(ra, SegmentKind::DpSync, rb, s, e, flows.bytes[r], exchange);
-                    if (mineB) add(rb, SegmentKind::DpSync, ra, s, e, flows.bytes[r], exchange);
+                    if (mineA) add(ra, SegmentKind::DpSync, rb, s, e, flows.bytes[r], flows.srcPort[r], exchange);
+                    if (mineB) add(rb, SegmentKind::DpSync, ra, s, e, flows.bytes[r], flows.srcPort[r], exchange);
                 } else {
-                    if (mineA) add(ra, SegmentKind::PpSend, rb, s, e, flows.bytes[r]);
-                    if (mineB) add(rb, SegmentKind::PpRecv, ra, s, e, flows.bytes[r]);
+                    if (mineA) add(ra, SegmentKind::PpSend, rb, s, e, flows.bytes[r], flows.srcPort[r]);
+                    if (mineB) add(rb, SegmentKind::PpRecv, ra, s, e, flows.bytes[r], flows.srcPort[r]);
                 }
             };
             const std::size_t n = job.records.size();
