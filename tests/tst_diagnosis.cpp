@@ -31,6 +31,18 @@ double evidence(const Finding& f, const std::string& name) {
     return -1;
 }
 
+// The first job's one slow rank where the truth has it: its only slow_rank finding, on a GPU of a slow_rank
+// anomaly's group; null when there is none, more than one, or it names another GPU.
+const Finding* theSlowRankOfTruth(const Report& report, const sim::SimResult& sim) {
+    const auto slow = ofKind(report.jobs.at(0), "slow_rank");
+    if (slow.size() != 1) return nullptr;
+    const auto& truth = sim.truth.jobs.at(0).anomalies;
+    const bool named = std::any_of(truth.begin(), truth.end(), [&](const Finding& a) {
+        return a.kind == "slow_rank" && std::find(a.group.begin(), a.group.end(), slow[0]->ip) != a.group.end();
+    });
+    return named ? slow[0] : nullptr;
+}
+
 QString describe(const Report& report) {
     QString s;
     for (const JobInfo& j : report.jobs)
@@ -508,12 +520,7 @@ private slots:
         QFETCH(int, seed);
         const sim::SimResult sim = sim::simulate(sim::randomConfig(std::uint64_t(seed)));
         const Report report = analyzeCapture(captureOf(sim));
-        const auto slow = ofKind(report.jobs[0], "slow_rank");
-        QCOMPARE(slow.size(), std::size_t(1));
-        const auto& truth = sim.truth.jobs[0].anomalies;
-        QVERIFY(std::any_of(truth.begin(), truth.end(), [&](const Finding& a) {
-            return a.kind == "slow_rank" && std::find(a.group.begin(), a.group.end(), slow[0]->ip) != a.group.end();
-        }));
+        QVERIFY2(theSlowRankOfTruth(report, sim), qPrintable(describe(report)));
     }
 
     // Stage 0 of an interleaved pipeline is sampled on its warm-up forwards only (the ring's hand-overs come in an
@@ -570,6 +577,52 @@ private slots:
         const double share = slow[0]->savesMsPerStep * 1e6 / double(median);
         QVERIFY2(share > 0.4 && share < 0.8, qPrintable(QString::number(share)));
         QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
+    }
+
+    // A GPU slow all run in one pipeline replica holds the other replicas at their first DP sync, on another
+    // stage, and its own stage's peers then wait on their PP receives: before their own sync they waited
+    // milliseconds (random draw 100007: TP 2 x PP 6 x DP 8, 2.48x at stage 0, 3.8 s steps; its fix read as 6 ms a
+    // step and the finding was dropped). Busier than every other TP group of the job, it sets the step: found,
+    // with what it costs. (100186: TP 4 x PP 7 x DP 5, 2.97x at stage 0, 1 ms records at 1.3% loss: transfers
+    // split by a lost piece left no rank of stage 0 judged in any step, until the timeline rejoined them.)
+    void aSlowReplicaThatHoldsTheOthersElsewhereIsFound_data() {
+        QTest::addColumn<int>("seed");
+        QTest::newRow("100007 peers wait on PP receives") << 100007;
+        QTest::newRow("100186 1 ms records, split transfers") << 100186;
+    }
+    void aSlowReplicaThatHoldsTheOthersElsewhereIsFound() {
+        QFETCH(int, seed);
+        const sim::SimResult sim = sim::simulate(sim::randomConfig(std::uint64_t(seed)));
+        const Report report = analyzeCapture(captureOf(sim));
+        const Finding* slow = theSlowRankOfTruth(report, sim);
+        QVERIFY2(slow, qPrintable(describe(report)));
+        std::vector<std::int64_t> durations;
+        for (const StepInfo& s : report.jobs[0].steps) durations.push_back(s.durationNs());
+        const double share = slow->savesMsPerStep * 1e6 / double(upperMedian(std::move(durations)));
+        QVERIFY2(share > 0.1, qPrintable(QString::number(share)));
+        QVERIFY(evaluate(report, sim.truth).totals.findings.exact());
+    }
+
+    // At 1-2% loss the members of an EP group miss a few of a step's hundred exchanges each, a different few:
+    // matched by index, a step was judged only where every member's count was the same, rarely, and a GPU slow
+    // among its expert peers went unnamed (random draw 300069: TP 2 x DP 57 with EP 3, 2.88x all run, read as
+    // uneven work across replicas; 300147: DP 5 = EP 5, 2.99x in steps 11-13, a slow step; 100188: TP 1 x PP 4
+    // x DP 7 = EP 7, 3 chunks, 2.90x all run, nothing). Matched in rounds by time, it is named by its late
+    // all-to-all, and nothing else is.
+    void aSlowGpuAmongExpertPeersIsFoundDespiteLostExchanges_data() {
+        QTest::addColumn<int>("seed");
+        QTest::newRow("300069 EP 3 under pure DP") << 300069;
+        QTest::newRow("300147 EP 5 = DP 5, three steps") << 300147;
+        QTest::newRow("100188 EP 7 = DP 7, 3 chunks") << 100188;
+    }
+    void aSlowGpuAmongExpertPeersIsFoundDespiteLostExchanges() {
+        QFETCH(int, seed);
+        const sim::SimResult sim = sim::simulate(sim::randomConfig(std::uint64_t(seed)));
+        const Report report = analyzeCapture(captureOf(sim));
+        const Finding* slow = theSlowRankOfTruth(report, sim);
+        QVERIFY2(slow, qPrintable(describe(report)));
+        QVERIFY(slow->message.find("expert all-to-all") != std::string::npos);
+        QVERIFY2(evaluate(report, sim.truth).totals.findings.exact(), qPrintable(describe(report)));
     }
 
     // A pause of 7.5% of a step in a steady job (the steps' own spread about 1%) is a slow step: it stands out by

@@ -391,7 +391,10 @@ private slots:
             QTest::addRow("%d", seed) << seed << 0;
         QTest::addRow("401190") << 401190 << 0; // two pauses among the first drains: the turn finds the others
         QTest::addRow("300151") << 300151 << 1; // 2% lost of 13 steps' one-record transfers
-        QTest::addRow("100101") << 100101 << 2; // two pipelines behind one NIC pair, 400 µs of skew (0 of 36 found)
+        // Two pipelines behind one NIC pair, 400 µs of skew (0 of 36 found once). Since the simulator's expert
+        // all-to-all blocks (the replicas, EP 2 inside the hosts, wait for each other at every exchange), 5 of its
+        // 36 boundaries are missed: docs/ENGINE.md "Known limits".
+        QTest::addRow("100101") << 100101 << 5;
     }
     void aTwoStagePipelineKeepsItsStepsThroughLostTransfers() {
         QFETCH(int, seed);

@@ -40,7 +40,9 @@ double zOf(const RobustStats& st, double v, double floorShare);
 // exchange's lateness as a share of the usual interval and in ns, and the sum over the step's exchanges (what
 // the group waited for it at them).
 struct Lateness {
-    std::vector<double> share, ns, sumNs; // per rank x step
+    // Per rank x step: its lateness as a share of the exchange interval where it stands out in its group (else
+    // 0), the same whether or not it stands out (raw), in ns, and summed over the step's exchanges.
+    std::vector<double> share, raw, ns, sumNs;
 };
 Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const RecognizedJob& job, const StepDivision& sd,
                         const JobTimeline& tl, const DiagnosisParams& p);

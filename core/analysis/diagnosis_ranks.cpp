@@ -27,9 +27,14 @@ double ratioOf(const RobustStats& st, double v) { return st.median > 0 ? v / st.
 // peers: the one that waited least was next ready, and the sync would have started then. Where peers waited,
 // the extra compute is at least what its ratio implies over its span before the sync (impliedAt): the busy
 // time before PP sends samples only part of a rank's compute (an interleaved stage's chunks, warm-up ops
-// whose input came before the step). (The cap by the step's own excess is the caller's.)
-template <typename Extra, typename Implied>
-double savedPerStep(const JobTimeline& tl, std::size_t r, const Episode& e, Extra&& extraAt, Implied&& impliedAt) {
+// whose input came before the step). A rank busier than every other TP group of the job (leadAt: its compute
+// less the next busiest's) sets the step whoever waited where: a pipeline's slow replica holds the others at
+// their first DP sync, on another stage, and its own stage's peers then wait on their PP receives, before
+// their sync only the rest (a GPU 2.5x slow all run showed 6 ms of waiting there, the step 2.3 s longer). The
+// job would save its lead then, up to its extra compute. (The cap by the step's own excess is the caller's.)
+template <typename Extra, typename Implied, typename Lead>
+double savedPerStep(const JobTimeline& tl, std::size_t r, const Episode& e, Extra&& extraAt, Implied&& impliedAt,
+                    Lead&& leadAt) {
     const std::size_t K = tl.steps.size();
     std::vector<double> extra, measured;
     for (int k = e.first; k <= e.last; ++k) {
@@ -61,7 +66,8 @@ double savedPerStep(const JobTimeline& tl, std::size_t r, const Episode& e, Extr
         if (!waits.empty()) {
             const double implied = impliedAt(r * K + std::size_t(k));
             if (!std::isnan(implied)) x = std::max(x, implied);
-            x = std::min(x, *std::min_element(waits.begin(), waits.end()));
+            const double lead = leadAt(r * K + std::size_t(k));
+            x = std::min(x, std::max(*std::min_element(waits.begin(), waits.end()), std::isnan(lead) ? 0.0 : lead));
         }
         sum += x;
     }
@@ -81,12 +87,12 @@ double savedPerStep(const JobTimeline& tl, std::size_t r, const Episode& e, Extr
 // rank's sends that start within exchangeWindowNs of each other to at least two peers and half the others of
 // its group: a collective's hop waits for the hop before it (a slow link would make its receiver look late;
 // a tree's inner node sends to its children and parent, a few of the group), an expert exchange does not.
-// The group's members must show the same number of exchanges in the step, else the step is not judged.
 Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const RecognizedJob& job, const StepDivision& sd,
                         const JobTimeline& tl, const DiagnosisParams& p) {
     constexpr double kStandOut = 4.0;
     const std::size_t R = tl.ranks.size(), K = sd.steps.size(), n = ix.size();
-    Lateness out{std::vector<double>(R * K, kNaN), std::vector<double>(R * K, kNaN), std::vector<double>(R * K, kNaN)};
+    Lateness out{std::vector<double>(R * K, kNaN), std::vector<double>(R * K, kNaN), std::vector<double>(R * K, kNaN),
+                 std::vector<double>(R * K, kNaN)};
     if (K == 0 || n == 0) return out;
     auto dpPair = [&](int a, int b) {
         return a >= 0 && b >= 0 && ix.dpGroup(a) >= 0 && ix.dpGroup(a) == ix.dpGroup(b) &&
@@ -155,32 +161,52 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
                 i = j;
             }
         }
-        // A step is judged when every member shows the group's usual count of exchanges (the most common over
-        // the job's steps, the larger on a tie): the members are matched exchange by exchange, and a lost record
-        // on each side (the same count, shifted) would make one of them late from one loss to the other.
-        std::map<std::size_t, std::size_t> seen;
-        for (std::size_t k = 0; k < K; ++k)
-            for (int a : group) ++seen[starts[std::size_t(a) * K + k].size()];
-        std::size_t m = 0, mostSeen = 0;
-        for (const auto& [count, times] : seen)
-            if (times >= mostSeen) std::tie(m, mostSeen) = std::pair(count, times);
+        // Members are matched exchange by exchange in time, not by index: at 1-2% loss a member misses a few of a
+        // step's hundred exchanges (one lost send of too few peers), a different few each, and index matching
+        // made one of them late from its first loss on (a step was judged only where every count was equal,
+        // rarely). No member starts an exchange before every member joined the one before (each waits for the
+        // others' data), so the group's starts in time order fall into rounds: a round ends where a member that
+        // is in it starts again. A member's lateness at a round is its start less the round's first; its
+        // lateness in the step is the median over its rounds (a member that missed a round joins the next one
+        // early, in the round before: an outlier).
         for (std::size_t k = 0; k < K; ++k) {
-            if (m < 3 || std::any_of(group.begin(), group.end(),
-                                     [&](int a) { return starts[std::size_t(a) * K + k].size() != m; }))
-                continue;
-            std::vector<std::int64_t> first(m, std::numeric_limits<std::int64_t>::max());
-            for (int a : group)
-                for (std::size_t i = 0; i < m; ++i) first[i] = std::min(first[i], starts[std::size_t(a) * K + k][i]);
+            std::vector<std::pair<std::int64_t, std::size_t>> pooled; // (start, member index in group)
             std::vector<double> spacing;
-            for (std::size_t i = 1; i < m; ++i) spacing.push_back(double(first[i] - first[i - 1]));
+            bool few = false;
+            for (std::size_t g = 0; g < group.size(); ++g) {
+                const auto& v = starts[std::size_t(group[g]) * K + k];
+                few = few || v.size() < 3;
+                for (std::size_t i = 0; i < v.size(); ++i) {
+                    pooled.push_back({v[i], g});
+                    if (i > 0) spacing.push_back(double(v[i] - v[i - 1]));
+                }
+            }
+            if (few) continue;
             const double usual = medianOf(spacing);
             if (usual <= 0) continue;
+            std::sort(pooled.begin(), pooled.end());
+            std::vector<std::vector<double>> own(group.size());
+            std::vector<char> inRound(group.size(), 0);
+            std::vector<std::int64_t> lastOwn(group.size(), kNever);
+            std::int64_t roundStart = pooled.front().first;
+            for (const auto& [t, g] : pooled) {
+                // A start right after the member's own last one is a piece of that exchange (or its sends split
+                // over two windows), no new exchange.
+                if (lastOwn[g] != kNever && double(t - lastOwn[g]) < usual / 4) continue;
+                lastOwn[g] = t;
+                // A start that came three quarters of an interval after the round's first is the next round's:
+                // its member missed this one (lost records), and joining would make it late from then on.
+                if (inRound[g] || double(t - roundStart) > 0.75 * usual) {
+                    std::fill(inRound.begin(), inRound.end(), 0);
+                    roundStart = t;
+                }
+                inRound[g] = 1;
+                own[g].push_back(double(t - roundStart));
+            }
             std::vector<double> late, sum;
-            for (int a : group) {
-                std::vector<double> own;
-                for (std::size_t i = 0; i < m; ++i) own.push_back(double(starts[std::size_t(a) * K + k][i] - first[i]));
-                sum.push_back(std::accumulate(own.begin(), own.end(), 0.0));
-                late.push_back(medianOf(own));
+            for (const auto& v : own) {
+                late.push_back(medianOf(v));
+                sum.push_back(late.back() * double(v.size()));
             }
             for (std::size_t g = 0; g < group.size(); ++g) {
                 const std::size_t r = rankOf[std::size_t(group[g])];
@@ -189,6 +215,7 @@ Lateness expertLateness(const FlowTable& flows, const JobIndex& ix, const Recogn
                 others.erase(others.begin() + std::ptrdiff_t(g));
                 const bool standsOut = late[g] > kStandOut * medianOf(others);
                 out.share[r * K + k] = standsOut ? late[g] / usual : 0.0;
+                out.raw[r * K + k] = late[g] / usual;
                 out.ns[r * K + k] = late[g];
                 out.sumNs[r * K + k] = sum[g];
             }
@@ -257,7 +284,12 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             }
             if (members.empty()) continue;
             const std::uint32_t n = usualOf(ns), sm = usualOf(sends), rm = usualOf(recvs);
-            if (n == 0 || n < full[st][0] || sm < full[st][1] || rm < full[st][2]) continue;
+            // A step with far more transfers than the stage's usual is several steps the division did not cut: its
+            // compute is theirs together.
+            if (sm > full[st][1] + full[st][1] / 4) continue;
+            // Transfers decide whether the stage's were all seen; samples may be one short (a warm-up op whose input
+            // came before the step has no known start), which the scaling below makes up for.
+            if (n == 0 || n + 1 < full[st][0] || sm < full[st][1] || rm < full[st][2]) continue;
             // A rank that saw the stage's transfers is judged on its compute per sample, scaled to the stage's
             // count: which sends have a known op start can differ by one between ranks of a stage (a warm-up op
             // whose input came before the step began), and a sum over a different count compared nothing (a GPU
@@ -371,6 +403,31 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
         if (pairNoise.size() >= 4) rankBar = std::max(rankBar, std::exp(p.kSigma * robustStats(pairNoise).sigma));
     }
     const bool wideSpread = rankBar > 1.0 + 2 * p.minRankExcess;
+    // Rank r's compute in step k less the busiest other TP group's (another host or stage), NaN where r is not
+    // the busiest or not measured: savedPerStep's evidence that the job waited for it.
+    auto leadOf = [&](std::size_t r, std::size_t k) {
+        const double own = value[r * K + k];
+        if (std::isnan(own)) return kNaN;
+        double next = 0;
+        for (std::size_t q = 0; q < R; ++q)
+            if (!std::isnan(value[q * K + k]) &&
+                (tl.ranks[q].host != tl.ranks[r].host || tl.ranks[q].stage != tl.ranks[r].stage))
+                next = std::max(next, value[q * K + k]);
+        return own > next && next > 0 ? own - next : kNaN;
+    };
+    // Expert lateness stands out against the job's own spread of it too (robust z over every member and step):
+    // with 30% jitter per op and a dozen exchanges a step, an EP group's last member is a different one each
+    // step, up to a fifth of the interval late (a clean EP 3 draw, 300186, had five one-step slow ranks).
+    double lateBar = p.minLateShare;
+    {
+        std::vector<double> shares;
+        for (double x : late.raw)
+            if (!std::isnan(x)) shares.push_back(x);
+        if (shares.size() >= 8) {
+            const RobustStats st = robustStats(shares);
+            lateBar = std::max(lateBar, st.median + p.kSigma * st.sigma);
+        }
+    }
     // Flag (rank, step); group by TP group: the ranks of one host in one stage.
     const double lagFloor = p.minLagShare * double(sd.medianStepNs);
     // (host, stage) -> step -> ranks, each with what flagged it: the evidence of a finding is what raised it.
@@ -382,7 +439,7 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
             const bool slowCompute = !std::isnan(ratio[r * K + k]) && ratio[r * K + k] >= rankBar &&
                                      z[r * K + k] >= p.kSigma;
             const bool lagging = lagFloor > 0 && double(rt.stepStats[k].dpStartLagNs) > lagFloor;
-            const bool lateExpert = late.share[r * K + k] >= p.minLateShare; // NaN: not measured
+            const bool lateExpert = late.share[r * K + k] >= lateBar; // NaN: not measured
             const unsigned signals = (slowCompute ? kCompute : 0u) | (lagging ? kLag : 0u) | (lateExpert ? kLate : 0u);
             if (signals) flagged[{rt.host >= 0 ? rt.host : -1 - int(r), rt.stage}][int(k)].push_back({r, signals});
         }
@@ -475,7 +532,8 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
                     if (std::isnan(ratio[i]) || ratio[i] <= 1.0 || ss.dpStartNs == RankStepStats::kNoTime) return kNaN;
                     return std::max(0.0, double(ss.dpStartNs - tl.steps[i % K].startNs)) * (1.0 - 1.0 / ratio[i]);
                 };
-                f.savesMsPerStep = savedPerStep(tl, best, e, extraAt, impliedAt) / 1e6;
+                auto leadAt = [&](std::size_t i) { return leadOf(i / K, i % K); };
+                f.savesMsPerStep = savedPerStep(tl, best, e, extraAt, impliedAt, leadAt) / 1e6;
                 if (wideSpread && f.savesMsPerStep * 1e6 < p.minSavedShare * double(sd.medianStepNs)) continue;
             }
             f.evidence.push_back({"dp_start_lag_ms", lag / 1e6});

@@ -539,24 +539,47 @@ private:
         }
     }
 
-    // Expert-parallel dispatch and combine inside one forward or backward [start, end] of (stage p, replica d):
-    // each TP rank sends tokens to the same stage and TP rank of every other DP replica of its EP block, a
-    // share that varies per micro-batch and peer (uneven token routing).
-    void allToAll(int p, int d, std::int64_t start, std::int64_t end, int step) {
+    // Expert-parallel dispatch and combine inside one forward or backward of stage p, which the replicas d0 ..
+    // d0 + n - 1 of an EP block start together at `start` and compute for dur[i] each: a member sends its tokens
+    // when its own compute reaches the exchange (a quarter into the op, then 65%), each TP rank to the same stage
+    // and TP rank of every other member (a share that varies per micro-batch and peer: uneven token routing), and
+    // no member goes past an exchange before every peer's tokens arrived (an all-to-all is a blocking collective):
+    // a slow member's sends come last and the others wait for it there. Returns each member's end.
+    std::vector<std::int64_t> expertOp(int p, int d0, int n, std::int64_t start, int step,
+                                       const std::vector<double>& dur) {
+        std::int64_t released = start; // every member past the last exchange
+        double done = 0;               // the share of the op computed by then
+        for (double share : {0.25, 0.65}) {
+            std::int64_t arrived = released;
+            for (int i = 0; i < n; ++i)
+                arrived = std::max(arrived, sendTokens(p, d0 + i,
+                                                       released + std::llround(dur[std::size_t(i)] * (share - done)),
+                                                       step));
+            released = arrived;
+            done = share;
+        }
+        std::vector<std::int64_t> ends(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) ends[std::size_t(i)] = released + std::llround(dur[std::size_t(i)] * (1.0 - done));
+        return ends;
+    }
+
+    // Replica d's tokens to the other members of its EP block at `when`, from each TP rank of stage p; returns
+    // when the last one arrived (NVLink peers on its host: `when`, their time is the compute's).
+    std::int64_t sendTokens(int p, int d, std::int64_t when, int step) {
         const int e = m_j.expertParallel;
         const int block = d - d % e;
-        for (double at : {0.25, 0.65}) {
-            const std::int64_t when = start + std::llround(double(end - start) * at);
-            for (int tt = 0; tt < m_j.tp; ++tt)
-                for (int peer = block; peer < block + e; ++peer) {
-                    if (peer == d || hostOf(nic(tt, d, p)) == hostOf(nic(tt, peer, p))) continue;
-                    const auto bytes = std::max<std::uint64_t>(
-                        1, std::uint64_t(double(m_j.expertBytes / std::uint64_t(m_j.tp)) * m_rng.lognormal(0.35)));
-                    const double dur =
-                        wireNs(nic(tt, d, p), nic(tt, peer, p), bytes, step) * m_rng.lognormal(m_c.transferJitter);
-                    emitTransfer(rank(tt, d, p), rank(tt, peer, p), bytes, when, dur, false, kExpertComm);
-                }
-        }
+        std::int64_t arrived = when;
+        for (int tt = 0; tt < m_j.tp; ++tt)
+            for (int peer = block; peer < block + e; ++peer) {
+                if (peer == d || hostOf(nic(tt, d, p)) == hostOf(nic(tt, peer, p))) continue;
+                const auto bytes = std::max<std::uint64_t>(
+                    1, std::uint64_t(double(m_j.expertBytes / std::uint64_t(m_j.tp)) * m_rng.lognormal(0.35)));
+                const double dur =
+                    wireNs(nic(tt, d, p), nic(tt, peer, p), bytes, step) * m_rng.lognormal(m_c.transferJitter);
+                arrived = std::max(arrived, emitTransfer(rank(tt, d, p), rank(tt, peer, p), bytes, when, dur, false,
+                                                         kExpertComm));
+            }
+        return arrived;
     }
 
     // One ZeRO-3 / FSDP step (pp = 1) from t0, the micro-batches computed as one batch: per layer group an
@@ -641,11 +664,17 @@ private:
                         start = std::max(start, std::max(stageFree[std::size_t(i) * pp + p], dep));
                     }
                     if (!ready) break;
+                    std::vector<double> dur(static_cast<std::size_t>(n));
+                    for (int i = 0; i < n; ++i)
+                        dur[std::size_t(i)] = computeNs(op, step, d0 + i, p) * factor[std::size_t(i) * pp + p];
+                    std::vector<std::int64_t> ends(static_cast<std::size_t>(n));
+                    if (m_j.expertParallel > 1) ends = expertOp(p, d0, n, start, step, dur);
+                    else
+                        for (int i = 0; i < n; ++i) ends[std::size_t(i)] = start + std::llround(dur[std::size_t(i)]);
                     for (int i = 0; i < n; ++i) {
                         const int d = d0 + i;
                         const std::size_t cell = i * cells + at;
-                        const std::int64_t end =
-                            start + std::llround(computeNs(op, step, d, p) * factor[std::size_t(i) * pp + p]);
+                        const std::int64_t end = ends[std::size_t(i)];
                         stageFree[std::size_t(i) * pp + p] = end;
                         if (next[std::size_t(p)] + 1 == ops.size()) m_lastOpStart[std::size_t(p) * m_j.dp + d] = start;
                         // Interleaved, the last stage feeds stage 0 its next chunk (and gradients go back around).
@@ -663,7 +692,6 @@ private:
                                 arrive = std::max(arrive, send(rank(t, d, p), rank(t, d, to), bytes, end, step));
                             gradArrive[cell - std::size_t(m)] = arrive;
                         }
-                        if (m_j.expertParallel > 1) allToAll(p, d, start, end, step);
                     }
                     ++next[std::size_t(p)];
                     --remaining;
