@@ -74,11 +74,26 @@ private slots:
         QVERIFY2(r.out.contains("    note: expert all-to-all") || r.out.contains("(expert-parallel all-to-all)"),
                  qPrintable(r.out));
 
+        // A topology that does not fit is said first, with what it leads to and the fix, and the warnings list
+        // ends with how many it leaves out: another cluster's topology, then none.
+        QFile topo(dir + "/topology.json");
+        QVERIFY(topo.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        topo.write(R"({"hosts": [{"name": "elsewhere-1", "nics": [{"ip": "192.168.7.1", "gpu": 0}]}]})");
+        topo.close();
+        r = cli({"analyze", dir});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("\n  ! ") && r.out.contains("RoCE endpoints are not NICs of the topology") &&
+                     r.out.contains("separate jobs") && r.out.contains("--topology FILE"),
+                 qPrintable(r.out));
+        QVERIFY2(QRegularExpression("warning: … and \\d+ more warnings\n$").match(r.err).hasMatch(),
+                 qPrintable(r.err));
+
         QFile::remove(dir + "/topology.json"); // a warning: no topology
         r = cli({"analyze", dir});
         QCOMPARE(r.code, 0);
         QVERIFY2(r.err.contains("no topology") && !r.out.contains("no topology"), qPrintable(r.out + r.err));
         QVERIFY(r.out.contains("1 warning (on stderr)"));
+        QVERIFY2(r.out.contains("\n  ! No topology for the "), qPrintable(r.out));
 
         r = cli({"analyze", dir, "--from", "1990-01-01T00:00:00Z", "--to", "1990-01-02T00:00:00Z"});
         QCOMPARE(r.code, 1);

@@ -23,6 +23,25 @@ class TestMainWindow : public QObject {
     QTemporaryDir m_dir;
     QString m_capture;
 
+private:
+    // The banner above the timeline once `dir` is open (it must show), whether the capture had jobs; and that
+    // it is gone once the fixture capture (topology, fine stamps) is open instead.
+    void bannerOf(const QString& dir, QString* text, bool* jobs = nullptr) {
+        MainWindow w;
+        w.show();
+        QSignalSpy done(w.loader(), &CaptureLoader::finished);
+        w.openPath(dir);
+        QVERIFY(done.wait(60000));
+        auto* banner = w.findChild<QLabel*>("resolutionBanner");
+        QVERIFY(banner);
+        QVERIFY(banner->isVisible());
+        *text = banner->text();
+        if (jobs) *jobs = !w.session()->report().jobs.empty();
+        w.openPath(m_capture);
+        QVERIFY(done.wait(60000));
+        QVERIFY(!banner->isVisible());
+    }
+
 private slots:
     void initTestCase() {
         QCoreApplication::setOrganizationName("LLMPrismTest");
@@ -114,20 +133,22 @@ private slots:
         csv.write(out.toUtf8());
         csv.close();
         QVERIFY(QFile::copy(m_capture + "/topology.json", dir + "/topology.json"));
+        QString text;
+        bool jobs = false;
+        bannerOf(dir, &text, &jobs);
+        QVERIFY2(text.contains("whole-second stamps"), qPrintable(text));
+        QVERIFY(jobs); // the jobs are still there
+    }
 
-        MainWindow w;
-        w.show();
-        QSignalSpy done(w.loader(), &CaptureLoader::finished);
-        w.openPath(dir);
-        QVERIFY(done.wait(60000));
-        auto* banner = w.findChild<QLabel*>("resolutionBanner");
-        QVERIFY(banner);
-        QVERIFY(banner->isVisible());
-        QVERIFY2(banner->text().contains("whole-second stamps"), qPrintable(banner->text()));
-        QVERIFY(!w.session()->report().jobs.empty()); // the jobs are still there
-        w.openPath(m_capture);
-        QVERIFY(done.wait(60000));
-        QVERIFY(!banner->isVisible());
+    // Flows without a topology: the banner above the timeline says so, what it leads to (every job split per
+    // rail) and the fix, before any warning is opened; a capture with its topology has no banner.
+    void aCaptureWithoutTopologySaysSoAboveTheTimeline() {
+        const QString dir = m_dir.filePath("no-topology");
+        QVERIFY(QDir().mkpath(dir));
+        QVERIFY(QFile::copy(m_capture + "/flows.csv", dir + "/flows.csv"));
+        QString text;
+        bannerOf(dir, &text);
+        QVERIFY2(text.startsWith("No topology for the ") && text.contains("separate jobs"), qPrintable(text));
     }
 
     void aMissingCaptureShowsAnErrorAndTheWindowLives() {

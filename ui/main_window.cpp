@@ -227,8 +227,9 @@ void MainWindow::createWorkspace() {
     // Centre: timeline over tabs.
     m_vsplit = new QSplitter(Qt::Vertical, m_hsplit);
     m_vsplit->setObjectName("centreSplitter");
-    // Above the timeline, a banner when the records are too coarse in time for the steps (report notes
-    // "time resolution: ..."): what was found and which exporter setting fixes it.
+    // Above the timeline, a banner when the topology does not fit the capture (none, or another cluster's: every
+    // job comes out split per rail) or the records are too coarse in time for the steps (report notes "time
+    // resolution: ..."): what was found and what fixes it.
     auto* centreTop = new QWidget(m_vsplit);
     auto* centreLayout = new QVBoxLayout(centreTop);
     centreLayout->setContentsMargins(0, 0, 0, 0);
@@ -407,18 +408,22 @@ void MainWindow::setSession(const SessionPtr& session, bool keepNotes) {
     fillJobs();
     fillProblems();
     updateTitle();
-    QStringList coarse;
+    QStringList notices; // a topology that does not fit, records too coarse in time
+    if (session && session->report().capture)
+        if (const std::string misfit = topologyMisfit(*session->report().capture); !misfit.empty()) notices << q(misfit);
     if (session)
         for (const std::string& n : session->report().notes)
-            if (n.find("time resolution:") != std::string::npos) coarse << q(n);
-    m_resolutionBanner->setText(coarse.join("\n"));
-    m_resolutionBanner->setVisible(!coarse.isEmpty());
+            if (n.find("time resolution:") != std::string::npos) notices << q(n);
+    m_resolutionBanner->setText(notices.join("\n"));
+    m_resolutionBanner->setVisible(!notices.isEmpty());
     updateWindowBar();
     if (!session) return;
     const auto& s = *session->report().capture;
-    QString status = tr("%1 records, %2 jobs").arg(q(formatCount(s.records))).arg(session->report().jobs.size());
+    QString status = tr("%1, %2").arg(q(formatCounted(s.records, "record")),
+                                      q(formatCounted(session->report().jobs.size(), "job")));
     if (s.skippedRows || s.warnings)
-        status += tr(" — %1 rows skipped, %2 warnings (see Input problems)").arg(s.skippedRows).arg(s.warnings);
+        status += tr(" — %1 skipped, %2 (see Input problems)")
+                      .arg(q(formatCounted(s.skippedRows, "row")), q(formatCounted(s.warnings, "warning")));
     m_statusLabel->setText(status);
 }
 

@@ -161,7 +161,7 @@ private:
     QAction* m_absoluteAction = nullptr;
     QList<QAction*> m_sessionActions; // enabled only with a session
     QLabel* m_statusLabel = nullptr;
-    QLabel* m_resolutionBanner = nullptr; // "time resolution" report notes, above the timeline
+    QLabel* m_resolutionBanner = nullptr; // a topology that does not fit, "time resolution" notes: above the timeline
     QWidget* m_windowBar = nullptr;       // a staged capture's window, above the timeline
     QLabel* m_windowLabel = nullptr;
     QPushButton* m_windowEarlier = nullptr;

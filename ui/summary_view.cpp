@@ -117,8 +117,8 @@ void SummaryView::setSession(const SessionPtr& session) {
                                                           q(formatDuration(s.lastNs - s.firstNs)))
                                : tr("empty capture"));
     set("Input problems", s.skippedRows || s.warnings
-                              ? tr("%1 rows skipped, %2 warnings (see the Input problems panel)")
-                                    .arg(q(formatCount(s.skippedRows)), q(formatCount(s.warnings)))
+                              ? tr("%1 skipped, %2 (see the Input problems panel)")
+                                    .arg(q(formatCounted(s.skippedRows, "row")), q(formatCounted(s.warnings, "warning")))
                               : tr("none"));
 
     const auto& jobs = session->report().jobs;

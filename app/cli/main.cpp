@@ -376,10 +376,7 @@ struct Simulate {
     }
 };
 
-// "1 step", "2 steps", "1,234 rows".
-std::string counted(std::uint64_t n, const char* word) {
-    return prism::formatCount(n) + " " + word + (n == 1 ? "" : "s");
-}
+std::string counted(std::uint64_t n, const char* word) { return prism::formatCounted(n, word); }
 
 // The median duration of a job's steps (0 without steps).
 double medianStepNs(const prism::JobInfo& j) {
@@ -417,6 +414,8 @@ void printSummary(const prism::Report& report, const prism::Capture& capture, bo
     std::cout << "Topology   " << s.hosts << " hosts, " << s.nics << " NICs; " << s.endpoints << " endpoints seen";
     if (s.unknownRoceEndpoints) std::cout << ", " << s.unknownRoceEndpoints << " RoCE endpoints not in the topology";
     std::cout << '\n';
+    // Said where it is read first, not only among the warnings: without the hosts every job comes out split.
+    if (const std::string misfit = topologyMisfit(s); !misfit.empty()) std::cout << "  ! " << misfit << '\n';
     if (s.records)
         std::cout << "Span       " << formatTimestamp(s.firstNs) << "  +" << formatDuration(s.lastNs - s.firstNs)
                   << '\n';

@@ -52,7 +52,7 @@ JobInfo analyzeJob(const FlowTable& flows, const Topology& topo, const Recognize
                                  std::to_string(par.tp) + " x PP " + std::to_string(par.pp) + " x DP " +
                                  std::to_string(par.dp) + "): a new job, not a restart");
     }
-    if (!rj.unknownNics.empty())
+    if (!rj.unknownNics.empty() && !topo.nics.empty()) // without a topology the capture says it once
         info.notes.push_back(std::to_string(rj.unknownNics.size()) +
                              " endpoints of this job are not in topology.json; each counts as its own host");
     // Stages 3-5: steps from the DP sync bursts, the per-rank timeline in their aligned time, diagnosis.

@@ -306,19 +306,17 @@ Report analyzeStore(FlowStore& store, const Topology& topology, bool hasTopology
     s.endpoints = ov.endpoints;
     s.firstNs = ov.firstNs;
     s.lastNs = ov.lastNs;
+    s.roceEndpoints = std::uint64_t(std::count(roce.begin(), roce.end(), true));
+    s.topologyGiven = hasTopology;
     if (hasTopology) {
         s.hosts = topology.hosts.size();
         s.nics = topology.nics.size();
         for (EndpointId e = 0; e < roce.size(); ++e)
             s.unknownRoceEndpoints += roce[e] && !topology.nicByIp(ids->at(e));
     } else {
-        s.nics = s.hosts = std::uint64_t(std::count(roce.begin(), roce.end(), true));
+        s.nics = s.hosts = s.roceEndpoints;
     }
-    const LoadDiagnostics& d = store.diagnostics();
-    s.skippedRows = d.skippedRows;
-    s.warnings = d.warningCount;
-    for (const InputIssue& e : d.errors) s.messages.push_back("error: " + e.toString());
-    for (const InputIssue& w : d.warnings) s.messages.push_back("warning: " + w.toString());
+    noteDiagnostics(s, store.diagnostics());
 
     report.notes = recognition.notes;
     const std::size_t jobs = recognition.jobs.size();

@@ -88,6 +88,8 @@ static json summaryToJson(const CaptureSummary& c) {
                 {"nics", c.nics},
                 {"endpoints", c.endpoints},
                 {"unknown_roce_endpoints", c.unknownRoceEndpoints},
+                {"roce_endpoints", c.roceEndpoints},
+                {"topology", c.topologyGiven ? "given" : "none"},
                 {"first_ns", c.firstNs},
                 {"last_ns", c.lastNs},
                 {"skipped_rows", c.skippedRows},

@@ -47,6 +47,8 @@ CaptureSummary summarize(const Capture& capture) {
     s.endpoints = o.endpoints; // in a record read (a rejected row may have interned one)
     s.firstNs = o.firstNs;     // scanned, not taken from the ends: a table built by hand need not be sorted
     s.lastNs = o.lastNs;
+    s.roceEndpoints = std::uint64_t(std::count(roce.begin(), roce.end(), true));
+    s.topologyGiven = capture.hasTopology;
     if (capture.hasTopology) {
         s.hosts = capture.topology.hosts.size();
         s.nics = capture.topology.nics.size();
@@ -55,14 +57,33 @@ CaptureSummary summarize(const Capture& capture) {
             s.unknownRoceEndpoints += roce[e] && !capture.topology.nicByIp(f.endpoints.at(e));
     } else {
         // Without a topology each RoCE endpoint is a NIC and its own host (the warning says so).
-        s.nics = s.hosts = std::uint64_t(std::count(roce.begin(), roce.end(), true));
+        s.nics = s.hosts = s.roceEndpoints;
     }
-    const LoadDiagnostics& d = capture.diagnostics;
+    noteDiagnostics(s, capture.diagnostics);
+    return s;
+}
+
+void noteDiagnostics(CaptureSummary& s, const LoadDiagnostics& d) {
     s.skippedRows = d.skippedRows;
     s.warnings = d.warningCount;
     for (const InputIssue& e : d.errors) s.messages.push_back("error: " + e.toString());
+    if (d.skippedRows > d.errors.size())
+        s.messages.push_back("error: … and " + std::to_string(d.skippedRows - d.errors.size()) + " more rows skipped");
     for (const InputIssue& w : d.warnings) s.messages.push_back("warning: " + w.toString());
-    return s;
+    if (d.warningCount > d.warnings.size())
+        s.messages.push_back("warning: … and " + std::to_string(d.warningCount - d.warnings.size()) +
+                             " more warnings");
+}
+
+std::string topologyMisfit(const CaptureSummary& s) {
+    const std::string leads = "their hosts are unknown, so each NIC counts as its own host: TP inside a host cannot be "
+                              "seen, and a job's rails come out as separate jobs. Give the cluster's topology "
+                              "(--topology FILE, or a topology.json beside the flows)";
+    if (s.roceEndpoints == 0) return {};
+    if (!s.topologyGiven) return "No topology for the " + std::to_string(s.roceEndpoints) + " RoCE endpoints: " + leads;
+    if (2 * s.unknownRoceEndpoints <= s.roceEndpoints) return {};
+    return std::to_string(s.unknownRoceEndpoints) + " of the " + std::to_string(s.roceEndpoints) +
+           " RoCE endpoints are not NICs of the topology (another cluster's?): " + leads;
 }
 
 } // namespace prism

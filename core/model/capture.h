@@ -35,4 +35,12 @@ std::vector<UnknownEndpoint> unknownRoceEndpoints(const FlowTable& flows, const 
 
 CaptureSummary summarize(const Capture& capture);
 
+// A summary's skipped rows and warnings from what loading met: the counts, and the first messages with "… and N
+// more" where there were more.
+void noteDiagnostics(CaptureSummary& s, const LoadDiagnostics& d);
+
+// Where the topology does not fit the capture (none given, or most RoCE endpoints not its NICs), what it leads
+// to and the fix, in one sentence; empty where it fits.
+std::string topologyMisfit(const CaptureSummary& s);
+
 } // namespace prism

@@ -80,6 +80,8 @@ struct CaptureSummary {
     std::uint64_t nics = 0;
     std::uint64_t endpoints = 0;
     std::uint64_t unknownRoceEndpoints = 0; // RoCE endpoints not in the topology
+    std::uint64_t roceEndpoints = 0;        // endpoints in a RoCE record (0: not known, a session of before)
+    bool topologyGiven = true;              // false: no topology, each NIC its own host
     std::int64_t firstNs = 0;
     std::int64_t lastNs = 0;
     std::uint64_t skippedRows = 0;

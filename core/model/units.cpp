@@ -19,6 +19,10 @@ std::string formatCount(std::uint64_t n) {
     return out;
 }
 
+std::string formatCounted(std::uint64_t n, const std::string& word) {
+    return formatCount(n) + " " + word + (n == 1 ? "" : "s");
+}
+
 std::uint64_t parseSize(std::string text) {
     double value = 0;
     const std::size_t unitAt = text.find_first_not_of("0123456789.");

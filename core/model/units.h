@@ -6,6 +6,7 @@
 namespace prism {
 
 std::string formatCount(std::uint64_t n);       // 1234567 -> "1,234,567"
+std::string formatCounted(std::uint64_t n, const std::string& word); // "1 step", "2 steps", "1,234 rows"
 std::string formatBytes(std::uint64_t bytes);    // 1536 -> "1.5 KiB"
 // "8G", "512M", "1.5GiB", "2000000": bytes; 0 when the text is none of these (--memory, LLMPRISM_MEMORY).
 std::uint64_t parseSize(std::string text);

@@ -284,6 +284,8 @@ CaptureSummary summaryFromJson(const json& o) {
     c.nics = jsonInteger<std::uint64_t>(o.at("nics"));
     c.endpoints = jsonInteger<std::uint64_t>(o.at("endpoints"));
     c.unknownRoceEndpoints = jsonInteger<std::uint64_t>(o.at("unknown_roce_endpoints"));
+    if (o.contains("roce_endpoints")) c.roceEndpoints = jsonInteger<std::uint64_t>(o.at("roce_endpoints")); // 0: before
+    if (o.contains("topology")) c.topologyGiven = o.at("topology") != "none";
     c.firstNs = jsonInteger<std::int64_t>(o.at("first_ns"));
     c.lastNs = jsonInteger<std::int64_t>(o.at("last_ns"));
     c.skippedRows = jsonInteger<std::uint64_t>(o.at("skipped_rows"));
