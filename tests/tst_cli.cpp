@@ -379,6 +379,40 @@ private slots:
         QCOMPARE(ra["jobs"], rb["jobs"]);
     }
 
+    // A hostfile with addresses (ip,host,switch,gpus) given as --topology is the topology: the same jobs,
+    // shapes, steps and findings as with the topology.json it was written from (two-jobs: 2 jobs, 8-GPU hosts).
+    void aHostfileTopologyGivesTheSameReport() {
+        const QString dir = m_dir.filePath("hostfile");
+        QCOMPARE(cli({"simulate", "--preset", "two-jobs", "--out", dir}).code, 0);
+        const QJsonObject topo = QJsonDocument::fromJson(readAll(dir + "/topology.json")).object();
+        QString csv = "# from topology.json\nip,host,switch,gpus\n";
+        for (const auto& h : topo["hosts"].toArray())
+            for (const auto& n : h.toObject()["nics"].toArray()) {
+                const QJsonObject nic = n.toObject();
+                QStringList gpus;
+                if (nic.contains("gpus"))
+                    for (const auto& g : nic["gpus"].toArray()) gpus << QString::number(g.toInt());
+                else gpus << QString::number(nic["gpu"].toInt());
+                csv += QString("%1,%2,%3,%4\n")
+                           .arg(nic["ip"].toString(), h.toObject()["name"].toString(), nic["switch"].toString(),
+                                gpus.join(';'));
+            }
+        QFile f(m_dir.filePath("hosts.csv"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(csv.toUtf8());
+        f.close();
+        QVERIFY(QFile::rename(dir + "/topology.json", m_dir.filePath("topology.json")));
+        Run a = cli({"analyze", dir, "--topology", m_dir.filePath("topology.json"), "--json", dir + "/a.json"});
+        Run b = cli({"analyze", dir, "--topology", m_dir.filePath("hosts.csv"), "--json", dir + "/b.json"});
+        QCOMPARE(a.code, 0);
+        QCOMPARE(b.code, 0);
+        const QJsonArray ja = QJsonDocument::fromJson(readAll(dir + "/a.json")).object()["jobs"].toArray();
+        const QJsonArray jb = QJsonDocument::fromJson(readAll(dir + "/b.json")).object()["jobs"].toArray();
+        QCOMPARE(ja.size(), 2);
+        QCOMPARE(ja, jb);
+        QVERIFY2(!b.out.contains("  ! "), qPrintable(b.out));
+    }
+
     void badInputExitsWithCodeOneAndNamesTheProblem() {
         Run missing = cli({"analyze", m_dir.filePath("nowhere")});
         QCOMPARE(missing.code, 1);

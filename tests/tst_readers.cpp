@@ -23,6 +23,11 @@ namespace fs = std::filesystem;
 
 std::string data(const std::string& name) { return std::string(LLMPRISM_TEST_DATA) + "/readers/" + name; }
 
+void writeFile(const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+}
+
 std::string replaceAll(std::string s, const std::string& from, const std::string& to) {
     for (std::size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size()) s.replace(p, from.size(), to);
     return s;
@@ -811,6 +816,67 @@ private slots:
             QFAIL("expected InputError");
         } catch (const InputError& e) {
             QCOMPARE(e.issue().file, data(file.toStdString()));
+            QCOMPARE(e.issue().line, std::uint64_t(line));
+            QCOMPARE(e.issue().column, std::uint32_t(column));
+            QVERIFY2(keywordsMissing(e.issue().message, keywords).empty(), e.what());
+        }
+    }
+
+    // A hostfile with addresses is a topology too (recognised by content): ip,host[,switch[,gpus]], with or
+    // without a header (columns then by name), # comments; each NIC its host's next rail and GPU unless its gpus
+    // field says (3, 0-1, 0;2).
+    void aHostfileIsATopology() {
+        const std::string plain = tmp("hosts-plain.csv"), named = tmp("hosts-named.csv");
+        writeFile(plain, "# ip,host\n10.0.0.1,node-a,leaf-1\n10.0.0.2,node-a,leaf-2,1-2\n\n10.0.1.1,node-b\n");
+        writeFile(named, "host, gpus ,ip\nnode-a,0;3,fd00::1\nnode-b,,10.0.1.1\n");
+        const Topology t = readTopologyJson(plain);
+        QCOMPARE(t.hosts.size(), std::size_t(2));
+        QCOMPARE(t.nics.size(), std::size_t(3));
+        QCOMPARE(t.gpuCount(), 4);
+        const auto n = t.nicByIp(*IpAddr::parse("10.0.0.2"));
+        QVERIFY(n);
+        QCOMPARE(t.nics[*n].gpus, (std::vector<int>{1, 2}));
+        QCOMPARE(t.nics[*n].rail, 1);
+        QCOMPARE(t.switches[std::size_t(t.nics[*n].switchIndex)].name, std::string("leaf-2"));
+        QCOMPARE(t.rankLabel(*IpAddr::parse("10.0.1.1")), std::string("node-b:0"));
+        const Topology u = readTopologyJson(named);
+        QCOMPARE(u.nics.size(), std::size_t(2));
+        QCOMPARE(u.nics[std::size_t(*u.nicByIp(*IpAddr::parse("fd00::1")))].gpus, (std::vector<int>{0, 3}));
+        QCOMPARE(u.hosts[std::size_t(u.nics[std::size_t(*u.nicByIp(*IpAddr::parse("10.0.1.1")))].host)].name,
+                 std::string("node-b"));
+    }
+
+    void hostfileErrorsSayWhereAndWhat_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<qulonglong>("line");
+        QTest::addColumn<uint>("column");
+        QTest::addColumn<QStringList>("keywords");
+        QTest::newRow("bad ip") << "10.0.0.1,a\n10.0.0.300,a\n" << 2ull << 1u
+                                << QStringList{"\"10.0.0.300\" is not an IP address", "ip,host"};
+        QTest::newRow("NIC twice") << "10.0.0.1,a\n# c\n10.0.0.1,b\n" << 3ull << 1u
+                                   << QStringList{"10.0.0.1 is listed twice", "line 1"};
+        QTest::newRow("no host") << "10.0.0.1,a\n10.0.0.2,\n" << 2ull << 2u << QStringList{"host name is missing"};
+        QTest::newRow("bad gpus") << "10.0.0.1,a,leaf,2-1\n" << 1ull << 4u
+                                  << QStringList{"\"2-1\" is no GPU list", "range (0-1)"};
+        QTest::newRow("too many fields") << "10.0.0.1,a,leaf,0,x\n" << 1ull << 5u << QStringList{"too many fields"};
+        QTest::newRow("unknown column") << "ip,host,rack\n10.0.0.1,a,r1\n" << 1ull << 3u
+                                        << QStringList{"unknown column \"rack\"", "ip, host, switch, gpus"};
+        QTest::newRow("header without host") << "ip,switch\n10.0.0.1,leaf\n" << 1ull << 0u
+                                             << QStringList{"no \"ip\" or no \"host\" column"};
+        QTest::newRow("no NIC") << "ip,host\n# none yet\n" << 0ull << 0u << QStringList{"no NIC listed"};
+    }
+    void hostfileErrorsSayWhereAndWhat() {
+        QFETCH(QString, text);
+        QFETCH(qulonglong, line);
+        QFETCH(uint, column);
+        QFETCH(QStringList, keywords);
+        const std::string path = tmp("hosts-bad.csv");
+        writeFile(path, text.toStdString());
+        try {
+            readTopologyJson(path);
+            QFAIL("expected InputError");
+        } catch (const InputError& e) {
+            QCOMPARE(e.issue().file, path);
             QCOMPARE(e.issue().line, std::uint64_t(line));
             QCOMPARE(e.issue().column, std::uint32_t(column));
             QVERIFY2(keywordsMissing(e.issue().message, keywords).empty(), e.what());

@@ -94,7 +94,8 @@ void streamFlowsCsv(const std::string& path, const LoadOptions& options, LoadDia
 void writeFlowsCsv(const FlowTable& flows, const std::string& path, const std::vector<std::string>& comment = {},
                    const std::vector<std::uint32_t>* order = nullptr);
 
-// topology.json reader; throws InputError (file, line, column, what was expected) on any problem,
+// topology.json reader, or a hostfile with addresses (io/topology_csv.h), told apart by content; throws
+// InputError (file, line, column, what was expected) on any problem,
 // including a duplicate NIC ip, a NIC without ip, or a NIC on an unknown host.
 Topology readTopologyJson(const std::string& path);
 void writeTopologyJson(const Topology& topology, const std::string& path);

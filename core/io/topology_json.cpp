@@ -1,6 +1,7 @@
 // topology.json reader (docs/FORMATS.md): hosts[].nics[] and switches[], checked field by field so that each
 // error names the JSON path (hosts[3].nics[1].ip), what was found and what was expected.
 #include "io/capture.h"
+#include "io/topology_csv.h"
 #include "io/text_input.h"
 
 #include <nlohmann/json.hpp>
@@ -179,6 +180,10 @@ Topology readTopologyJson(const std::string& path) {
     if (!in) throw InputError({path, 0, 0, std::string("cannot open the topology file: ") + std::strerror(errno)});
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.bad()) throw InputError({path, 0, 0, "read error"});
+    // Recognised by content: our JSON, or a hostfile with addresses (ip,host[,switch[,gpus]]).
+    const auto firstChar = text.find_first_not_of(" \t\r\n");
+    if (firstChar != std::string::npos && text[firstChar] != '{' && looksLikeTopologyCsv(text))
+        return readTopologyCsv(path, text);
     json root;
     try {
         root = json::parse(text);

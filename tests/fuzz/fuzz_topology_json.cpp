@@ -1,4 +1,5 @@
-// libFuzzer harness for the topology reader (docs/FORMATS.md "topology.json"): any bytes give a topology whose
+// libFuzzer harness for the topology reader (docs/FORMATS.md "topology.json", and "Topology from a hostfile": the
+// reader tells the two apart by content): any bytes give a topology whose
 // indices hold together, or an InputError naming the file, never a crash, a hang or a sanitizer report.
 // Built by tests/fuzz/CMakeLists.txt (-DLLMPRISM_FUZZ=ON); run by scripts/fuzz.sh.
 #include "fuzz_util.h"
