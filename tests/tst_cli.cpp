@@ -182,6 +182,7 @@ private slots:
         QTest::newRow("convert") << QStringList{"convert", "--help"} << "--tz ZONE";
         QTest::newRow("export-clickhouse") << QStringList{"export-clickhouse", "--help"} << "--url URL";
         QTest::newRow("import") << QStringList{"import", "--help"} << "--out SESSION.prism";
+        QTest::newRow("topology") << QStringList{"topology", "--help"} << "ip,host[,switch[,gpus]]";
     }
     void everyCommandHasHelp() {
         QFETCH(QStringList, args);
@@ -411,6 +412,22 @@ private slots:
         QCOMPARE(ja.size(), 2);
         QCOMPARE(ja, jb);
         QVERIFY2(!b.out.contains("  ! "), qPrintable(b.out));
+
+        // `topology` writes it as our topology.json, which gives the same report again; two sources listing the
+        // same hosts are refused, naming both, and nothing is written.
+        const QString written = m_dir.filePath("written/topology.json");
+        Run t = cli({"topology", m_dir.filePath("hosts.csv"), "--out", written});
+        QCOMPARE(t.code, 0);
+        QVERIFY2(t.out.contains("wrote ") && t.out.contains(" hosts, ") && t.out.contains(" NICs, "), qPrintable(t.out));
+        Run c = cli({"analyze", dir, "--topology", written, "--json", dir + "/c.json"});
+        QCOMPARE(c.code, 0);
+        QCOMPARE(QJsonDocument::fromJson(readAll(dir + "/c.json")).object()["jobs"].toArray(), ja);
+        const QString twice = m_dir.filePath("twice.json");
+        t = cli({"topology", m_dir.filePath("hosts.csv"), m_dir.filePath("topology.json"), "--out", twice});
+        QCOMPARE(t.code, 1);
+        QVERIFY2(t.err.contains("hosts.csv") && t.err.contains("topology.json") && t.err.contains(" too"),
+                 qPrintable(t.err));
+        QVERIFY(!QFile::exists(twice));
     }
 
     void badInputExitsWithCodeOneAndNamesTheProblem() {

@@ -799,6 +799,31 @@ struct Evaluate {
     }
 };
 
+// `topology`: our topology.json from what a cluster has (topology.json files, hostfiles with addresses).
+struct TopologyCommand {
+    std::vector<std::string> sources;
+    std::string out;
+
+    void define(CLI::App* cmd) {
+        cmd->add_option("SOURCE", sources, "a topology.json or a hostfile ip,host[,switch[,gpus]]; several are merged")
+            ->required();
+        cmd->add_option("--out", out, "the topology.json to write (its folder is made)")
+            ->option_text("topology.json")
+            ->required();
+    }
+
+    int run(const CLI::App&) const {
+        const prism::Topology t = prism::readTopologyFiles(sources); // every source's errors before a write
+        makeParentFolder(out);
+        prism::writeTopologyJson(t, out);
+        std::cout << "wrote " << out << ": " << counted(t.hosts.size(), "host") << ", " << counted(t.nics.size(), "NIC")
+                  << ", " << counted(std::uint64_t(t.gpuCount()), "GPU") << ", " << prism::formatCount(t.switches.size())
+                  << (t.switches.size() == 1 ? " switch" : " switches")
+                  << " (from " << counted(sources.size(), "source") << ")\n";
+        return kExitOk;
+    }
+};
+
 // One side of `compare`: a capture analysed with its per-rank timelines, or a session as it was saved.
 struct Run {
     prism::Capture capture;
@@ -919,6 +944,7 @@ int main(int argc, char** argv) {
     Convert convert;
     ExportClickHouse exportClickHouse;
     Compare compare;
+    TopologyCommand topology;
     simulate.define(app.add_subcommand(
         "simulate", "generate a capture (flows.csv, topology.json) and its ground truth (truth.json)\n\n"
                     "Writes DIR/flows.csv (DIR/flows.csv.gz with --gzip), DIR/topology.json and DIR/truth.json.\n"
@@ -975,6 +1001,13 @@ int main(int argc, char** argv) {
         "are compared; a change counts only when it stands out of the step-to-step spread of both runs.\n"
         "Prints a summary; --json writes the differences, largest first (llmprism-compare v1,\n"
         "docs/FORMATS.md)."));
+    topology.define(app.add_subcommand(
+        "topology",
+        "write our topology.json from what a cluster has\n\n"
+        "Reads each SOURCE — a topology.json, or a hostfile with addresses (CSV lines ip,host[,switch[,gpus]],\n"
+        "docs/FORMATS.md \"Topology from a hostfile\"), told apart by content — and writes them as one topology.json\n"
+        "(atomically) for the user to check and keep; a NIC or host listed in two sources is an error naming both.\n"
+        "Every command's --topology takes these sources as they are; this writes them once, in the form others read."));
     for (CLI::App* cmd : app.get_subcommands({})) {
         cmd->group("Commands");
         cmd->footer("");
@@ -1017,6 +1050,7 @@ int main(int argc, char** argv) {
         if (cmd->get_name() == "convert") return convert.run(*cmd);
         if (cmd->get_name() == "export-clickhouse") return exportClickHouse.run(*cmd);
         if (cmd->get_name() == "compare") return compare.run(*cmd);
+        if (cmd->get_name() == "topology") return topology.run(*cmd);
     } catch (const CLI::CallForHelp&) {
         std::cout << (cmd == &app ? app.help() : cmd->help("llmprism-cli"));
         return kExitOk;

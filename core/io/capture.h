@@ -98,6 +98,9 @@ void writeFlowsCsv(const FlowTable& flows, const std::string& path, const std::v
 // InputError (file, line, column, what was expected) on any problem,
 // including a duplicate NIC ip, a NIC without ip, or a NIC on an unknown host.
 Topology readTopologyJson(const std::string& path);
+// Several topology files of either form as one topology (the hosts of each, in order): a NIC address or a host
+// name in two files is an InputError naming both.
+Topology readTopologyFiles(const std::vector<std::string>& paths);
 void writeTopologyJson(const Topology& topology, const std::string& path);
 
 // Resolves `pathOrFolder` (a folder holding topology.json and flow data, or a flow data file, or the

@@ -197,4 +197,31 @@ Topology readTopologyJson(const std::string& path) {
     return TopologyParser(path).parse(root);
 }
 
+Topology readTopologyFiles(const std::vector<std::string>& paths) {
+    Topology out;
+    std::unordered_map<std::string, std::string> fileOfHost, fileOfNic; // name / address -> the file listing it
+    std::unordered_map<std::string, int> switchOf;
+    for (const std::string& path : paths) {
+        const Topology t = readTopologyJson(path);
+        for (const Switch& sw : t.switches)
+            if (switchOf.try_emplace(sw.name, int(out.switches.size())).second) out.switches.push_back(sw);
+        for (const Host& h : t.hosts) {
+            if (const auto [it, added] = fileOfHost.try_emplace(h.name, path); !added)
+                throw InputError({path, 0, 0, "host \"" + h.name + "\" is listed in " + it->second + " too"});
+            Host host{h.name, {}};
+            for (int n : h.nics) {
+                const std::string ip = t.nics[std::size_t(n)].ip.toString();
+                if (const auto [it, added] = fileOfNic.try_emplace(ip, path); !added)
+                    throw InputError({path, 0, 0, "NIC " + ip + " of host \"" + h.name + "\" is listed in " +
+                                                      it->second + " too"});
+                host.nics.push_back(int(out.nics.size()));
+                out.nics.push_back(t.nics[std::size_t(n)]);
+            }
+            out.hosts.push_back(std::move(host));
+        }
+    }
+    out.index();
+    return out;
+}
+
 } // namespace prism

@@ -26,7 +26,7 @@ void writeTopologyJson(const Topology& topology, const std::string& path) {
             else
                 o["gpus"] = nic.gpus;
             o["rail"] = nic.rail;
-            o["switch"] = nic.switchName;
+            if (!nic.switchName.empty()) o["switch"] = nic.switchName; // a hostfile may name none
             nics.push_back(std::move(o));
         }
         json host;
