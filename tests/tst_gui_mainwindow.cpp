@@ -2,6 +2,7 @@
 #include "capture_loader.h"
 #include "main_window.h"
 #include "summary_view.h"
+#include "timeline_view.h"
 
 #include <QApplication>
 #include <QDateTime>
@@ -26,7 +27,7 @@ class TestMainWindow : public QObject {
 private:
     // The banner above the timeline once `dir` is open (it must show), whether the capture had jobs; and that
     // it is gone once the fixture capture (topology, fine stamps) is open instead.
-    void bannerOf(const QString& dir, QString* text, bool* jobs = nullptr) {
+    void bannerOf(const QString& dir, QString* text, bool* jobs = nullptr, QString* imageTitle = nullptr) {
         MainWindow w;
         w.show();
         QSignalSpy done(w.loader(), &CaptureLoader::finished);
@@ -37,6 +38,7 @@ private:
         QVERIFY(banner->isVisible());
         *text = banner->text();
         if (jobs) *jobs = !w.session()->report().jobs.empty();
+        if (imageTitle) *imageTitle = w.findChild<TimelineView*>()->exportTitle();
         w.openPath(m_capture);
         QVERIFY(done.wait(60000));
         QVERIFY(!banner->isVisible());
@@ -141,14 +143,16 @@ private slots:
     }
 
     // Flows without a topology: the banner above the timeline says so, what it leads to (every job split per
-    // rail) and the fix, before any warning is opened; a capture with its topology has no banner.
+    // rail) and the fix, before any warning is opened, and an image's title says the hosts are unknown; a
+    // capture with its topology has no banner.
     void aCaptureWithoutTopologySaysSoAboveTheTimeline() {
         const QString dir = m_dir.filePath("no-topology");
         QVERIFY(QDir().mkpath(dir));
         QVERIFY(QFile::copy(m_capture + "/flows.csv", dir + "/flows.csv"));
-        QString text;
-        bannerOf(dir, &text);
+        QString text, title;
+        bannerOf(dir, &text, nullptr, &title);
         QVERIFY2(text.startsWith("No topology for the ") && text.contains("separate jobs"), qPrintable(text));
+        QVERIFY2(title.contains("hosts unknown (no topology)"), qPrintable(title)); // every view's image says it
     }
 
     void aMissingCaptureShowsAnErrorAndTheWindowLives() {

@@ -1,6 +1,7 @@
 #include "job_data.h"
 
 #include "analysis/stats.h"
+#include "model/capture.h"
 
 #include <QObject>
 #include <algorithm>
@@ -168,12 +169,17 @@ TimeSplit JobData::splitInStep(int rank, int step) const {
 
 QString JobData::title() const {
     const JobInfo& j = info();
-    return QString("%1 · %2 GPUs · TP %3 × PP %4 × DP %5")
-        .arg(QString::fromStdString(j.id))
-        .arg(j.gpuTotal())
-        .arg(j.tp)
-        .arg(j.pp)
-        .arg(j.dp);
+    QString t = QString("%1 · %2 GPUs · TP %3 × PP %4 × DP %5")
+                    .arg(QString::fromStdString(j.id))
+                    .arg(j.gpuTotal())
+                    .arg(j.tp)
+                    .arg(j.pp)
+                    .arg(j.dp);
+    // Every view's image title carries it: a ticket's picture of a job split per rail says why.
+    if (const auto& c = session().report().capture; c && !topologyMisfit(*c).empty())
+        t += c->topologyGiven ? QObject::tr(" · hosts unknown (the topology does not fit)")
+                              : QObject::tr(" · hosts unknown (no topology)");
+    return t;
 }
 
 void JobData::placeFindings() {
