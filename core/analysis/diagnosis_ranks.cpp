@@ -404,16 +404,29 @@ std::vector<Finding> slowRanks(const JobTimeline& tl, const StepDivision& sd, co
     }
     const bool wideSpread = rankBar > 1.0 + 2 * p.minRankExcess;
     // Rank r's compute in step k less the busiest other TP group's (another host or stage), NaN where r is not
-    // the busiest or not measured: savedPerStep's evidence that the job waited for it.
+    // the busiest or not measured: savedPerStep's evidence that the job waited for it. Per step, the busiest TP
+    // group (its busiest rank's compute) and the next busiest group's.
+    auto groupOf = [&](std::size_t r) { return std::pair(tl.ranks[r].host, tl.ranks[r].stage); };
+    struct Busiest {
+        std::pair<int, int> group{-2, -2};
+        double top = 0, next = 0;
+    };
+    std::vector<Busiest> busiest(K);
+    for (std::size_t k = 0; k < K; ++k) {
+        std::map<std::pair<int, int>, double> ofGroup;
+        for (std::size_t r = 0; r < R; ++r)
+            if (!std::isnan(value[r * K + k])) ofGroup[groupOf(r)] = std::max(ofGroup[groupOf(r)], value[r * K + k]);
+        Busiest& b = busiest[k];
+        for (const auto& [g, v] : ofGroup) {
+            if (v > b.top) b = {g, v, b.top};
+            else b.next = std::max(b.next, v);
+        }
+    }
     auto leadOf = [&](std::size_t r, std::size_t k) {
         const double own = value[r * K + k];
-        if (std::isnan(own)) return kNaN;
-        double next = 0;
-        for (std::size_t q = 0; q < R; ++q)
-            if (!std::isnan(value[q * K + k]) &&
-                (tl.ranks[q].host != tl.ranks[r].host || tl.ranks[q].stage != tl.ranks[r].stage))
-                next = std::max(next, value[q * K + k]);
-        return own > next && next > 0 ? own - next : kNaN;
+        const Busiest& b = busiest[k];
+        if (std::isnan(own) || groupOf(r) != b.group || !(own > b.next) || b.next <= 0) return kNaN;
+        return own - b.next;
     };
     // Expert lateness stands out against the job's own spread of it too (robust z over every member and step):
     // with 30% jitter per op and a dozen exchanges a step, an EP group's last member is a different one each
