@@ -299,7 +299,8 @@ private slots:
     }
 
     // What the topology draws in red is named in its title (a slow link's NIC as host:GPU with its switch, a
-    // slow rank's GPU), and the slow link is drawn over the host boxes to its NIC's cell, which is outlined.
+    // slow rank's GPU and how many more of its TP group are red with it, as the timeline outlines them), and the
+    // slow link is drawn over the host boxes to its NIC's cell, which is outlined.
     void theTopologyNamesWhatItDrawsInRed() {
         auto w = window();
         w->showView(MainWindow::View::Topology);
@@ -308,14 +309,18 @@ private slots:
         const QString title = topo->exportTitle();
         const JobData& d = *w->viewState()->jobData();
         bool link = false, rank = false;
+        std::size_t group = 0;
         for (const Finding& f : d.info().findings) {
             link = link || f.kind == "slow_link";
             rank = rank || f.kind == "slow_rank";
+            if (f.kind == "slow_rank") group = std::max(group, f.group.size());
         }
         if (!link && !rank) QSKIP("the capture's first job has no slow link or rank");
         QVERIFY2(title.contains(" — in red: "), qPrintable(title));
         if (link) QVERIFY2(title.contains("slow link node-") && title.contains(" ↔ leaf-"), qPrintable(title));
         if (rank) QVERIFY2(title.contains("slow rank node-"), qPrintable(title));
+        if (group > 1)
+            QVERIFY2(title.contains(QString(" and %1 more of its TP group").arg(group - 1)), qPrintable(title));
     }
 
     void clickingAHostInTheTopologySelectsItsRanks() {

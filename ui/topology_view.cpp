@@ -35,6 +35,7 @@ void TopologyView::onSessionChanged() {
     m_slowNic.clear();
     m_slowSw.clear();
     m_stragglerNic.clear();
+    m_stragglers.clear();
     const SessionPtr& s = m_state->session();
     if (s) {
         const Topology& topo = s->capture.topology;
@@ -63,8 +64,12 @@ void TopologyView::onSessionChanged() {
                 } else if (f.kind == "slow_switch") {
                     if (auto sw = topo.switchByName(f.switchName)) m_slowSw[std::size_t(*sw)] = 1;
                 } else if (f.kind == "slow_rank") {
-                    int n = nicOf(f.ip);
+                    // The network cannot tell which GPU of a TP group is slow: the finding's whole group is red.
+                    const int n = nicOf(f.ip);
                     if (n >= 0) m_stragglerNic[std::size_t(n)] = 1;
+                    for (const std::string& ip : f.group)
+                        if (const int g = nicOf(ip); g >= 0) m_stragglerNic[std::size_t(g)] = 1;
+                    if (n >= 0) m_stragglers.push_back({n, int(std::max<std::size_t>(1, f.group.size()))});
                 }
             }
         }
@@ -444,7 +449,7 @@ void TopologyView::paint(QPainter& p, const QSize& size) const {
         }
     }
     item(c.dark ? QColor(0x44, 0x47, 0x4d) : QColor(0xe3, 0xe5, 0xe8), tr("idle"));
-    item(c.slow, tr("slow link"), true);
+    item(c.slow, tr("finding (slow rank, link or switch)"), true);
 }
 
 void TopologyView::paintEvent(QPaintEvent*) {
@@ -476,8 +481,9 @@ QString TopologyView::exportTitle() const {
     for (int i = 0; i < int(m_slowSw.size()); ++i)
         if (m_slowSw[std::size_t(i)])
             red << tr("slow switch %1").arg(QString::fromStdString(t.switches[std::size_t(i)].name));
-    for (int n = 0; n < int(m_stragglerNic.size()); ++n)
-        if (m_stragglerNic[std::size_t(n)]) red << tr("slow rank %1").arg(nicName(n));
+    for (const auto& [n, gpus] : m_stragglers)
+        red << (gpus > 1 ? tr("slow rank %1 and %2 more of its TP group").arg(nicName(n)).arg(gpus - 1)
+                         : tr("slow rank %1").arg(nicName(n)));
     if (!red.isEmpty()) title += tr(" — in red: %1").arg(listWithMore(red, 4));
     return title;
 }

@@ -60,6 +60,7 @@ private:
     std::vector<char> m_slowNic; // NIC link named by a slow_link finding
     std::vector<char> m_slowSw;  // switch named by a slow_switch (or slow_link) finding
     std::vector<char> m_stragglerNic;
+    std::vector<std::pair<int, int>> m_stragglers; // per slow-rank finding: its named NIC, its TP group's GPUs
     mutable Layout m_layout;
 };
 
